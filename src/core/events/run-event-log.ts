@@ -1,0 +1,42 @@
+import { RunEventSchema, type RunEvent, type RunEventType } from '../../shared/schemas/events';
+import type { ArchonStore } from '../store/archon-store';
+import type { EventBus } from './event-bus';
+
+export type RunEventBody<T extends RunEventType> = Omit<Extract<RunEvent, { type: T }>, 'type' | 'runId' | 'seq' | 'ts'>;
+
+/**
+ * Numbers each run's events (seq strictly increasing per run), stores them in batches, and
+ * announces a batch only once it is committed: what was announced survives a crash.
+ */
+export class RunEventLog {
+  private readonly seqs = new Map<string, number>();
+  private pending: RunEvent[] = [];
+  private flushScheduled = false;
+
+  constructor(
+    private readonly store: ArchonStore,
+    private readonly bus: EventBus,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  append<T extends RunEventType>(runId: string, type: T, body: RunEventBody<T>): RunEvent {
+    const seq = (this.seqs.get(runId) ?? this.store.lastSeq(runId)) + 1;
+    const event = RunEventSchema.parse({ ...body, type, runId, seq, ts: this.now().toISOString() });
+    this.seqs.set(runId, seq);
+    this.pending.push(event);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+    return event;
+  }
+
+  flush(): void {
+    this.flushScheduled = false;
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    this.store.appendEvents(batch);
+    for (const event of batch) this.bus.publish(event);
+  }
+}

@@ -1,0 +1,141 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { RunEvent } from '../../shared/schemas/events';
+import { EstopStateSchema, type EstopState, type EstopTrigger } from '../../shared/schemas/estop';
+import { RunSummarySchema, type RunSummary } from '../../shared/schemas/run';
+import { DEFAULT_SETTINGS, SettingsSchema, type Settings, type SettingsPatch } from '../../shared/schemas/settings';
+import { MIGRATIONS } from './migrations';
+import { openDatabase, type SqliteDatabase } from './open-database';
+
+export const ARCHON_DB_FILE = 'archon.db';
+
+const RunRowSchema = z
+  .object({
+    id: z.string(),
+    goal: z.string(),
+    status: z.string(),
+    policy: z.string(),
+    answer: z.string().nullable(),
+    error: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .transform((row) =>
+    RunSummarySchema.parse({
+      id: row.id,
+      goal: row.goal,
+      status: row.status,
+      policy: row.policy,
+      answer: row.answer,
+      error: row.error,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    }),
+  );
+
+const EstopRowSchema = z.object({
+  action: z.enum(['trigger', 'reset']),
+  triggered_by: z.string().nullable(),
+  reason: z.string().nullable(),
+  ts: z.string(),
+});
+
+function parseStoredJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * archon.db: the runtime's own state. Writes that a person relies on (approvals, emergency stops,
+ * the budget ledger) go through `durably`, which commits with synchronous=FULL; the rest use WAL's
+ * NORMAL, which survives a process crash.
+ */
+export class ArchonStore {
+  private constructor(readonly db: SqliteDatabase, readonly file: string) {}
+
+  static open(dataDir: string): ArchonStore {
+    const file = join(dataDir, ARCHON_DB_FILE);
+    return new ArchonStore(openDatabase(file, { migrations: MIGRATIONS }), file);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  durably<T>(write: () => T): T {
+    this.db.pragma('synchronous = FULL');
+    try {
+      return this.db.transaction(write)();
+    } finally {
+      this.db.pragma('synchronous = NORMAL');
+    }
+  }
+
+  listRuns(limit: number): RunSummary[] {
+    const rows = this.db
+      .prepare('SELECT id, goal, status, policy, answer, error, created_at, updated_at FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?')
+      .all(limit);
+    return rows.map((row) => RunRowSchema.parse(row));
+  }
+
+  estopState(): EstopState {
+    const row = this.db.prepare('SELECT action, triggered_by, reason, ts FROM estops ORDER BY id DESC LIMIT 1').get();
+    if (row === undefined) return { latched: false, since: null, triggeredBy: null, reason: null };
+    const last = EstopRowSchema.parse(row);
+    return EstopStateSchema.parse({
+      latched: last.action === 'trigger',
+      since: last.ts,
+      triggeredBy: last.action === 'trigger' ? last.triggered_by : null,
+      reason: last.reason,
+    });
+  }
+
+  /** Latches (or re-arms) the emergency stop durably; returns the state every process will now see. */
+  recordEstop(action: 'trigger' | 'reset', triggeredBy: EstopTrigger | null, reason: string, ts: string): EstopState {
+    this.durably(() => {
+      this.db
+        .prepare('INSERT INTO estops (action, triggered_by, reason, ts) VALUES (?, ?, ?, ?)')
+        .run(action, triggeredBy, reason, ts);
+    });
+    return this.estopState();
+  }
+
+  getSettings(): Settings {
+    const rows = this.db.prepare('SELECT key, value_json FROM settings').all() as { key: string; value_json: string }[];
+    const stored: Record<string, unknown> = {};
+    for (const row of rows) stored[row.key] = parseStoredJson(row.value_json);
+    const merged = { ...DEFAULT_SETTINGS };
+    for (const key of Object.keys(DEFAULT_SETTINGS) as (keyof Settings)[]) {
+      const candidate = SettingsSchema.shape[key].safeParse(stored[key]);
+      if (candidate.success) Object.assign(merged, { [key]: candidate.data });
+    }
+    return merged;
+  }
+
+  updateSettings(patch: SettingsPatch): Settings {
+    const upsert = this.db.prepare(
+      'INSERT INTO settings (key, value_json) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json',
+    );
+    this.db.transaction(() => {
+      for (const [key, value] of Object.entries(patch)) {
+        if (value !== undefined) upsert.run(key, JSON.stringify(value));
+      }
+    })();
+    return this.getSettings();
+  }
+
+  lastSeq(runId: string): number {
+    const row = this.db.prepare('SELECT MAX(seq) AS seq FROM events WHERE run_id = ?').get(runId) as { seq: number | null };
+    return row.seq ?? 0;
+  }
+
+  appendEvents(events: readonly RunEvent[]): void {
+    const insert = this.db.prepare('INSERT INTO events (run_id, seq, type, ts, body_json) VALUES (?, ?, ?, ?, ?)');
+    this.db.transaction(() => {
+      for (const event of events) insert.run(event.runId, event.seq, event.type, event.ts, JSON.stringify(event));
+    })();
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Versioned schema migrations for archon.db. The database's `user_version` is the number of
+ * migrations applied. Never edit a migration that has shipped: add a new one.
+ */
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    name: 'runs, steps, events, settings, emergency stops',
+    sql: `
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        goal TEXT NOT NULL,
+        status TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        options_json TEXT NOT NULL DEFAULT '{}',
+        answer TEXT,
+        error TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX runs_created_at ON runs (created_at);
+
+      CREATE TABLE steps (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        spec_json TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT,
+        error TEXT,
+        started_at TEXT,
+        ended_at TEXT,
+        PRIMARY KEY (run_id, id)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE events (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        ts TEXT NOT NULL,
+        body_json TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      ) WITHOUT ROWID;
+      CREATE TRIGGER events_append_only BEFORE UPDATE ON events
+      BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+
+      CREATE TABLE settings (
+        key TEXT PRIMARY KEY,
+        value_json TEXT NOT NULL
+      );
+
+      CREATE TABLE estops (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        action TEXT NOT NULL CHECK (action IN ('trigger', 'reset')),
+        triggered_by TEXT,
+        reason TEXT,
+        ts TEXT NOT NULL
+      );
+    `,
+  },
+  {
+    name: 'model calls, tool calls, approvals, budget ledger, memory',
+    sql: `
+      CREATE TABLE model_calls (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        step_id TEXT,
+        purpose TEXT NOT NULL,
+        attempt INTEGER NOT NULL DEFAULT 1,
+        status TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        usage_estimated INTEGER NOT NULL DEFAULT 0,
+        error TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT
+      );
+      CREATE INDEX model_calls_run ON model_calls (run_id);
+
+      CREATE TABLE tool_calls (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        step_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        args_json TEXT NOT NULL,
+        side_effects TEXT NOT NULL,
+        idempotent INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        result_json TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT
+      );
+      CREATE INDEX tool_calls_run ON tool_calls (run_id);
+
+      CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        step_id TEXT,
+        kind TEXT NOT NULL,
+        action_hash TEXT NOT NULL,
+        request_json TEXT NOT NULL,
+        status TEXT NOT NULL,
+        decision_json TEXT,
+        requested_at TEXT NOT NULL,
+        expires_at TEXT,
+        decided_at TEXT
+      );
+      CREATE INDEX approvals_pending ON approvals (status);
+
+      CREATE TABLE budget_ledger (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL NOT NULL DEFAULT 0,
+        ts TEXT NOT NULL
+      );
+      CREATE INDEX budget_ledger_run ON budget_ledger (run_id);
+
+      CREATE TABLE memory (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        content TEXT NOT NULL,
+        metadata_json TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL
+      );
+      CREATE VIRTUAL TABLE memory_vec USING vec0 (embedding float[384]);
+    `,
+  },
+];

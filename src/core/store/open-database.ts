@@ -1,0 +1,105 @@
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { getLoadablePath } from 'sqlite-vec';
+import { ArchonError } from '../../shared/errors';
+import type { Migration } from './migrations';
+
+export type SqliteDatabase = Database.Database;
+
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+export interface OpenDatabaseOptions {
+  migrations: readonly Migration[];
+  busyTimeoutMs?: number;
+}
+
+function corrupt(file: string, why: string, cause?: unknown): ArchonError {
+  return new ArchonError(
+    'STORE_CORRUPT',
+    `${file} is not a readable Archon database (${why}). It was left untouched. ` +
+      'Move it aside or restore a backup, then start Archon again to create a new one.',
+    { cause },
+  );
+}
+
+/** Refuses a file that is not SQLite before SQLite gets a chance to write anything to it. */
+function assertSqliteHeader(file: string): void {
+  if (!existsSync(file) || statSync(file).size === 0) return;
+  const header = Buffer.alloc(SQLITE_HEADER.length);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, header, 0, header.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (!header.equals(SQLITE_HEADER)) throw corrupt(file, 'it does not start with the SQLite header');
+}
+
+function toStoreError(error: unknown, file: string): ArchonError {
+  if (ArchonError.isInstance(error)) return error;
+  const code = (error as { code?: string }).code ?? '';
+  const message = (error as Error).message;
+  if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) return corrupt(file, message, error);
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return new ArchonError(
+      'STORE_LOCKED',
+      `${file} is locked by another process (${message}). Close the other Archon instance or wait, then try again.`,
+      { cause: error },
+    );
+  }
+  return new ArchonError('STORE_FAILED', `Cannot use the database ${file}: ${message}`, { cause: error });
+}
+
+/** sqlite-vec cannot be loaded from inside an asar archive; packaged apps unpack it beside it. */
+function vectorExtensionPath(): string {
+  return getLoadablePath().replace(/app\.asar([\\/])/, 'app.asar.unpacked$1');
+}
+
+function schemaVersion(db: SqliteDatabase, file: string, migrations: readonly Migration[]): number {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > migrations.length) {
+    throw new ArchonError(
+      'STORE_FAILED',
+      `${file} has schema version ${version}, newer than this build of Archon knows (${migrations.length}). ` +
+        'Update Archon, or point --data-dir at another folder. The file was left untouched.',
+    );
+  }
+  return version;
+}
+
+function migrate(db: SqliteDatabase, fromVersion: number, migrations: readonly Migration[]): void {
+  for (let index = fromVersion; index < migrations.length; index++) {
+    const migration = migrations[index] as Migration;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.pragma(`user_version = ${index + 1}`);
+    })();
+  }
+}
+
+/**
+ * Opens (creating when missing) a SQLite file in WAL mode with sqlite-vec loaded and all
+ * migrations applied. A corrupt, foreign or locked file yields a typed error and is never rewritten.
+ */
+export function openDatabase(file: string, options: OpenDatabaseOptions): SqliteDatabase {
+  assertSqliteHeader(file);
+  let db: SqliteDatabase;
+  try {
+    db = new Database(file, { timeout: options.busyTimeoutMs ?? 5000 });
+  } catch (error) {
+    throw toStoreError(error, file);
+  }
+  try {
+    db.loadExtension(vectorExtensionPath());
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    const version = schemaVersion(db, file, options.migrations);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    migrate(db, version, options.migrations);
+    return db;
+  } catch (error) {
+    db.close();
+    throw toStoreError(error, file);
+  }
+}

@@ -1,0 +1,153 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { CONTENT_SECURITY_POLICY_HEADER } from '../../shared/csp';
+import { ArchonError, toErrorEnvelope } from '../../shared/errors';
+import { dispatchCommand } from '../../shared/ipc/dispatch';
+import { ClientFrameSchema, TOKEN_PARAM, WS_PATH, type ServerFrame } from '../../shared/ipc/ws-protocol';
+import type { ArchonRuntime } from '../../core/runtime';
+import { readStaticFile } from './static-files';
+
+export interface HeadlessHostOptions {
+  runtime: ArchonRuntime;
+  rendererDir: string;
+  port: number;
+}
+
+export interface HeadlessHost {
+  readonly url: string;
+  readonly port: number;
+  readonly token: string;
+  close(): Promise<void>;
+}
+
+const COOKIE = 'archon_token';
+const MAX_FRAME_BYTES = 1024 * 1024;
+
+function sameToken(candidate: string | undefined, token: string): boolean {
+  if (!candidate) return false;
+  const a = Buffer.from(candidate);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function presentedToken(request: IncomingMessage, url: URL): string | undefined {
+  const fromQuery = url.searchParams.get(TOKEN_PARAM) ?? undefined;
+  const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+  const cookie = (request.headers.cookie ?? '')
+    .split(';')
+    .map((part) => part.trim().split('='))
+    .find(([name]) => name === COOKIE)?.[1];
+  return fromQuery ?? bearer ?? cookie;
+}
+
+function send(response: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
+  response.end(body);
+}
+
+/**
+ * `archon serve`: the runtime over HTTP and a WebSocket on 127.0.0.1 only. Every request needs the
+ * token printed at start (query, bearer header, or the cookie set when the page was opened with it).
+ */
+export async function startHeadlessHost(options: HeadlessHostOptions): Promise<HeadlessHost> {
+  const token = randomBytes(24).toString('base64url');
+  const sockets = new Set<WebSocket>();
+  let origins: Set<string> = new Set();
+
+  const authorized = (request: IncomingMessage, url: URL) =>
+    origins.has(`http://${request.headers.host ?? ''}`) && sameToken(presentedToken(request, url), token);
+
+  const server = createServer((request, response) => {
+    void (async () => {
+      const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+      if (!authorized(request, url)) {
+        send(response, 401, 'Unauthorized. Open the address that `archon serve` printed: it carries the access token.\n');
+        return;
+      }
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        send(response, 405, 'Only GET is served here; commands go over the WebSocket.\n');
+        return;
+      }
+      const file = await readStaticFile(options.rendererDir, url.pathname);
+      if (!file) {
+        send(response, 503, 'The Archon UI is not built. Run `npm run build`, then start `archon serve` again.\n');
+        return;
+      }
+      response.writeHead(200, {
+        'content-type': file.contentType,
+        'content-security-policy': CONTENT_SECURITY_POLICY_HEADER,
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        'cache-control': file.isHtml ? 'no-store' : 'private, max-age=3600',
+        ...(url.searchParams.has(TOKEN_PARAM) ? { 'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/` } : {}),
+      });
+      response.end(request.method === 'HEAD' ? undefined : file.body);
+    })().catch((error: unknown) => send(response, 500, `${toErrorEnvelope(error).message}\n`));
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  server.on('upgrade', (request, socket, head) => {
+    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+    const origin = request.headers.origin;
+    const originOk = origin === undefined || origins.has(origin);
+    if (url.pathname !== WS_PATH || !originOk || !authorized(request, url)) {
+      socket.end(`HTTP/1.1 ${originOk ? 401 : 403} ${originOk ? 'Unauthorized' : 'Forbidden'}\r\nconnection: close\r\n\r\n`);
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => serveSocket(ws));
+  });
+
+  function serveSocket(ws: WebSocket): void {
+    sockets.add(ws);
+    const closed = new AbortController();
+    const frame = (message: ServerFrame) => {
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+    };
+    const unsubscribe = options.runtime.bus.subscribe((event) => frame({ event }));
+    ws.on('close', () => {
+      sockets.delete(ws);
+      unsubscribe();
+      closed.abort(new ArchonError('CANCELLED', 'The client disconnected.'));
+    });
+    ws.on('message', (data) => {
+      void (async () => {
+        const parsed = ClientFrameSchema.safeParse(safeJson(String(data)));
+        if (!parsed.success) {
+          const error = new ArchonError('VALIDATION_FAILED', 'Malformed frame: send {"id": number, "command": string, "input": object}.');
+          frame({ id: null, result: { ok: false, error: toErrorEnvelope(error) } });
+          return;
+        }
+        const { id, command, input } = parsed.data;
+        frame({ id, result: await dispatchCommand(options.runtime.handlers, command, input, { signal: closed.signal }) });
+      })();
+    });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  origins = new Set([`http://127.0.0.1:${port}`, `http://localhost:${port}`]);
+
+  return {
+    url: `http://127.0.0.1:${port}/?${TOKEN_PARAM}=${token}`,
+    port,
+    token,
+    async close() {
+      for (const ws of sockets) ws.terminate();
+      wss.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { EstopStateSchema, EstopTriggerSchema } from './estop';
+import { PlanSchema } from './plan';
+import { PolicySchema, RunIdSchema } from './run';
+
+const runEvent = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
+  z.object({ type: z.literal(type), runId: RunIdSchema, seq: z.int().positive(), ts: z.string(), ...shape });
+
+const stepShape = { stepId: z.string() };
+const toolShape = { stepId: z.string(), tool: z.string(), callId: z.string() };
+
+/** Everything a run announces. `seq` is per run and strictly increasing; the event is stored before it goes out. */
+export const RunEventSchema = z.discriminatedUnion('type', [
+  runEvent('run.started', { goal: z.string(), policy: PolicySchema }),
+  runEvent('plan.ready', { plan: PlanSchema }),
+  runEvent('step.started', stepShape),
+  runEvent('step.completed', { ...stepShape, result: z.string() }),
+  runEvent('step.failed', { ...stepShape, reason: z.string() }),
+  runEvent('step.skipped', { ...stepShape, reason: z.string() }),
+  runEvent('tool.started', { ...toolShape, args: z.unknown() }),
+  runEvent('tool.completed', { ...toolShape, status: z.string(), content: z.string() }),
+  runEvent('approval.requested', { approvalId: z.string(), kind: z.string(), stepId: z.string().nullable() }),
+  runEvent('approval.resolved', { approvalId: z.string(), decision: z.string() }),
+  runEvent('budget.updated', { tokens: z.int().nonnegative(), costUsd: z.number().nonnegative() }),
+  runEvent('estop.triggered', { triggeredBy: EstopTriggerSchema, reason: z.string() }),
+  runEvent('run.completed', { answer: z.string() }),
+  runEvent('run.failed', { error: z.string() }),
+  runEvent('run.stopped', { reason: z.string() }),
+]);
+export type RunEvent = z.infer<typeof RunEventSchema>;
+export type RunEventType = RunEvent['type'];
+
+/** State that belongs to the whole data dir rather than one run. */
+export const SystemEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('system.estop'), ts: z.string(), state: EstopStateSchema }),
+]);
+export type SystemEvent = z.infer<typeof SystemEventSchema>;
+
+/** What the IPC event channel and the WebSocket carry. */
+export const ArchonEventSchema = z.union([RunEventSchema, SystemEventSchema]);
+export type ArchonEvent = z.infer<typeof ArchonEventSchema>;

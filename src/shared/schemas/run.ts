@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+export const PolicySchema = z.enum(['supervised', 'strict', 'balanced', 'permissive']);
+export type Policy = z.infer<typeof PolicySchema>;
+
+export const RunStatusSchema = z.enum([
+  'pending',
+  'planning',
+  'running',
+  'awaiting_approval',
+  'completed',
+  'failed',
+  'stopped',
+  'rejected',
+  'budget_exhausted',
+]);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+export const StepStatusSchema = z.enum([
+  'pending',
+  'running',
+  'awaiting_approval',
+  'completed',
+  'failed',
+  'skipped',
+  'stopped',
+]);
+export type StepStatus = z.infer<typeof StepStatusSchema>;
+
+export const RunIdSchema = z.string().min(1).max(64);
+
+export const RunSummarySchema = z.object({
+  id: RunIdSchema,
+  goal: z.string(),
+  status: RunStatusSchema,
+  policy: PolicySchema,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  answer: z.string().nullable(),
+  error: z.string().nullable(),
+});
+export type RunSummary = z.infer<typeof RunSummarySchema>;

@@ -1,0 +1,101 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { ArchonError } from '../../../src/shared/errors';
+import { ArchonStore } from '../../../src/core/store/archon-store';
+import { MIGRATIONS } from '../../../src/core/store/migrations';
+import { openDatabase } from '../../../src/core/store/open-database';
+import { useTempDirs } from '../../support/temp-dir';
+
+const tempDir = useTempDirs();
+
+function expectStoreError(open: () => unknown, code: string, message: RegExp): void {
+  try {
+    open();
+  } catch (error) {
+    expect(ArchonError.isInstance(error)).toBe(true);
+    expect((error as ArchonError).code).toBe(code);
+    expect((error as ArchonError).message).toMatch(message);
+    return;
+  }
+  throw new Error('expected opening to fail');
+}
+
+describe('openDatabase', () => {
+  it('creates archon.db in an empty dir: WAL, every migration, every table, sqlite-vec loaded', () => {
+    const store = ArchonStore.open(tempDir());
+    try {
+      expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(store.db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+      const tables = (store.db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table')").all() as { name: string }[]).map((row) => row.name);
+      for (const table of ['runs', 'steps', 'events', 'model_calls', 'tool_calls', 'approvals', 'budget_ledger', 'estops', 'settings', 'memory', 'memory_vec']) {
+        expect(tables).toContain(table);
+      }
+      store.db.prepare('INSERT INTO memory_vec (rowid, embedding) VALUES (?, ?)').run(1n, JSON.stringify(Array.from({ length: 384 }, (_, i) => (i === 0 ? 1 : 0))));
+      store.db.prepare('INSERT INTO memory_vec (rowid, embedding) VALUES (?, ?)').run(2n, JSON.stringify(Array.from({ length: 384 }, (_, i) => (i === 1 ? 1 : 0))));
+      const nearest = store.db
+        .prepare('SELECT rowid FROM memory_vec WHERE embedding MATCH ? ORDER BY distance LIMIT 1')
+        .get(JSON.stringify(Array.from({ length: 384 }, (_, i) => (i === 1 ? 0.9 : 0.1)))) as { rowid: number };
+      expect(nearest.rowid).toBe(2);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('migrates a database from an older schema version and keeps its rows', () => {
+    const file = join(tempDir(), 'archon.db');
+    const old = openDatabase(file, { migrations: MIGRATIONS.slice(0, 1) });
+    old.prepare("INSERT INTO runs (id, goal, status, policy, created_at, updated_at) VALUES ('r1', 'old goal', 'completed', 'balanced', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')").run();
+    expect(old.pragma('user_version', { simple: true })).toBe(1);
+    old.close();
+
+    const upgraded = openDatabase(file, { migrations: MIGRATIONS });
+    expect(upgraded.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    expect(upgraded.prepare('SELECT goal FROM runs').get()).toEqual({ goal: 'old goal' });
+    expect(upgraded.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'approvals'").get()).toEqual({ n: 1 });
+    upgraded.close();
+  });
+
+  it('refuses a corrupt file with a clear error and leaves it byte-for-byte unchanged', () => {
+    const dir = tempDir();
+    const file = join(dir, 'archon.db');
+    const garbage = Buffer.from('this is not a database, just some bytes that happen to be here\n'.repeat(64));
+    writeFileSync(file, garbage);
+    expectStoreError(() => ArchonStore.open(dir), 'STORE_CORRUPT', /not a readable Archon database.*left untouched/);
+    expect(readFileSync(file).equals(garbage)).toBe(true);
+  });
+
+  it('refuses a file with a SQLite header but garbage pages, unchanged', () => {
+    const dir = tempDir();
+    const file = join(dir, 'archon.db');
+    const bytes = Buffer.alloc(8192, 0xab);
+    Buffer.from('SQLite format 3\0', 'latin1').copy(bytes);
+    writeFileSync(file, bytes);
+    expectStoreError(() => ArchonStore.open(dir), 'STORE_CORRUPT', /left untouched/);
+    expect(readFileSync(file).equals(bytes)).toBe(true);
+  });
+
+  it('refuses a database from a newer Archon without touching it', () => {
+    const dir = tempDir();
+    const file = join(dir, 'archon.db');
+    const future = new Database(file);
+    future.pragma(`user_version = ${MIGRATIONS.length + 5}`);
+    future.close();
+    const before = readFileSync(file);
+    expectStoreError(() => ArchonStore.open(dir), 'STORE_FAILED', /newer than this build/);
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it('reports a database another process holds exclusively as STORE_LOCKED', () => {
+    const dir = tempDir();
+    const holder = new Database(join(dir, 'archon.db'));
+    holder.exec('BEGIN EXCLUSIVE; CREATE TABLE held (x);');
+    try {
+      expectStoreError(() => openDatabase(join(dir, 'archon.db'), { migrations: MIGRATIONS, busyTimeoutMs: 50 }), 'STORE_LOCKED', /locked by another process/);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+  });
+});

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { COMMAND_NAMES } from '../../../src/shared/ipc/contract';
+import { useServe, type ServeProcess } from '../../support/archon-process';
+import { useTempDirs } from '../../support/temp-dir';
+
+const tempDir = useTempDirs();
+const startServe = useServe();
+
+interface Socket {
+  ws: WebSocket;
+  call(command: string, input?: unknown): Promise<{ ok: boolean; value?: unknown; error?: { code: string; message: string } }>;
+  sendRaw(text: string): Promise<unknown>;
+  events: unknown[];
+}
+
+function openSocket(serve: ServeProcess, options: { token?: string; origin?: string } = {}): Promise<Socket> {
+  const ws = new WebSocket(`ws://127.0.0.1:${serve.url.port}/ws?token=${options.token ?? serve.token}`, { origin: options.origin ?? serve.origin });
+  const waiting = new Map<number | null, (result: never) => void>();
+  const events: unknown[] = [];
+  let nextId = 1;
+  ws.on('message', (data) => {
+    const frame = JSON.parse(String(data)) as { id?: number | null; result?: never; event?: unknown };
+    if ('event' in frame) events.push(frame.event);
+    else waiting.get(frame.id ?? null)?.(frame.result as never);
+  });
+  return new Promise((resolve, reject) => {
+    ws.once('unexpected-response', (_request, response) => reject(new Error(`HTTP ${response.statusCode}`)));
+    ws.once('error', reject);
+    ws.once('open', () =>
+      resolve({
+        ws,
+        events,
+        call(command, input = {}) {
+          const id = nextId++;
+          return new Promise((done) => {
+            waiting.set(id, done as never);
+            ws.send(JSON.stringify({ id, command, input }));
+          });
+        },
+        sendRaw(text) {
+          return new Promise((done) => {
+            waiting.set(null, done as never);
+            ws.send(text);
+          });
+        },
+      }),
+    );
+  });
+}
+
+describe('archon serve (headless host)', () => {
+  it('prints exactly the URL line first, bound to 127.0.0.1 with a token', async () => {
+    const serve = await startServe(tempDir());
+    expect(serve.firstLine).toMatch(/^Archon UI: http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{20,}$/);
+  });
+
+  it('uses a fresh token on every start', async () => {
+    const dir = tempDir();
+    const first = await startServe(dir);
+    const second = await startServe(tempDir());
+    expect(first.token).not.toBe(second.token);
+  });
+
+  it('answers 401 without the token or with a wrong one, and serves the UI with it', async () => {
+    const serve = await startServe(tempDir());
+    const base = `http://127.0.0.1:${serve.url.port}`;
+    expect((await fetch(`${base}/`)).status).toBe(401);
+    expect((await fetch(`${base}/?token=wrong`)).status).toBe(401);
+    expect((await fetch(`${base}/assets/app.js`)).status).toBe(401);
+
+    const page = await fetch(serve.url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const html = await page.text();
+    expect(html).toContain('<div id="root">');
+    const cookie = page.headers.get('set-cookie')?.split(';')[0] ?? '';
+    const script = /src="([^"]+\.js)"/.exec(html)?.[1] ?? '';
+    const asset = await fetch(`${base}${script.replace(/^\./, '')}`, { headers: { cookie } });
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('content-type')).toContain('javascript');
+  });
+
+  it('refuses a request naming another host (DNS rebinding), even with the token', async () => {
+    const serve = await startServe(tempDir());
+    const { request } = await import('node:http');
+    const status = await new Promise<number | undefined>((resolve) => {
+      request({ host: '127.0.0.1', port: serve.url.port, path: `/?token=${serve.token}`, headers: { host: 'evil.example' } }, (response) => resolve(response.statusCode)).end();
+    });
+    expect(status).toBe(401);
+  });
+
+  it('refuses a WebSocket without the token (401) and from a foreign origin (403)', async () => {
+    const serve = await startServe(tempDir());
+    await expect(openSocket(serve, { token: 'nope' })).rejects.toThrow('HTTP 401');
+    await expect(openSocket(serve, { origin: 'https://evil.example' })).rejects.toThrow('HTTP 403');
+  });
+
+  it('has a handler for every command of the contract', async () => {
+    const socket = await openSocket(await startServe(tempDir()));
+    for (const name of COMMAND_NAMES) {
+      const result = await socket.call(name, {});
+      expect(result.ok, `${name}: ${JSON.stringify(result.error)}`).toBe(true);
+    }
+  });
+
+  it('answers broken payloads and frames with typed errors and keeps serving', async () => {
+    const serve = await startServe(tempDir());
+    const socket = await openSocket(serve);
+    expect(await socket.call('settings.update', { concurrency: 'lots' })).toMatchObject({ ok: false, error: { code: 'VALIDATION_FAILED', message: expect.stringContaining('concurrency') } });
+    expect(await socket.call('runs.list', { limit: 1e9 })).toMatchObject({ ok: false, error: { code: 'VALIDATION_FAILED' } });
+    expect(await socket.call('fs.delete', {})).toMatchObject({ ok: false, error: { code: 'UNKNOWN_COMMAND' } });
+    expect(await socket.sendRaw('{not json')).toMatchObject({ ok: false, error: { code: 'VALIDATION_FAILED' } });
+    expect(await socket.sendRaw(JSON.stringify({ id: -1, command: 5 }))).toMatchObject({ ok: false, error: { code: 'VALIDATION_FAILED' } });
+    expect(await socket.call('app.info')).toMatchObject({ ok: true, value: { host: 'headless' } });
+    expect(serve.child.exitCode).toBeNull();
+  });
+
+  it('announces an emergency stop to every connected client', async () => {
+    const serve = await startServe(tempDir());
+    const watcher = await openSocket(serve);
+    const operator = await openSocket(serve);
+    await operator.call('estop.trigger', { reason: 'test' });
+    await expect.poll(() => watcher.events).toContainEqual(expect.objectContaining({ type: 'system.estop', state: expect.objectContaining({ latched: true, reason: 'test' }) }));
+  });
+});

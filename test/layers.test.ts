@@ -1,0 +1,45 @@
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { useTempDirs } from './support/temp-dir';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const tempDir = useTempDirs();
+
+function depcruise(cwd: string) {
+  const bin = join(root, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruiser.mjs');
+  return spawnSync(process.execPath, [bin, 'src', '--config', join(root, '.dependency-cruiser.cjs')], { cwd, encoding: 'utf8', timeout: 60_000 });
+}
+
+function plant(files: Record<string, string>): string {
+  const dir = tempDir();
+  cpSync(join(root, 'tsconfig.json'), join(dir, 'tsconfig.json'));
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  for (const [path, source] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), source);
+  }
+  return dir;
+}
+
+describe('layer check (dependency-cruiser)', () => {
+  it('passes on the tree', () => {
+    const result = depcruise(root);
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+  });
+
+  it.each([
+    ['shared importing core', { 'src/shared/a.ts': "import { b } from '../core/b';\nexport const a = b;\n", 'src/core/b.ts': 'export const b = 1;\n' }, 'shared-imports-only-itself'],
+    ['core importing electron', { 'src/core/b.ts': "import { app } from 'electron';\nexport const b = app;\n" }, 'electron-only-in-main-and-preload'],
+    ['core importing main', { 'src/core/b.ts': "import { m } from '../main/m';\nexport const b = m;\n", 'src/main/m.ts': 'export const m = 1;\n' }, 'core-imports-only-shared'],
+    ['the renderer importing core', { 'src/renderer/src/r.ts': "import { b } from '../../core/b';\nexport const r = b;\n", 'src/core/b.ts': 'export const b = 1;\n' }, 'renderer-imports-only-shared'],
+    ['the preload importing core', { 'src/preload/p.ts': "import { b } from '../core/b';\nexport const p = b;\n", 'src/core/b.ts': 'export const b = 1;\n' }, 'preload-imports-only-shared'],
+    ['shared using a Node built-in', { 'src/shared/fsy.ts': "import { readFileSync } from 'node:fs';\nexport const f = readFileSync;\n" }, 'shared-and-renderer-use-no-node-builtins'],
+  ])('fails on a planted violation: %s', (_what, files, rule) => {
+    const result = depcruise(plant(files));
+    expect(result.status).not.toBe(0);
+    expect(result.stdout).toContain(rule);
+  });
+});

@@ -1,0 +1,54 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { afterEach } from 'vitest';
+import { ARCHON_BIN, builtFile } from './built';
+
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built `archon` command to its end. */
+export function runArchon(args: string[], env: NodeJS.ProcessEnv = {}): CliResult {
+  builtFile('node/cli.js');
+  const result = spawnSync(process.execPath, [ARCHON_BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  firstLine: string;
+  url: URL;
+  token: string;
+  origin: string;
+}
+
+/** `archon serve --port 0` in a child process; stopped after the test. */
+export function useServe(): (dataDir: string, extraArgs?: string[]) => Promise<ServeProcess> {
+  const children: ChildProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(
+      children.splice(0).map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
+  });
+  return async (dataDir, extraArgs = []) => {
+    builtFile('node/cli.js');
+    const child = spawn(process.execPath, [ARCHON_BIN, 'serve', '--port', '0', '--data-dir', dataDir, ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    const firstLine = await new Promise<string>((resolve, reject) => {
+      lines.once('line', resolve);
+      child.once('exit', (code) => reject(new Error(`archon serve exited with ${code} before printing its URL`)));
+    });
+    const url = new URL(firstLine.replace(/^Archon UI: /, ''));
+    return { child, firstLine, url, token: url.searchParams.get('token') ?? '', origin: url.origin };
+  };
+}
