@@ -25,7 +25,7 @@ export function recordEstop(deps: EstopDependencies, action: 'trigger' | 'reset'
 export function createCommandHandlers(deps: CommandDependencies): CommandHandlers {
   return {
     'app.info': async () => deps.info,
-    'runs.list': async ({ limit }) => deps.store.listRuns(limit),
+    'runs.list': async ({ limit }) => deps.store.runs.listRuns(limit),
     'estop.status': async () => deps.store.estopState(),
     'estop.trigger': async ({ reason }) => recordEstop(deps, 'trigger', 'operator', reason),
     'estop.reset': async () => recordEstop(deps, 'reset', null, 'Re-armed by the operator'),

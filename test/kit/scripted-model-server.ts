@@ -31,6 +31,8 @@ export interface RecordedRequest {
   path: string;
   body: ChatRequestBody;
   at: number;
+  /** Archon's X-Archon-Purpose header: probe, plan, step or final. */
+  purpose: string | null;
 }
 
 export interface ChatRequestBody {
@@ -46,7 +48,10 @@ export interface ChatRequestBody {
 export type Responder = (request: RecordedRequest, index: number) => ScriptedReply;
 
 export interface ModelServerOptions {
-  /** A queue of replies (one per chat request, in order) or a function of the request. */
+  /**
+   * A queue of replies (one per chat request, in order) or a function of the request. Archon's
+   * endpoint probes (X-Archon-Purpose: probe) are answered apart and never consume the script.
+   */
   reply: ScriptedReply[] | Responder;
   latencyMs?: number;
   rejectTools?: boolean;
@@ -176,6 +181,10 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
       json(response, 400, { error: { message: 'This model does not support tools.', type: 'invalid_request_error' } });
       return;
     }
+    if (recorded.purpose === 'probe') {
+      writeCompletion(response, body, { content: '' });
+      return;
+    }
     const index = chatRequests.push(recorded) - 1;
     const reply = nextReply(recorded, index);
     stats.inFlight++;
@@ -212,7 +221,8 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
         json(response, 400, { error: { message: 'Request body is not JSON.' } });
         return;
       }
-      const recorded: RecordedRequest = { path, body, at: Date.now() };
+      const purposeHeader = request.headers['x-archon-purpose'];
+      const recorded: RecordedRequest = { path, body, at: Date.now(), purpose: typeof purposeHeader === 'string' ? purposeHeader : null };
       requests.push(recorded);
       if (path === '/v1/chat/completions' && request.method === 'POST') return chat(response, recorded);
       if (path === '/v1/models') return json(response, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) });
@@ -243,4 +253,32 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The text of every message of a request, joined: what a test searches for a step's description. */
+export function requestText(request: RecordedRequest): string {
+  return (request.body.messages ?? []).map((message) => (typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? ''))).join('\n');
+}
+
+/** The step id a step request is about (from "Step <id>: …" in Archon's brief), or null. */
+export function stepIdOf(request: RecordedRequest): string | null {
+  return /^Step ([^:\n]+):/m.exec(requestText(request))?.[1] ?? null;
+}
+
+/** The tool messages a request carries back to the model, in order. */
+export function toolMessagesOf(request: RecordedRequest): string[] {
+  return (request.body.messages ?? []).filter((message) => message.role === 'tool').map((message) => String(message.content));
+}
+
+export interface PlanStepScript {
+  id: string;
+  description: string;
+  dependencies?: string[];
+  tool?: string;
+  args?: Record<string, unknown>;
+}
+
+/** A submit_plan tool call with these steps. */
+export function planReply(steps: PlanStepScript[], goal = 'goal'): ScriptedReply {
+  return { toolCalls: [{ name: 'submit_plan', arguments: { goal, steps: steps.map((step) => ({ dependencies: [], ...step })) } }] };
 }

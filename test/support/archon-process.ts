@@ -9,11 +9,23 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built `archon` command to its end. */
+/** Runs the built `archon` command to its end, synchronously: only for commands that need no server in this process. */
 export function runArchon(args: string[], env: NodeJS.ProcessEnv = {}): CliResult {
   builtFile('node/cli.js');
   const result = spawnSync(process.execPath, [ARCHON_BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Starts the built `archon` command; the scripted model server in this process stays responsive. */
+export function spawnArchon(args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; done: Promise<CliResult> } {
+  builtFile('node/cli.js');
+  const child = spawn(process.execPath, [ARCHON_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const done = new Promise<CliResult>((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
+  return { child, done };
 }
 
 export interface ServeProcess {

@@ -2,36 +2,12 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { RunEvent } from '../../shared/schemas/events';
 import { EstopStateSchema, type EstopState, type EstopTrigger } from '../../shared/schemas/estop';
-import { RunSummarySchema, type RunSummary } from '../../shared/schemas/run';
 import { DEFAULT_SETTINGS, SettingsSchema, type Settings, type SettingsPatch } from '../../shared/schemas/settings';
 import { MIGRATIONS } from './migrations';
 import { openDatabase, type SqliteDatabase } from './open-database';
+import { RunStore } from './run-store';
 
 export const ARCHON_DB_FILE = 'archon.db';
-
-const RunRowSchema = z
-  .object({
-    id: z.string(),
-    goal: z.string(),
-    status: z.string(),
-    policy: z.string(),
-    answer: z.string().nullable(),
-    error: z.string().nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .transform((row) =>
-    RunSummarySchema.parse({
-      id: row.id,
-      goal: row.goal,
-      status: row.status,
-      policy: row.policy,
-      answer: row.answer,
-      error: row.error,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    }),
-  );
 
 const EstopRowSchema = z.object({
   action: z.enum(['trigger', 'reset']),
@@ -54,7 +30,14 @@ function parseStoredJson(text: string): unknown {
  * NORMAL, which survives a process crash.
  */
 export class ArchonStore {
-  private constructor(readonly db: SqliteDatabase, readonly file: string) {}
+  readonly runs: RunStore;
+
+  private constructor(
+    readonly db: SqliteDatabase,
+    readonly file: string,
+  ) {
+    this.runs = new RunStore(db, (write) => this.durably(write));
+  }
 
   static open(dataDir: string): ArchonStore {
     const file = join(dataDir, ARCHON_DB_FILE);
@@ -72,13 +55,6 @@ export class ArchonStore {
     } finally {
       this.db.pragma('synchronous = NORMAL');
     }
-  }
-
-  listRuns(limit: number): RunSummary[] {
-    const rows = this.db
-      .prepare('SELECT id, goal, status, policy, answer, error, created_at, updated_at FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?')
-      .all(limit);
-    return rows.map((row) => RunRowSchema.parse(row));
   }
 
   estopState(): EstopState {

@@ -27,6 +27,7 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE steps (
         run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
         id TEXT NOT NULL,
+        position INTEGER NOT NULL,
         spec_json TEXT NOT NULL,
         status TEXT NOT NULL,
         result TEXT,

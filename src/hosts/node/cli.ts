@@ -6,6 +6,7 @@ import { resolveDataDir } from '../../core/data-dir';
 import { recordEstop } from '../../core/command-handlers';
 import { createRuntime, type ArchonRuntime } from '../../core/runtime';
 import { startHeadlessHost } from './headless-host';
+import { addRunFlags, runFromCli, type RunFlags } from './run-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5 } as const;
 
@@ -17,6 +18,15 @@ interface DataDirOption {
 
 function openRuntime(options: DataDirOption): ArchonRuntime {
   return createRuntime({ dataDir: resolveDataDir(options.dataDir), version: packageJson.version, host: 'headless' });
+}
+
+async function withRuntimeAsync<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => Promise<T>): Promise<T> {
+  const runtime = openRuntime(options);
+  try {
+    return await use(runtime);
+  } finally {
+    runtime.close();
+  }
 }
 
 function withRuntime<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => T): T {
@@ -61,8 +71,16 @@ export function buildProgram(): Command {
     .exitOverride();
   const dataDirOption = ['--data-dir <dir>', 'the data folder (default: ARCHON_DATA_DIR, else the platform app-data folder)'] as const;
 
-  program.command('run').description('run one goal to its end').argument('<goal>', 'what the agents should achieve').allowUnknownOption().allowExcessArguments().action(notYet('`archon run`', 3));
-  program.command('resume').description('continue an interrupted run').argument('<run-id>').allowUnknownOption().allowExcessArguments().action(notYet('`archon resume`', 3));
+  addRunFlags(program.command('run').description('run one goal to its end').argument('<goal>', 'what the agents should achieve')).action(
+    async (goal: string, options: RunFlags & DataDirOption) => {
+      exitCode = await withRuntimeAsync(options, (runtime) => runFromCli(runtime, options, { goal }));
+    },
+  );
+  addRunFlags(program.command('resume').description('continue an interrupted run (its own settings are the defaults)').argument('<run-id>')).action(
+    async (runId: string, options: RunFlags & DataDirOption) => {
+      exitCode = await withRuntimeAsync(options, (runtime) => runFromCli(runtime, options, { resume: runId }));
+    },
+  );
 
   program
     .command('runs')
@@ -70,7 +88,7 @@ export function buildProgram(): Command {
     .option(...dataDirOption)
     .option('--json', 'one JSON object per line')
     .action((options: DataDirOption & { json?: boolean }) => {
-      const runs = withRuntime(options, (runtime) => runtime.store.listRuns(500));
+      const runs = withRuntime(options, (runtime) => runtime.store.runs.listRuns(500));
       for (const run of runs) {
         process.stdout.write(options.json ? `${JSON.stringify(run)}\n` : `${run.id}  ${run.status.padEnd(16)}  ${run.createdAt}  ${run.goal}\n`);
       }
@@ -106,10 +124,13 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** Set by subcommands whose exit code says how they ended (run, resume). */
+let exitCode: number = EXIT.ok;
+
 export async function main(argv: string[]): Promise<number> {
   try {
     await buildProgram().parseAsync(argv, { from: 'user' });
-    return EXIT.ok;
+    return exitCode;
   } catch (error) {
     if (error instanceof CommanderError) {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;

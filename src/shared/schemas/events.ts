@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { ApprovalDecisionSchema, ApprovalKindSchema } from './approval';
 import { EstopStateSchema, EstopTriggerSchema } from './estop';
 import { PlanSchema } from './plan';
 import { PolicySchema, RunIdSchema } from './run';
+import { ToolStatusSchema } from './tool';
 
 const runEvent = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
   z.object({ type: z.literal(type), runId: RunIdSchema, seq: z.int().positive(), ts: z.string(), ...shape });
@@ -12,15 +14,23 @@ const toolShape = { stepId: z.string(), tool: z.string(), callId: z.string() };
 /** Everything a run announces. `seq` is per run and strictly increasing; the event is stored before it goes out. */
 export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('run.started', { goal: z.string(), policy: PolicySchema }),
+  runEvent('run.resumed', { completedSteps: z.array(z.string()) }),
+  runEvent('model.completed', {
+    stepId: z.string().nullable(),
+    purpose: z.string(),
+    promptTokens: z.int().nonnegative(),
+    completionTokens: z.int().nonnegative(),
+    attempts: z.int().positive(),
+  }),
   runEvent('plan.ready', { plan: PlanSchema }),
   runEvent('step.started', stepShape),
   runEvent('step.completed', { ...stepShape, result: z.string() }),
   runEvent('step.failed', { ...stepShape, reason: z.string() }),
   runEvent('step.skipped', { ...stepShape, reason: z.string() }),
   runEvent('tool.started', { ...toolShape, args: z.unknown() }),
-  runEvent('tool.completed', { ...toolShape, status: z.string(), content: z.string() }),
-  runEvent('approval.requested', { approvalId: z.string(), kind: z.string(), stepId: z.string().nullable() }),
-  runEvent('approval.resolved', { approvalId: z.string(), decision: z.string() }),
+  runEvent('tool.completed', { ...toolShape, status: ToolStatusSchema, content: z.string() }),
+  runEvent('approval.requested', { approvalId: z.string(), kind: ApprovalKindSchema, stepId: z.string().nullable(), summary: z.string() }),
+  runEvent('approval.resolved', { approvalId: z.string(), decision: ApprovalDecisionSchema }),
   runEvent('budget.updated', { tokens: z.int().nonnegative(), costUsd: z.number().nonnegative() }),
   runEvent('estop.triggered', { triggeredBy: EstopTriggerSchema, reason: z.string() }),
   runEvent('run.completed', { answer: z.string() }),

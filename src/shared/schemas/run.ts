@@ -40,3 +40,19 @@ export const RunSummarySchema = z.object({
   error: z.string().nullable(),
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
+
+export const ApproveModeSchema = z.enum(['prompt', 'auto', 'deny']);
+export type ApproveMode = z.infer<typeof ApproveModeSchema>;
+
+/** How a run is carried out; stored with the run so `archon resume` continues with the same settings. */
+export const RunOptionsSchema = z.object({
+  modelUrl: z.url({ protocol: /^https?$/ }),
+  model: z.string().max(200),
+  policy: PolicySchema,
+  concurrency: z.int().min(1).max(64).nullable(),
+  maxTokens: z.int().positive().nullable(),
+  maxCostUsd: z.number().positive().nullable(),
+  workspace: z.string().min(1),
+  maxIterations: z.int().min(1).max(50),
+});
+export type RunOptions = z.infer<typeof RunOptionsSchema>;

@@ -38,8 +38,8 @@ describe('ArchonStore', () => {
       const insert = store.db.prepare("INSERT INTO runs (id, goal, status, policy, created_at, updated_at) VALUES (?, ?, 'completed', 'balanced', ?, ?)");
       insert.run('a', 'first', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z');
       insert.run('b', 'second', '2026-01-02T00:00:00Z', '2026-01-02T00:00:00Z');
-      expect(store.listRuns(10).map((run) => run.goal)).toEqual(['second', 'first']);
-      expect(store.listRuns(1)).toHaveLength(1);
+      expect(store.runs.listRuns(10).map((run) => run.goal)).toEqual(['second', 'first']);
+      expect(store.runs.listRuns(1)).toHaveLength(1);
     } finally {
       store.close();
     }

@@ -1,0 +1,5 @@
+import { runtimeBenchmarks } from './runtime.bench';
+
+/** `npm run bench`: every performance figure the issues ask for, printed; none is asserted here. */
+process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
+await runtimeBenchmarks();

@@ -1,0 +1,13 @@
+import type { RunOptions } from '../../shared/schemas/run';
+import type { ModelClient } from './chat';
+import { probeEndpoint, type EndpointProbe } from './endpoint-probe';
+import { createOpenAIModelClient } from './model-client';
+import type { RetryPolicy } from './retry-policy';
+
+/** Probe the run's endpoint, then make the client for the model the probe settled on. */
+export function modelConnector(credentials: { apiKey?: string; retry?: RetryPolicy }) {
+  return async (options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient }> => {
+    const probe = await probeEndpoint({ baseUrl: options.modelUrl, apiKey: credentials.apiKey, model: options.model || undefined, signal });
+    return { probe, model: createOpenAIModelClient({ baseUrl: options.modelUrl, model: probe.model, apiKey: credentials.apiKey, retry: credentials.retry }) };
+  };
+}

@@ -1,0 +1,181 @@
+import { z } from 'zod';
+import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
+import { RunOptionsSchema, RunSummarySchema, StepStatusSchema, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
+import { ToolResultSchema, type SideEffects, type ToolResult } from '../../shared/schemas/tool';
+import type { SqliteDatabase } from './open-database';
+
+const RunRowSchema = z
+  .object({
+    id: z.string(),
+    goal: z.string(),
+    status: z.string(),
+    policy: z.string(),
+    answer: z.string().nullable(),
+    error: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .transform((row) =>
+    RunSummarySchema.parse({
+      id: row.id,
+      goal: row.goal,
+      status: row.status,
+      policy: row.policy,
+      answer: row.answer,
+      error: row.error,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    }),
+  );
+
+const StepRowSchema = z.object({
+  spec_json: z.string().transform((text) => PlanStepSchema.parse(JSON.parse(text))),
+  status: StepStatusSchema,
+  result: z.string().nullable(),
+  error: z.string().nullable(),
+});
+
+export interface StoredStep {
+  spec: PlanStep;
+  status: StepStatus;
+  result: string | null;
+  error: string | null;
+}
+
+export interface UnfinishedToolCall {
+  id: string;
+  stepId: string;
+  tool: string;
+  args: unknown;
+  idempotent: boolean;
+}
+
+const RUN_COLUMNS = 'id, goal, status, policy, answer, error, created_at, updated_at';
+
+/**
+ * Runs, their steps, model calls and tool calls. Each state change is one small write (a row
+ * inserted or one row updated), so its cost stays flat however long a run grows.
+ */
+export class RunStore {
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly durably: <T>(write: () => T) => T,
+  ) {}
+
+  createRun(run: { id: string; goal: string; policy: Policy; options: RunOptions; now: string }): void {
+    this.db
+      .prepare("INSERT INTO runs (id, goal, status, policy, options_json, created_at, updated_at) VALUES (?, ?, 'pending', ?, ?, ?, ?)")
+      .run(run.id, run.goal, run.policy, JSON.stringify(run.options), run.now, run.now);
+  }
+
+  setRunStatus(id: string, status: RunStatus, now: string, outcome: { answer?: string; error?: string } = {}): void {
+    this.db
+      .prepare('UPDATE runs SET status = ?, answer = COALESCE(?, answer), error = ?, updated_at = ? WHERE id = ?')
+      .run(status, outcome.answer ?? null, outcome.error ?? null, now, id);
+  }
+
+  getRun(id: string): { summary: RunSummary; options: RunOptions } | null {
+    const row = this.db.prepare(`SELECT ${RUN_COLUMNS}, options_json FROM runs WHERE id = ?`).get(id) as ({ options_json: string } & object) | undefined;
+    if (!row) return null;
+    return { summary: RunRowSchema.parse(row), options: RunOptionsSchema.parse(JSON.parse(row.options_json)) };
+  }
+
+  listRuns(limit: number): RunSummary[] {
+    const rows = this.db.prepare(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?`).all(limit);
+    return rows.map((row) => RunRowSchema.parse(row));
+  }
+
+  savePlan(runId: string, steps: readonly PlanStep[]): void {
+    const insert = this.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status) VALUES (?, ?, ?, ?, 'pending')");
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM steps WHERE run_id = ?').run(runId);
+      steps.forEach((step, position) => insert.run(runId, step.id, position, JSON.stringify(step)));
+    })();
+  }
+
+  getSteps(runId: string): StoredStep[] {
+    const rows = this.db.prepare('SELECT spec_json, status, result, error FROM steps WHERE run_id = ? ORDER BY position').all(runId);
+    return rows.map((row) => {
+      const parsed = StepRowSchema.parse(row);
+      return { spec: parsed.spec_json, status: parsed.status, result: parsed.result, error: parsed.error };
+    });
+  }
+
+  setStepStatus(runId: string, stepId: string, status: StepStatus, now: string, outcome: { result?: string; error?: string } = {}): void {
+    const started = status === 'running' ? now : null;
+    const ended = ['completed', 'failed', 'skipped', 'stopped'].includes(status) ? now : null;
+    this.db
+      .prepare('UPDATE steps SET status = ?, result = ?, error = ?, started_at = COALESCE(?, started_at), ended_at = ? WHERE run_id = ? AND id = ?')
+      .run(status, outcome.result ?? null, outcome.error ?? null, started, ended, runId, stepId);
+  }
+
+  recordModelAttempt(call: {
+    id: string;
+    runId: string;
+    stepId: string | null;
+    purpose: string;
+    attempt: number;
+    ok: boolean;
+    promptTokens: number;
+    completionTokens: number;
+    estimated: boolean;
+    error: string | null;
+    startedAt: string;
+    endedAt: string;
+  }): void {
+    this.db
+      .prepare(
+        `INSERT INTO model_calls (id, run_id, step_id, purpose, attempt, status, prompt_tokens, completion_tokens, usage_estimated, error, started_at, ended_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(call.id, call.runId, call.stepId, call.purpose, call.attempt, call.ok ? 'completed' : 'failed', call.promptTokens, call.completionTokens, call.estimated ? 1 : 0, call.error, call.startedAt, call.endedAt);
+  }
+
+  /** Tokens recorded for a run, failed attempts included. */
+  tokensUsed(runId: string): number {
+    const row = this.db.prepare('SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS tokens FROM model_calls WHERE run_id = ?').get(runId) as { tokens: number };
+    return row.tokens;
+  }
+
+  startToolCall(call: { id: string; runId: string; stepId: string; tool: string; args: unknown; sideEffects: SideEffects; idempotent: boolean; now: string }): void {
+    const write = () =>
+      this.db
+        .prepare("INSERT INTO tool_calls (id, run_id, step_id, tool, args_json, side_effects, idempotent, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'started', ?)")
+        .run(call.id, call.runId, call.stepId, call.tool, JSON.stringify(call.args ?? null), call.sideEffects, call.idempotent ? 1 : 0, call.now);
+    // A side effect about to happen must be on disk before it happens, or resume could repeat it.
+    if (call.sideEffects === 'none') write();
+    else this.durably(write);
+  }
+
+  finishToolCall(id: string, result: ToolResult, now: string): void {
+    this.db.prepare('UPDATE tool_calls SET status = ?, result_json = ?, ended_at = ? WHERE id = ?').run(result.status, JSON.stringify(ToolResultSchema.parse(result)), now, id);
+  }
+
+  /** Tool calls that started but recorded no result: the process died in between. */
+  unfinishedToolCalls(runId: string): UnfinishedToolCall[] {
+    const rows = this.db.prepare("SELECT id, step_id, tool, args_json, idempotent FROM tool_calls WHERE run_id = ? AND status = 'started' ORDER BY rowid").all(runId) as {
+      id: string;
+      step_id: string;
+      tool: string;
+      args_json: string;
+      idempotent: number;
+    }[];
+    return rows.map((row) => ({ id: row.id, stepId: row.step_id, tool: row.tool, args: JSON.parse(row.args_json) as unknown, idempotent: row.idempotent === 1 }));
+  }
+
+  abandonToolCall(id: string, now: string): void {
+    this.db.prepare("UPDATE tool_calls SET status = 'cancelled', result_json = ?, ended_at = ? WHERE id = ?").run(JSON.stringify({ status: 'cancelled', content: 'Interrupted by a crash; not known to have finished.', metadata: {} }), now, id);
+  }
+
+  createApproval(approval: { id: string; runId: string; stepId: string | null; kind: string; actionHash: string; request: unknown; now: string }): void {
+    this.durably(() =>
+      this.db
+        .prepare("INSERT INTO approvals (id, run_id, step_id, kind, action_hash, request_json, status, requested_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)")
+        .run(approval.id, approval.runId, approval.stepId, approval.kind, approval.actionHash, JSON.stringify(approval.request), approval.now),
+    );
+  }
+
+  resolveApproval(id: string, status: 'approved' | 'rejected', decision: unknown, now: string): void {
+    this.durably(() => this.db.prepare('UPDATE approvals SET status = ?, decision_json = ?, decided_at = ? WHERE id = ?').run(status, JSON.stringify(decision), now, id));
+  }
+}

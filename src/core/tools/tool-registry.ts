@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { describeZodError } from '../../shared/errors';
+import type { SideEffects, ToolResult } from '../../shared/schemas/tool';
+import type { ToolSpec } from '../model/chat';
+
+export interface ToolContext {
+  signal: AbortSignal;
+  workspace: string;
+  runId: string;
+  stepId: string;
+}
+
+/** A tool as the runtime knows it. The input schema is both the validator and the JSON Schema the model sees. */
+export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  input: Input;
+  sideEffects: SideEffects;
+  idempotent: boolean;
+  timeoutMs: number;
+  run(args: z.output<Input>, context: ToolContext): Promise<ToolResult>;
+}
+
+/** Erases a tool's input type so tools of different inputs can share one registry. */
+export function defineTool<Input extends z.ZodType>(tool: ToolDefinition<Input>): ToolDefinition {
+  return tool as unknown as ToolDefinition;
+}
+
+export type PreparedCall = { ok: true; tool: ToolDefinition; args: unknown } | { ok: false; result: ToolResult };
+
+export function toolResult(status: ToolResult['status'], content: string, metadata: Record<string, unknown> = {}): ToolResult {
+  return { status, content, metadata };
+}
+
+export class ToolRegistry {
+  private readonly tools: ReadonlyMap<string, ToolDefinition>;
+
+  constructor(tools: readonly ToolDefinition[]) {
+    this.tools = new Map(tools.map((tool) => [tool.name, tool]));
+  }
+
+  names(): string[] {
+    return [...this.tools.keys()];
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this.tools.get(name);
+  }
+
+  /** The registry without some tools: a locked constraint removes a tool in code, not in the prompt. */
+  without(names: readonly string[]): ToolRegistry {
+    return new ToolRegistry([...this.tools.values()].filter((tool) => !names.includes(tool.name)));
+  }
+
+  specs(): ToolSpec[] {
+    return [...this.tools.values()].map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      parameters: z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>,
+    }));
+  }
+
+  /** Validates a call before anything runs; a failure is an observation the model can act on. */
+  prepare(name: string, rawArgs: unknown): PreparedCall {
+    const tool = this.tools.get(name);
+    if (!tool) {
+      const available = this.names();
+      return { ok: false, result: toolResult('error', `Unknown tool "${name}". Available tools: ${available.length > 0 ? available.join(', ') : 'none'}.`) };
+    }
+    const parsed = tool.input.safeParse(rawArgs);
+    if (!parsed.success) {
+      return { ok: false, result: toolResult('error', `Invalid arguments for ${name}: ${describeZodError(parsed.error)}. Call it again with arguments matching its schema.`) };
+    }
+    return { ok: true, tool, args: parsed.data };
+  }
+
+  /** Runs a prepared call under its timeout; it never throws. */
+  async execute(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<ToolResult> {
+    const timeout = AbortSignal.timeout(tool.timeoutMs);
+    const signal = AbortSignal.any([context.signal, timeout]);
+    try {
+      return await tool.run(args, { ...context, signal });
+    } catch (error) {
+      if (context.signal.aborted) return toolResult('cancelled', `${tool.name} was cancelled.`);
+      if (timeout.aborted) return toolResult('timeout', `${tool.name} did not finish within ${tool.timeoutMs} ms.`);
+      return toolResult('error', `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}

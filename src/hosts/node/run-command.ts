@@ -1,0 +1,158 @@
+import { resolve } from 'node:path';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { ArchonError, describeZodError } from '../../shared/errors';
+import { resolveModelUrl } from '../../shared/model-presets';
+import type { ArchonEvent } from '../../shared/schemas/events';
+import { ApproveModeSchema, PolicySchema, RunOptionsSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
+import { resumeRun, startRun, type RunEngineDependencies, type RunResult } from '../../core/agent/run-engine';
+import { modelConnector } from '../../core/model/connect';
+import type { ArchonRuntime } from '../../core/runtime';
+import { builtinTools } from '../../core/tools/builtin-tools';
+import { approvalChannelFor } from './terminal-approvals';
+
+export interface RunFlags {
+  modelUrl?: string;
+  model?: string;
+  apiKey?: string;
+  policy?: RunOptions['policy'];
+  approve?: 'prompt' | 'auto' | 'deny';
+  concurrency?: number;
+  maxTokens?: number;
+  maxCost?: number;
+  maxIterations?: number;
+  workspace?: string;
+  json?: boolean;
+}
+
+const EXIT_BY_STATUS: Partial<Record<RunStatus, number>> = { completed: 0, failed: 1, stopped: 3, budget_exhausted: 4, rejected: 5 };
+
+function positiveInt(name: string, max: number) {
+  return (value: string) => {
+    const number = Number(value);
+    if (!Number.isInteger(number) || number < 1 || number > max) throw new InvalidArgumentError(`${name} is a whole number from 1 to ${max}.`);
+    return number;
+  };
+}
+
+function positiveNumber(value: string): number {
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0) throw new InvalidArgumentError('expected a positive number.');
+  return number;
+}
+
+/** The flags `run` and `resume` share (the brief's CLI contract). */
+export function addRunFlags(command: Command): Command {
+  return command
+    .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset: ollama, lm-studio, llama-cpp, vllm, openai')
+    .option('--model <name>', 'the model (default: from settings, else the first the server lists)')
+    .option('--api-key <key>', 'API key (default: OPENAI_API_KEY)')
+    .addOption(new Option('--policy <policy>', 'who is asked before what').choices(PolicySchema.options))
+    .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no').choices(ApproveModeSchema.options))
+    .option('--concurrency <n>', 'steps at once (default: the server’s parallel slots, else 4)', positiveInt('--concurrency', 64))
+    .option('--max-tokens <n>', 'token cap for the run', positiveInt('--max-tokens', 1e9))
+    .option('--max-cost <usd>', 'money cap for the run, in USD', positiveNumber)
+    .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
+    .option('--workspace <dir>', 'the only folder file tools may touch (default: the current folder)')
+    .option('--data-dir <dir>', 'the data folder (default: ARCHON_DATA_DIR, else the platform app-data folder)')
+    .option('--json', 'print one JSON event per line on stdout');
+}
+
+function describeEvent(event: ArchonEvent): string | null {
+  switch (event.type) {
+    case 'run.started':
+      return `Run ${event.runId}: ${event.goal}`;
+    case 'plan.ready':
+      return [`Plan: ${event.plan.steps.length} step(s)`, ...event.plan.steps.map((step) => `  ${step.id}: ${step.description}${step.dependencies.length ? ` (after ${step.dependencies.join(', ')})` : ''}`)].join('\n');
+    case 'step.started':
+      return `→ ${event.stepId}`;
+    case 'tool.completed':
+      return `  ${event.tool} [${event.status}] ${event.content.replace(/\s+/g, ' ').slice(0, 120)}`;
+    case 'step.completed':
+      return `✓ ${event.stepId}`;
+    case 'step.failed':
+      return `✗ ${event.stepId}: ${event.reason}`;
+    case 'step.skipped':
+      return `– ${event.stepId}: ${event.reason}`;
+    case 'run.failed':
+      return `Run failed: ${event.error}`;
+    case 'run.stopped':
+      return `Run stopped: ${event.reason}`;
+    default:
+      return null;
+  }
+}
+
+function printEvents(runtime: ArchonRuntime, json: boolean): () => void {
+  return runtime.bus.subscribe((event) => {
+    if (!('runId' in event)) return;
+    if (json) process.stdout.write(`${JSON.stringify(event)}\n`);
+    else {
+      const line = describeEvent(event);
+      if (line) process.stderr.write(`${line}\n`);
+    }
+  });
+}
+
+export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags): RunOptions {
+  const settings = runtime.store.getSettings();
+  const parsed = RunOptionsSchema.safeParse({
+    modelUrl: resolveModelUrl(flags.modelUrl ?? settings.modelUrl),
+    model: flags.model ?? settings.model,
+    policy: flags.policy ?? settings.policy,
+    concurrency: flags.concurrency ?? settings.concurrency,
+    maxTokens: flags.maxTokens ?? null,
+    maxCostUsd: flags.maxCost ?? null,
+    workspace: resolve(flags.workspace ?? process.cwd()),
+    maxIterations: flags.maxIterations ?? 10,
+  });
+  if (!parsed.success) throw new ArchonError('CONFIG_INVALID', `Invalid run settings: ${describeZodError(parsed.error)}`);
+  return parsed.data;
+}
+
+/** Only what the operator typed overrides a resumed run's own settings. */
+function overridesFrom(flags: RunFlags): Partial<RunOptions> {
+  const overrides: Partial<RunOptions> = {};
+  if (flags.modelUrl) overrides.modelUrl = resolveModelUrl(flags.modelUrl);
+  if (flags.model) overrides.model = flags.model;
+  if (flags.policy) overrides.policy = flags.policy;
+  if (flags.concurrency) overrides.concurrency = flags.concurrency;
+  if (flags.maxTokens) overrides.maxTokens = flags.maxTokens;
+  if (flags.maxCost) overrides.maxCostUsd = flags.maxCost;
+  if (flags.maxIterations) overrides.maxIterations = flags.maxIterations;
+  if (flags.workspace) overrides.workspace = resolve(flags.workspace);
+  return overrides;
+}
+
+function engineDependencies(runtime: ArchonRuntime, flags: RunFlags): RunEngineDependencies {
+  return {
+    runs: runtime.store.runs,
+    events: runtime.events,
+    tools: builtinTools(),
+    approvals: approvalChannelFor(flags.approve),
+    connect: modelConnector({ apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY }),
+    now: runtime.now,
+  };
+}
+
+/** Runs a goal (or resumes a run) in this process; returns the exit code of the brief. */
+export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: { goal: string } | { resume: string }): Promise<number> {
+  const controller = new AbortController();
+  const stop = () => controller.abort(new ArchonError('CANCELLED', 'Stopped by a signal.'));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const unsubscribe = printEvents(runtime, flags.json ?? false);
+  try {
+    const dependencies = engineDependencies(runtime, flags);
+    const result: RunResult =
+      'goal' in what
+        ? await startRun(dependencies, what.goal, runOptionsFrom(runtime, flags), controller.signal)
+        : await resumeRun(dependencies, what.resume, overridesFrom(flags), controller.signal);
+    if (result.status === 'completed' && !flags.json) process.stdout.write(`${result.answer ?? ''}\n`);
+    return EXIT_BY_STATUS[result.status] ?? 1;
+  } finally {
+    runtime.events.flush();
+    unsubscribe();
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}

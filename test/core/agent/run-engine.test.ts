@@ -1,0 +1,316 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { denyAll } from '../../../src/core/approval/approval-channel';
+import { calculatorTool } from '../../../src/core/tools/calculator';
+import { defineTool, ToolRegistry, toolResult } from '../../../src/core/tools/tool-registry';
+import { planReply, requestText, stepIdOf, toolMessagesOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
+import { useEngine } from '../../support/engine';
+
+const startEngine = useEngine();
+
+/** Routes requests by purpose; `step` gets the request and how many step requests came before for that step. */
+function script(handlers: { plan: (request: RecordedRequest, index: number) => ScriptedReply; step?: (request: RecordedRequest, turn: number) => ScriptedReply; final?: (request: RecordedRequest) => ScriptedReply }) {
+  const turns = new Map<string, number>();
+  let plans = 0;
+  return (request: RecordedRequest): ScriptedReply => {
+    if (request.purpose === 'plan') return handlers.plan(request, plans++);
+    if (request.purpose === 'final') return handlers.final?.(request) ?? { content: 'final answer' };
+    const id = stepIdOf(request) ?? '?';
+    const turn = turns.get(id) ?? 0;
+    turns.set(id, turn + 1);
+    return handlers.step?.(request, turn) ?? { content: `result of ${id}` };
+  };
+}
+
+describe('run engine against the scripted server (real openai client)', () => {
+  it('Calculate 20% of 50: plan → calculator → an answer containing 10; the result is in the next request', async () => {
+    const engine = await startEngine({
+      reply: script({
+        plan: () => planReply([{ id: 'compute', description: 'Compute 20% of 50 with the calculator' }]),
+        step: (_request, turn) => (turn === 0 ? { toolCalls: [{ name: 'calculator', arguments: { expression: '20% * 50' } }] } : { content: '20% of 50 is 10' }),
+        final: (request) => ({ content: requestText(request).includes('20% of 50 is 10') ? 'The answer is 10.' : 'I do not know.' }),
+      }),
+    });
+    const result = await engine.run('Calculate 20% of 50');
+    expect(result).toMatchObject({ status: 'completed', answer: expect.stringContaining('10') });
+    const planRequest = engine.server.chatRequests.find((request) => request.purpose === 'plan');
+    expect(requestText(planRequest as RecordedRequest)).toContain('Calculate 20% of 50');
+    expect(planRequest?.body.tools?.map((tool) => tool.function.name)).toEqual(['submit_plan']);
+    const stepRequests = engine.server.chatRequests.filter((request) => request.purpose === 'step');
+    expect(requestText(stepRequests[0] as RecordedRequest)).toContain('Compute 20% of 50 with the calculator');
+    expect(stepRequests[0]?.body.tools?.map((tool) => tool.function.name)).toEqual(['calculator']);
+    expect(toolMessagesOf(stepRequests[1] as RecordedRequest)).toEqual(['10']);
+    const finalRequest = engine.server.chatRequests.find((request) => request.purpose === 'final');
+    expect(finalRequest?.body.tools).toBeUndefined();
+    expect(engine.events.map((event) => event.type)).toEqual([
+      'run.started',
+      'model.completed',
+      'plan.ready',
+      'step.started',
+      'model.completed',
+      'tool.started',
+      'tool.completed',
+      'model.completed',
+      'step.completed',
+      'model.completed',
+      'run.completed',
+    ]);
+    expect(engine.events.map((event) => event.seq)).toEqual(engine.events.map((_, index) => index + 1));
+  });
+
+  it('runs a step whose plan names the tool and its arguments without asking the model', async () => {
+    const engine = await startEngine({
+      reply: script({ plan: () => planReply([{ id: 'c', description: 'compute', tool: 'calculator', args: { expression: '6*7' } }]), final: (request) => ({ content: requestText(request).includes(': 42') ? '42' : '?' }) }),
+    });
+    expect(await engine.run('six times seven')).toMatchObject({ status: 'completed', answer: '42' });
+    expect(engine.server.chatRequests.filter((request) => request.purpose === 'step')).toHaveLength(0);
+  });
+
+  it('keeps 8 independent steps in flight at once with --concurrency 8', async () => {
+    const steps = Array.from({ length: 8 }, (_, index) => ({ id: `s${index}`, description: `independent task ${index}` }));
+    const engine = await startEngine({ reply: script({ plan: () => planReply(steps) }), latencyMs: 250 });
+    expect((await engine.run('eight things', { concurrency: 8 })).status).toBe('completed');
+    expect(engine.server.stats.maxInFlight).toBeGreaterThanOrEqual(8);
+  });
+
+  it('honours a lower concurrency limit, and hands dependency results to dependents', async () => {
+    const engine = await startEngine({
+      reply: script({
+        plan: () => planReply([{ id: 'a', description: 'first' }, { id: 'b', description: 'second' }, { id: 'c', description: 'third' }, { id: 'd', description: 'combine', dependencies: ['a', 'b', 'c'] }]),
+      }),
+      latencyMs: 60,
+    });
+    expect((await engine.run('fan in', { concurrency: 2 })).status).toBe('completed');
+    expect(engine.server.stats.maxInFlight).toBe(2);
+    const combine = engine.server.chatRequests.find((request) => stepIdOf(request) === 'd') as RecordedRequest;
+    expect(requestText(combine)).toMatch(/- a: result of a[\s\S]*- b: result of b[\s\S]*- c: result of c/);
+  });
+
+  it('refuses a cyclic plan naming the cycle, asks again, and runs the second plan', async () => {
+    const engine = await startEngine({
+      reply: script({
+        plan: (_request, index) =>
+          index === 0
+            ? planReply([{ id: 'a', description: 'x', dependencies: ['b'] }, { id: 'b', description: 'y', dependencies: ['a'] }])
+            : planReply([{ id: 'a', description: 'x' }, { id: 'b', description: 'y', dependencies: ['a'] }]),
+      }),
+    });
+    expect((await engine.run('cyclic')).status).toBe('completed');
+    const retry = engine.server.chatRequests.filter((request) => request.purpose === 'plan')[1] as RecordedRequest;
+    expect(toolMessagesOf(retry).join(' ')).toMatch(/cycle: (a → b → a|b → a → b)/);
+  });
+
+  it('fails the run when the model cannot plan within the repairs', async () => {
+    const engine = await startEngine({ reply: script({ plan: () => ({ content: 'I would rather not.' }) }) });
+    const result = await engine.run('impossible');
+    expect(result).toMatchObject({ status: 'failed', error: expect.stringMatching(/valid plan in 3 attempts.*submit_plan/) });
+    expect(engine.server.chatRequests.filter((request) => request.purpose === 'plan')).toHaveLength(3);
+  });
+
+  it('feeds back malformed arguments, an unknown tool and a wrong argument type, and the step recovers', async () => {
+    const engine = await startEngine({
+      reply: script({
+        plan: () => planReply([{ id: 'm', description: 'messy math' }]),
+        step: (_request, turn) =>
+          [
+            { toolCalls: [{ name: 'calculator', arguments: '{"expression": "2+' }] },
+            { toolCalls: [{ name: 'abacus', arguments: { beads: 3 } }] },
+            { toolCalls: [{ name: 'calculator', arguments: { expression: 42 } }] },
+            { toolCalls: [{ name: 'calculator', arguments: { expression: '2+2' } }] },
+            { content: 'It is 4.' },
+          ][turn] as ScriptedReply,
+      }),
+    });
+    expect((await engine.run('messy')).status).toBe('completed');
+    const last = engine.server.chatRequests.filter((request) => request.purpose === 'step').at(-1) as RecordedRequest;
+    const [malformed, unknown, wrongType, ok] = toolMessagesOf(last);
+    expect(malformed).toMatch(/not valid JSON/);
+    expect(unknown).toMatch(/Unknown tool "abacus". Available tools: calculator/);
+    expect(wrongType).toMatch(/Invalid arguments for calculator: expression: .*expected string/i);
+    expect(ok).toBe('4');
+  });
+
+  it('stops a step that repeats the same call with loop_detected, skips its dependents and fails the run', async () => {
+    const engine = await startEngine({
+      reply: script({
+        plan: () => planReply([{ id: 'loop', description: 'spin' }, { id: 'after', description: 'never', dependencies: ['loop'] }]),
+        step: () => ({ toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }),
+      }),
+    });
+    const result = await engine.run('loop forever');
+    expect(result.status).toBe('failed');
+    expect(engine.events).toContainEqual(expect.objectContaining({ type: 'step.failed', stepId: 'loop', reason: expect.stringMatching(/^loop_detected/) }));
+    expect(engine.events).toContainEqual(expect.objectContaining({ type: 'step.skipped', stepId: 'after' }));
+    expect(engine.server.chatRequests.filter((request) => stepIdOf(request) === 'after')).toHaveLength(0);
+    expect(engine.server.chatRequests.filter((request) => request.purpose === 'step')).toHaveLength(3);
+  });
+
+  it('speaks the text protocol end to end with a server that rejects tools', async () => {
+    const engine = await startEngine({
+      rejectTools: true,
+      reply: script({
+        plan: () => ({ content: 'Here is my plan:\n{"goal": "g", "steps": [{"id": "calc", "description": "Compute 20% of 50", "dependencies": [],}]}' }),
+        step: (_request, turn) => (turn === 0 ? { content: 'Thought: use the calculator.\nAction: {"tool": "calculator", "arguments": {"expression": "0.2*50"}}' } : { content: 'Final Answer: 10' }),
+        final: () => ({ content: 'Final Answer: 20% of 50 is 10.' }),
+      }),
+    });
+    expect(await engine.run('Calculate 20% of 50')).toMatchObject({ status: 'completed', answer: '20% of 50 is 10.' });
+    expect(engine.server.chatRequests.every((request) => request.body.tools === undefined)).toBe(true);
+    const second = engine.server.chatRequests.filter((request) => request.purpose === 'step')[1] as RecordedRequest;
+    expect(requestText(second)).toContain('Observation: 10');
+    expect(requestText(engine.server.chatRequests[0] as RecordedRequest)).toContain('Reply with one JSON object');
+  });
+
+  it('retries 429 and 500, then fails the step with a clear reason; usage counts every attempt', async () => {
+    const engine = await startEngine({
+      reply: script({ plan: () => planReply([{ id: 'flaky', description: 'call a flaky server' }]), step: (_request, turn) => (turn < 3 ? { status: turn === 0 ? 429 : 500 } : { content: 'never seen' }) }),
+    });
+    const result = await engine.run('flaky');
+    expect(result.status).toBe('failed');
+    expect(engine.events).toContainEqual(expect.objectContaining({ type: 'step.failed', stepId: 'flaky', reason: expect.stringMatching(/after 3 attempts: HTTP 500/) }));
+    const attempts = engine.runtime.store.db.prepare("SELECT status FROM model_calls WHERE purpose = 'step'").all();
+    expect(attempts).toEqual([{ status: 'failed' }, { status: 'failed' }, { status: 'failed' }]);
+    const tokens = engine.runtime.store.runs.tokensUsed(result.runId);
+    const planTokens = (engine.runtime.store.db.prepare("SELECT prompt_tokens + completion_tokens AS t FROM model_calls WHERE purpose = 'plan'").get() as { t: number }).t;
+    expect(tokens).toBeGreaterThan(planTokens);
+  });
+
+  it('asks before a side-effecting tool, and with --approve deny it never runs; the model is told it did NOT run', async () => {
+    let executed = 0;
+    const write = defineTool({
+      name: 'write_note',
+      description: 'writes a note',
+      input: z.object({ text: z.string() }),
+      sideEffects: 'reversible',
+      idempotent: false,
+      timeoutMs: 1000,
+      run: async () => {
+        executed++;
+        return toolResult('success', 'written');
+      },
+    });
+    const engine = await startEngine(
+      {
+        reply: script({
+          plan: () => planReply([{ id: 'w', description: 'write a note' }]),
+          step: (_request, turn) => (turn === 0 ? { toolCalls: [{ name: 'write_note', arguments: { text: 'hi' } }] } : { content: 'could not write' }),
+        }),
+      },
+      { tools: new ToolRegistry([calculatorTool, write]), approvals: denyAll },
+    );
+    await engine.run('write');
+    expect(executed).toBe(0);
+    const types = engine.events.map((event) => event.type);
+    expect(types.indexOf('approval.requested')).toBeLessThan(types.indexOf('approval.resolved'));
+    const second = engine.server.chatRequests.filter((request) => request.purpose === 'step')[1] as RecordedRequest;
+    expect(toolMessagesOf(second)[0]).toMatch(/denied: The operator did NOT approve this call, so it did not run/);
+    expect(engine.runtime.store.db.prepare('SELECT status FROM approvals').all()).toEqual([{ status: 'rejected' }]);
+  });
+
+  it('caps a long observation and says so', async () => {
+    const long = defineTool({
+      name: 'dump',
+      description: 'prints a lot',
+      input: z.object({}),
+      sideEffects: 'none',
+      idempotent: true,
+      timeoutMs: 1000,
+      run: async () => toolResult('success', 'x'.repeat(20_000)),
+    });
+    const engine = await startEngine(
+      { reply: script({ plan: () => planReply([{ id: 'd', description: 'dump' }]), step: (_request, turn) => (turn === 0 ? { toolCalls: [{ name: 'dump', arguments: {} }] } : { content: 'done' }) }) },
+      { tools: new ToolRegistry([long]) },
+    );
+    await engine.run('dump');
+    const second = engine.server.chatRequests.filter((request) => request.purpose === 'step')[1] as RecordedRequest;
+    const observation = toolMessagesOf(second)[0] as string;
+    expect(observation.length).toBeLessThan(8200);
+    expect(observation).toMatch(/\[truncated: 12000 more characters not shown\]$/);
+  });
+
+  it('stops at the iteration cap', async () => {
+    const engine = await startEngine({
+      reply: script({ plan: () => planReply([{ id: 'busy', description: 'busy' }]), step: (_request, turn) => ({ toolCalls: [{ name: 'calculator', arguments: { expression: `${turn}+1` } }] }) }),
+    });
+    const result = await engine.run('busy', { maxIterations: 4 });
+    expect(result.status).toBe('failed');
+    expect(engine.events).toContainEqual(expect.objectContaining({ type: 'step.failed', reason: expect.stringMatching(/^iteration_cap: .* 4 model turns/) }));
+  });
+
+  it('ends as stopped, not failed, when the run is aborted mid-call', async () => {
+    const engine = await startEngine({ reply: script({ plan: () => planReply([{ id: 'h', description: 'hang' }]), step: () => ({ hang: true }) }) });
+    const controller = new AbortController();
+    const pending = engine.run('hang', {}, controller.signal);
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (engine.server.stats.inFlight > 0) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 10);
+    });
+    controller.abort();
+    expect((await pending).status).toBe('stopped');
+    expect(engine.runtime.store.runs.getSteps((await pending).runId)[0]?.status).toBe('stopped');
+  });
+});
+
+describe('resuming after a crash in the middle of a tool call', () => {
+  async function crashedRun(tool: 'write_note' | 'calculator') {
+    const asked: string[] = [];
+    const write = defineTool({
+      name: 'write_note',
+      description: 'writes a note',
+      input: z.object({ text: z.string() }),
+      sideEffects: 'irreversible',
+      idempotent: false,
+      timeoutMs: 1000,
+      run: async () => toolResult('success', 'written'),
+    });
+    const approvals = (verdict: 'approve' | 'reject') => ({
+      decide: async (request: { kind: string }) => {
+        asked.push(request.kind);
+        return verdict === 'approve' ? ({ verdict } as const) : ({ verdict, feedback: 'no' } as const);
+      },
+    });
+    const reply = script({ plan: () => planReply([]), step: () => ({ content: 'step done again' }), final: () => ({ content: 'finished' }) });
+    const make = (verdict: 'approve' | 'reject') => startEngine({ reply }, { tools: new ToolRegistry([calculatorTool, write]), approvals: approvals(verdict) });
+    const seed = (engine: Awaited<ReturnType<typeof make>>) => {
+      const runs = engine.runtime.store.runs;
+      const options = { modelUrl: engine.server.url, model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10 };
+      runs.createRun({ id: 'crashed', goal: 'g', policy: 'balanced', options, now: new Date().toISOString() });
+      runs.savePlan('crashed', [{ id: 'w', description: 'write it', dependencies: [] }]);
+      runs.setStepStatus('crashed', 'w', 'running', new Date().toISOString());
+      runs.setRunStatus('crashed', 'running', new Date().toISOString());
+      runs.startToolCall({ id: 'call-1', runId: 'crashed', stepId: 'w', tool, args: { text: 'hi' }, sideEffects: tool === 'calculator' ? 'none' : 'irreversible', idempotent: tool === 'calculator', now: new Date().toISOString() });
+    };
+    return { make, seed, asked };
+  }
+
+  it('asks the human before re-running a step whose non-idempotent call may have happened; a no fails the step', async () => {
+    const setup = await crashedRun('write_note');
+    const engine = await setup.make('reject');
+    setup.seed(engine);
+    const result = await engine.resume('crashed');
+    expect(setup.asked).toEqual(['resume_side_effect']);
+    expect(result.status).toBe('failed');
+    expect(engine.server.chatRequests.filter((request) => request.purpose === 'step')).toHaveLength(0);
+    expect(engine.runtime.store.runs.unfinishedToolCalls('crashed')).toEqual([]);
+  });
+
+  it('re-runs that step when the human says yes', async () => {
+    const setup = await crashedRun('write_note');
+    const engine = await setup.make('approve');
+    setup.seed(engine);
+    expect(await engine.resume('crashed')).toMatchObject({ status: 'completed', answer: 'finished' });
+    expect(setup.asked).toEqual(['resume_side_effect']);
+  });
+
+  it('simply re-runs a step whose interrupted call was idempotent', async () => {
+    const setup = await crashedRun('calculator');
+    const engine = await setup.make('reject');
+    setup.seed(engine);
+    expect((await engine.resume('crashed')).status).toBe('completed');
+    expect(setup.asked).toEqual([]);
+  });
+});

@@ -1,0 +1,52 @@
+import { afterEach } from 'vitest';
+import type { RunOptions } from '../../src/shared/schemas/run';
+import { approveAll, type ApprovalChannel } from '../../src/core/approval/approval-channel';
+import { resumeRun, startRun, type RunResult } from '../../src/core/agent/run-engine';
+import { modelConnector } from '../../src/core/model/connect';
+import type { ArchonRuntime } from '../../src/core/runtime';
+import type { ToolRegistry } from '../../src/core/tools/tool-registry';
+import { builtinTools } from '../../src/core/tools/builtin-tools';
+import type { RunEvent } from '../../src/shared/schemas/events';
+import { startModelServer, type ModelServerOptions, type ScriptedModelServer } from '../kit/scripted-model-server';
+import { useRuntimes } from './runtime';
+
+export interface EngineHarness {
+  runtime: ArchonRuntime;
+  server: ScriptedModelServer;
+  events: RunEvent[];
+  run(goal: string, options?: Partial<RunOptions>, signal?: AbortSignal): Promise<RunResult>;
+  resume(runId: string, signal?: AbortSignal): Promise<RunResult>;
+}
+
+/** A runtime on a fresh data dir, a scripted model server, and the engine wired between them. */
+export function useEngine(): (server: ModelServerOptions, extra?: { tools?: ToolRegistry; approvals?: ApprovalChannel }) => Promise<EngineHarness> {
+  const openRuntime = useRuntimes();
+  const servers: ScriptedModelServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+  return async (serverOptions, extra = {}) => {
+    const server = await startModelServer(serverOptions);
+    servers.push(server);
+    const runtime = openRuntime();
+    const events: RunEvent[] = [];
+    runtime.bus.subscribe((event) => {
+      if ('runId' in event) events.push(event);
+    });
+    const dependencies = {
+      runs: runtime.store.runs,
+      events: runtime.events,
+      tools: extra.tools ?? builtinTools(),
+      approvals: extra.approvals ?? approveAll,
+      connect: modelConnector({ retry: { retries: 2, baseDelayMs: 10, maxDelayMs: 50 } }),
+    };
+    const defaults: RunOptions = { modelUrl: server.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: process.cwd(), maxIterations: 10 };
+    return {
+      runtime,
+      server,
+      events,
+      run: (goal, options = {}, signal = new AbortController().signal) => startRun(dependencies, goal, { ...defaults, ...options }, signal),
+      resume: (runId, signal = new AbortController().signal) => resumeRun(dependencies, runId, {}, signal),
+    };
+  };
+}
