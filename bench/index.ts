@@ -1,5 +1,7 @@
 import { runtimeBenchmarks } from './runtime.bench';
+import { toolBenchmarks } from './tools.bench';
 
 /** `npm run bench`: every performance figure the issues ask for, printed; none is asserted here. */
 process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
 await runtimeBenchmarks();
+await toolBenchmarks();

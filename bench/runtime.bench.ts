@@ -5,7 +5,7 @@ import { startRun } from '../src/core/agent/run-engine';
 import type { RunContext } from '../src/core/agent/run-context';
 import { runPlan } from '../src/core/agent/scheduler';
 import { modelConnector } from '../src/core/model/connect';
-import { builtinTools } from '../src/core/tools/builtin-tools';
+import { ToolRegistry } from '../src/core/tools/tool-registry';
 import { planReply, startModelServer, stepIdOf } from '../test/kit/scripted-model-server';
 import { line, ms, withRuntime } from './support';
 
@@ -23,7 +23,7 @@ async function parallelEfficiency(): Promise<void> {
   });
   try {
     await withRuntime(async (runtime) => {
-      const dependencies = { runs: runtime.store.runs, events: runtime.events, tools: builtinTools(), approvals: approveAll, connect: modelConnector({}) };
+      const dependencies = { runs: runtime.store.runs, events: runtime.events, tools: () => new ToolRegistry([]), approvals: approveAll, connect: modelConnector({}) };
       const options = { modelUrl: server.url, model: '', policy: 'balanced' as const, concurrency: 8, maxTokens: null, maxCostUsd: null, workspace: process.cwd(), maxIterations: 10 };
       await startRun(dependencies, 'bench', options, new AbortController().signal);
       const stepRequests = server.chatRequests.filter((request) => request.purpose === 'step');
@@ -45,9 +45,10 @@ function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]>[0], r
     options: { modelUrl: 'http://127.0.0.1:1/v1', model: 'x', policy: 'balanced', concurrency: 8, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10 },
     mode: 'native',
     signal: new AbortController().signal,
-    tools: builtinTools(),
+    tools: new ToolRegistry([]),
     model: { baseUrl: '', model: '', chat: () => Promise.reject(new Error('no model in this bench')) },
     approvals: approveAll,
+    toolApproval: {},
     runs: runtime.store.runs,
     events: runtime.events,
     now: () => new Date(),

@@ -1,4 +1,5 @@
 import { HostMessageSchema, type ExecutorMessage } from '../shared/executor-protocol';
+import { dispatchTool } from './tool-dispatch';
 
 /** Runs inside a tool process: a utilityProcess in the app, a forked child elsewhere. */
 interface ParentChannel {
@@ -29,7 +30,17 @@ channel.onMessage((raw) => {
     return;
   }
   const message = parsed.data;
-  if (message.type === 'ping') channel.send({ type: 'pong', id: message.id });
+  if (message.type === 'ping') {
+    channel.send({ type: 'pong', id: message.id });
+    return;
+  }
+  void dispatchTool(message.tool, message.args, {
+    workspace: message.workspace,
+    networkTools: message.networkTools,
+    timeoutMs: message.timeoutMs,
+    signal: AbortSignal.timeout(message.timeoutMs),
+    onSpawn: (pgid) => channel.send({ type: 'spawned', id: message.id, pgid }),
+  }).then((result) => channel.send({ type: 'result', id: message.id, result }));
 });
 process.on('disconnect', () => process.exit(0));
 channel.send({ type: 'ready', pid: process.pid });

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+/** The project folder (what a tool process may read besides its workspace). */
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const root = PROJECT_ROOT;
 
 /** A file of the build (`npm run build`), which `npm test` makes before it runs the tests. */
 export function builtFile(relative: string): string {

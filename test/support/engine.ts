@@ -9,6 +9,8 @@ import { builtinTools } from '../../src/core/tools/builtin-tools';
 import type { RunEvent } from '../../src/shared/schemas/events';
 import { startModelServer, type ModelServerOptions, type ScriptedModelServer } from '../kit/scripted-model-server';
 import { useRuntimes } from './runtime';
+import { useTempDirs } from './temp-dir';
+import { usePools } from './tools';
 
 export interface EngineHarness {
   runtime: ArchonRuntime;
@@ -19,8 +21,10 @@ export interface EngineHarness {
 }
 
 /** A runtime on a fresh data dir, a scripted model server, and the engine wired between them. */
-export function useEngine(): (server: ModelServerOptions, extra?: { tools?: ToolRegistry; approvals?: ApprovalChannel }) => Promise<EngineHarness> {
+export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (builtin: ToolRegistry) => ToolRegistry; approvals?: ApprovalChannel }) => Promise<EngineHarness> {
   const openRuntime = useRuntimes();
+  const tempDir = useTempDirs();
+  const openPool = usePools();
   const servers: ScriptedModelServer[] = [];
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((server) => server.close()));
@@ -33,14 +37,17 @@ export function useEngine(): (server: ModelServerOptions, extra?: { tools?: Tool
     runtime.bus.subscribe((event) => {
       if ('runId' in event) events.push(event);
     });
+    const workspace = tempDir();
+    const builtin = builtinTools(openPool(workspace));
+    const registry = extra.tools ? extra.tools(builtin) : builtin;
     const dependencies = {
       runs: runtime.store.runs,
       events: runtime.events,
-      tools: extra.tools ?? builtinTools(),
+      tools: () => registry,
       approvals: extra.approvals ?? approveAll,
       connect: modelConnector({ retry: { retries: 2, baseDelayMs: 10, maxDelayMs: 50 } }),
     };
-    const defaults: RunOptions = { modelUrl: server.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: process.cwd(), maxIterations: 10 };
+    const defaults: RunOptions = { modelUrl: server.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10 };
     return {
       runtime,
       server,

@@ -1,4 +1,5 @@
 import type { RunOptions } from '../../shared/schemas/run';
+import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import type { RunEventLog } from '../events/run-event-log';
 import type { ChatRequest, ChatResponse, ModelClient, ModelMode } from '../model/chat';
@@ -15,6 +16,8 @@ export interface RunContext {
   tools: ToolRegistry;
   model: ModelClient;
   approvals: ApprovalChannel;
+  /** The operator's per-tool approval overrides (Settings). */
+  toolApproval: Readonly<Record<string, ToolApprovalOverride>>;
   runs: RunStore;
   events: RunEventLog;
   now(): Date;

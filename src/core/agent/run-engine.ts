@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ArchonError } from '../../shared/errors';
 import type { Plan } from '../../shared/schemas/plan';
 import type { RunOptions, RunStatus } from '../../shared/schemas/run';
+import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { requestApproval } from '../approval/approval-gate';
 import type { RunEventLog } from '../events/run-event-log';
@@ -19,8 +20,10 @@ export const DEFAULT_CONCURRENCY = 4;
 export interface RunEngineDependencies {
   runs: RunStore;
   events: RunEventLog;
-  tools: ToolRegistry;
+  /** The tools a run may use, for its options (its workspace above all). */
+  tools(options: RunOptions): ToolRegistry;
   approvals: ApprovalChannel;
+  toolApproval?: Readonly<Record<string, ToolApprovalOverride>>;
   /** Probes the endpoint and returns a client for the model it settled on. */
   connect(options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient }>;
   now?: () => Date;
@@ -89,9 +92,10 @@ function createContext(dependencies: RunEngineDependencies, run: { runId: string
     options: run.options,
     mode: run.probe.toolCalling ? 'native' : 'text',
     signal,
-    tools: dependencies.tools,
+    tools: dependencies.tools(run.options),
     model: run.model,
     approvals: dependencies.approvals,
+    toolApproval: dependencies.toolApproval ?? {},
     runs: dependencies.runs,
     events: dependencies.events,
     now: dependencies.now ?? (() => new Date()),

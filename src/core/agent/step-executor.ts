@@ -1,7 +1,7 @@
 import { ArchonError } from '../../shared/errors';
 import type { PlanStep } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
-import { actionHash, requestApproval } from '../approval/approval-gate';
+import { actionHash, requestApproval, toolCallNeedsApproval } from '../approval/approval-gate';
 import type { ChatMessage, ToolCallRequest } from '../model/chat';
 import { observationMessage, parseTextReply, textProtocolInstructions } from '../model/text-protocol';
 import { toolResult } from '../tools/tool-registry';
@@ -65,10 +65,9 @@ async function runToolCall(context: RunContext, step: PlanStep, name: string, ra
   let result: ToolResult;
   if (!prepared.ok) result = prepared.result;
   else {
-    const decision =
-      prepared.tool.sideEffects === 'none'
-        ? ({ verdict: 'approve' } as const)
-        : await requestApproval(context, { kind: 'tool_call', stepId: step.id, summary: `${name} ${JSON.stringify(prepared.args)}`, action: { tool: name, args: prepared.args } });
+    const decision = !toolCallNeedsApproval(prepared.tool, context.toolApproval[name])
+      ? ({ verdict: 'approve' } as const)
+      : await requestApproval(context, { kind: 'tool_call', stepId: step.id, summary: `${name} ${JSON.stringify(prepared.args)}`, action: { tool: name, args: prepared.args } });
     result =
       decision.verdict === 'approve'
         ? await context.tools.execute(prepared.tool, prepared.args, { signal: context.signal, workspace: context.options.workspace, runId, stepId: step.id })

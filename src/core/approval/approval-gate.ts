@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ApprovalDecision, ApprovalKind } from '../../shared/schemas/approval';
+import type { ToolApprovalOverride } from '../../shared/schemas/settings';
+import type { ToolDefinition } from '../tools/tool-registry';
 import type { RunContext } from '../agent/run-context';
 
 /** A stable hash of the exact action: keys sorted, so equal actions hash equal. */
@@ -30,4 +32,11 @@ export async function requestApproval(
   runs.resolveApproval(id, decision.verdict === 'approve' ? 'approved' : 'rejected', decision, context.now().toISOString());
   context.events.append(context.runId, 'approval.resolved', { approvalId: id, decision });
   return decision;
+}
+
+/** A tool call is put to a person when it has side effects, unless the operator set this tool to always or never ask. */
+export function toolCallNeedsApproval(tool: ToolDefinition, override: ToolApprovalOverride | undefined): boolean {
+  if (override === 'always') return true;
+  if (override === 'never') return false;
+  return tool.sideEffects !== 'none';
 }

@@ -8,6 +8,8 @@ export interface ToolContext {
   workspace: string;
   runId: string;
   stepId: string;
+  /** This call's time limit (the tool's, or less when the call asks for less). */
+  timeoutMs: number;
 }
 
 /** A tool as the runtime knows it. The input schema is both the validator and the JSON Schema the model sees. */
@@ -18,6 +20,8 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   sideEffects: SideEffects;
   idempotent: boolean;
   timeoutMs: number;
+  /** A call may ask for its own limit (run_command's timeout_s). */
+  timeoutFor?(args: z.output<Input>): number;
   run(args: z.output<Input>, context: ToolContext): Promise<ToolResult>;
 }
 
@@ -75,14 +79,18 @@ export class ToolRegistry {
   }
 
   /** Runs a prepared call under its timeout; it never throws. */
-  async execute(tool: ToolDefinition, args: unknown, context: ToolContext): Promise<ToolResult> {
-    const timeout = AbortSignal.timeout(tool.timeoutMs);
+  async execute(tool: ToolDefinition, args: unknown, context: Omit<ToolContext, 'timeoutMs'>): Promise<ToolResult> {
+    const timeoutMs = tool.timeoutFor?.(args) ?? tool.timeoutMs;
+    // A little slack, so a tool that enforces its own limit reports it before this one fires.
+    const timeout = AbortSignal.timeout(timeoutMs + 500);
     const signal = AbortSignal.any([context.signal, timeout]);
+    const timedOut = () => toolResult('timeout', `${tool.name} did not finish within ${timeoutMs / 1000} s.`);
     try {
-      return await tool.run(args, { ...context, signal });
+      const result = await tool.run(args, { ...context, signal, timeoutMs });
+      return result.status === 'cancelled' && timeout.aborted && !context.signal.aborted ? timedOut() : result;
     } catch (error) {
       if (context.signal.aborted) return toolResult('cancelled', `${tool.name} was cancelled.`);
-      if (timeout.aborted) return toolResult('timeout', `${tool.name} did not finish within ${tool.timeoutMs} ms.`);
+      if (timeout.aborted) return timedOut();
       return toolResult('error', `${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   }

@@ -1,13 +1,19 @@
+import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ArchonError, describeZodError } from '../../shared/errors';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
 import { ApproveModeSchema, PolicySchema, RunOptionsSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
+import type { Settings } from '../../shared/schemas/settings';
 import { resumeRun, startRun, type RunEngineDependencies, type RunResult } from '../../core/agent/run-engine';
 import { modelConnector } from '../../core/model/connect';
 import type { ArchonRuntime } from '../../core/runtime';
+import { childProcessLauncher } from '../../core/process/child-process-launcher';
 import { builtinTools } from '../../core/tools/builtin-tools';
+import type { ToolRegistry } from '../../core/tools/tool-registry';
+import { ToolWorkerPool } from '../../core/tools/tool-worker-pool';
 import { approvalChannelFor } from './terminal-approvals';
 
 export interface RunFlags {
@@ -123,12 +129,50 @@ function overridesFrom(flags: RunFlags): Partial<RunOptions> {
   return overrides;
 }
 
-function engineDependencies(runtime: ArchonRuntime, flags: RunFlags): RunEngineDependencies {
+/** The built executor beside this CLI bundle (out/node/executor.js), and the folder it runs from. */
+const EXECUTOR_ENTRY = fileURLToPath(new URL('./executor.js', import.meta.url));
+const APP_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+function workspaceFolder(path: string): string {
+  try {
+    if (statSync(path).isDirectory()) return realpathSync(path);
+  } catch {
+    // Reported below.
+  }
+  throw new ArchonError('CONFIG_INVALID', `The workspace ${path} is not an existing folder. Pass --workspace with the folder the tools may use.`);
+}
+
+/** One tool host per run, started for the run's workspace and closed with the run. */
+class ToolHost {
+  private pool: ToolWorkerPool | null = null;
+
+  constructor(private readonly settings: Settings) {}
+
+  registry(options: RunOptions): ToolRegistry {
+    this.pool ??= new ToolWorkerPool({
+      launcher: childProcessLauncher,
+      entry: EXECUTOR_ENTRY,
+      workspace: workspaceFolder(options.workspace),
+      networkTools: this.settings.networkTools,
+      readableRoots: [APP_ROOT],
+    });
+    this.pool.warmUp();
+    return builtinTools(this.pool, this.settings.disabledTools);
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
+}
+
+function engineDependencies(runtime: ArchonRuntime, flags: RunFlags, tools: ToolHost): RunEngineDependencies {
+  const settings = runtime.store.getSettings();
   return {
     runs: runtime.store.runs,
     events: runtime.events,
-    tools: builtinTools(),
+    tools: (options) => tools.registry(options),
     approvals: approvalChannelFor(flags.approve),
+    toolApproval: settings.toolApproval,
     connect: modelConnector({ apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY }),
     now: runtime.now,
   };
@@ -141,8 +185,9 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   const unsubscribe = printEvents(runtime, flags.json ?? false);
+  const tools = new ToolHost(runtime.store.getSettings());
   try {
-    const dependencies = engineDependencies(runtime, flags);
+    const dependencies = engineDependencies(runtime, flags, tools);
     const result: RunResult =
       'goal' in what
         ? await startRun(dependencies, what.goal, runOptionsFrom(runtime, flags), controller.signal)
@@ -150,6 +195,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
     if (result.status === 'completed' && !flags.json) process.stdout.write(`${result.answer ?? ''}\n`);
     return EXIT_BY_STATUS[result.status] ?? 1;
   } finally {
+    await tools.close();
     runtime.events.flush();
     unsubscribe();
     process.off('SIGINT', stop);

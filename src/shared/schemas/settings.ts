@@ -3,12 +3,18 @@ import { PolicySchema } from './run';
 
 export const ThemeSchema = z.enum(['system', 'light', 'dark']);
 
+/** Per tool: ask every time, never ask, or follow the run's policy. */
+export const ToolApprovalOverrideSchema = z.enum(['always', 'never', 'default']);
+export type ToolApprovalOverride = z.infer<typeof ToolApprovalOverrideSchema>;
+
 export const SettingsSchema = z.object({
   modelUrl: z.url({ protocol: /^https?$/ }),
   model: z.string().max(200),
   policy: PolicySchema,
   concurrency: z.int().min(1).max(64).nullable(),
   networkTools: z.boolean(),
+  disabledTools: z.array(z.string().max(64)).max(100),
+  toolApproval: z.record(z.string().max(64), ToolApprovalOverrideSchema),
   theme: ThemeSchema,
 });
 export type Settings = z.infer<typeof SettingsSchema>;
@@ -22,5 +28,7 @@ export const DEFAULT_SETTINGS: Settings = {
   policy: 'balanced',
   concurrency: null,
   networkTools: false,
+  disabledTools: [],
+  toolApproval: {},
   theme: 'system',
 };

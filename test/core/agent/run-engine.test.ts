@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { denyAll } from '../../../src/core/approval/approval-channel';
-import { calculatorTool } from '../../../src/core/tools/calculator';
-import { defineTool, ToolRegistry, toolResult } from '../../../src/core/tools/tool-registry';
+import { defineTool, ToolRegistry, toolResult, type ToolDefinition } from '../../../src/core/tools/tool-registry';
 import { planReply, requestText, stepIdOf, toolMessagesOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
 
@@ -38,7 +37,7 @@ describe('run engine against the scripted server (real openai client)', () => {
     expect(planRequest?.body.tools?.map((tool) => tool.function.name)).toEqual(['submit_plan']);
     const stepRequests = engine.server.chatRequests.filter((request) => request.purpose === 'step');
     expect(requestText(stepRequests[0] as RecordedRequest)).toContain('Compute 20% of 50 with the calculator');
-    expect(stepRequests[0]?.body.tools?.map((tool) => tool.function.name)).toEqual(['calculator']);
+    expect(stepRequests[0]?.body.tools?.map((tool) => tool.function.name)).toEqual(['calculator', 'list_files', 'read_file', 'write_file', 'run_command', 'search_files', 'http_get']);
     expect(toolMessagesOf(stepRequests[1] as RecordedRequest)).toEqual(['10']);
     const finalRequest = engine.server.chatRequests.find((request) => request.purpose === 'final');
     expect(finalRequest?.body.tools).toBeUndefined();
@@ -196,7 +195,7 @@ describe('run engine against the scripted server (real openai client)', () => {
           step: (_request, turn) => (turn === 0 ? { toolCalls: [{ name: 'write_note', arguments: { text: 'hi' } }] } : { content: 'could not write' }),
         }),
       },
-      { tools: new ToolRegistry([calculatorTool, write]), approvals: denyAll },
+      { tools: (builtin) => new ToolRegistry([builtin.get('calculator') as ToolDefinition, write]), approvals: denyAll },
     );
     await engine.run('write');
     expect(executed).toBe(0);
@@ -219,7 +218,7 @@ describe('run engine against the scripted server (real openai client)', () => {
     });
     const engine = await startEngine(
       { reply: script({ plan: () => planReply([{ id: 'd', description: 'dump' }]), step: (_request, turn) => (turn === 0 ? { toolCalls: [{ name: 'dump', arguments: {} }] } : { content: 'done' }) }) },
-      { tools: new ToolRegistry([long]) },
+      { tools: () => new ToolRegistry([long]) },
     );
     await engine.run('dump');
     const second = engine.server.chatRequests.filter((request) => request.purpose === 'step')[1] as RecordedRequest;
@@ -274,7 +273,7 @@ describe('resuming after a crash in the middle of a tool call', () => {
       },
     });
     const reply = script({ plan: () => planReply([]), step: () => ({ content: 'step done again' }), final: () => ({ content: 'finished' }) });
-    const make = (verdict: 'approve' | 'reject') => startEngine({ reply }, { tools: new ToolRegistry([calculatorTool, write]), approvals: approvals(verdict) });
+    const make = (verdict: 'approve' | 'reject') => startEngine({ reply }, { tools: (builtin) => new ToolRegistry([builtin.get('calculator') as ToolDefinition, write]), approvals: approvals(verdict) });
     const seed = (engine: Awaited<ReturnType<typeof make>>) => {
       const runs = engine.runtime.store.runs;
       const options = { modelUrl: engine.server.url, model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10 };
@@ -312,5 +311,29 @@ describe('resuming after a crash in the middle of a tool call', () => {
     setup.seed(engine);
     expect((await engine.resume('crashed')).status).toBe('completed');
     expect(setup.asked).toEqual([]);
+  });
+});
+
+describe('tools in their own processes, seen from the model', () => {
+  it('hands tool results and tool errors back as observations', async () => {
+    const engine = await startEngine({
+      reply: script({
+        plan: () => planReply([{ id: 'files', description: 'work with files' }]),
+        step: (_request, turn) =>
+          [
+            { toolCalls: [{ name: 'read_file', arguments: { path: 'missing.md' } }] },
+            { toolCalls: [{ name: 'write_file', arguments: { path: 'notes/todo.md', content: 'buy milk' } }, { name: 'write_file', arguments: { path: '../escape.md', content: 'x' } }] },
+            { toolCalls: [{ name: 'read_file', arguments: { path: 'notes/todo.md' } }] },
+            { content: 'The note says: buy milk' },
+          ][turn] as ScriptedReply,
+      }),
+    });
+    expect((await engine.run('notes')).status).toBe('completed');
+    const last = engine.server.chatRequests.filter((request) => request.purpose === 'step').at(-1) as RecordedRequest;
+    const [missing, written, escaped, read] = toolMessagesOf(last);
+    expect(missing).toMatch(/^error: read_file: no such file/);
+    expect(written).toBe('Wrote 8 bytes to notes/todo.md.');
+    expect(escaped).toMatch(/^denied: "..\/escape.md" is outside the workspace/);
+    expect(read).toBe('buy milk');
   });
 });

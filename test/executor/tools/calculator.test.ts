@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { calculatorTool, evaluateExpression } from '../../../src/core/tools/calculator';
+import { calculator, evaluateExpression } from '../../../src/executor/tools/calculator';
 
 describe('calculator', () => {
   it.each([
@@ -35,9 +35,8 @@ describe('calculator', () => {
     expect(() => evaluateExpression(expression)).toThrow(message);
   });
 
-  it('answers as a tool: success with a tidy number, error with the reason', async () => {
-    const context = { signal: new AbortController().signal, workspace: '/tmp', runId: 'r', stepId: 's' };
-    expect(await calculatorTool.run({ expression: '0.1 + 0.2' }, context)).toEqual({ status: 'success', content: '0.3', metadata: {} });
-    expect((await calculatorTool.run({ expression: '1/0' }, context)).status).toBe('error');
+  it('answers as a tool: success with a tidy number, error with the reason', () => {
+    expect(calculator({ expression: '0.1 + 0.2' })).toEqual({ status: 'success', content: '0.3', metadata: {} });
+    expect(calculator({ expression: '1/0' }).status).toBe('error');
   });
 });

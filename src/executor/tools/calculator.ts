@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { defineTool, toolResult } from './tool-registry';
+import type { ToolResult } from '../../shared/schemas/tool';
+import { result } from './tool-context';
 
 /**
  * Arithmetic without eval: + - * / ^ % and parentheses. `%` is a percentage after a value
@@ -132,19 +132,11 @@ export function formatNumber(value: number): string {
   return String(Number(value.toPrecision(12)));
 }
 
-export const calculatorTool = defineTool({
-  name: 'calculator',
-  description: `Evaluates an arithmetic expression exactly. ${HELP}`,
-  input: z.object({ expression: z.string().min(1).describe('the arithmetic expression') }).strict(),
-  sideEffects: 'none',
-  idempotent: true,
-  timeoutMs: 1000,
-  async run({ expression }) {
-    try {
-      return toolResult('success', formatNumber(evaluateExpression(expression)));
-    } catch (error) {
-      if (error instanceof CalculatorError) return toolResult('error', error.message);
-      throw error;
-    }
-  },
-});
+export function calculator({ expression }: { expression: string }): ToolResult {
+  try {
+    return result('success', formatNumber(evaluateExpression(expression)));
+  } catch (error) {
+    if (error instanceof CalculatorError) return result('error', error.message);
+    throw error;
+  }
+}

@@ -1,0 +1,266 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExecutorMessage } from '../../shared/executor-protocol';
+import type { ToolResult } from '../../shared/schemas/tool';
+import type { ProcessLauncher, ToolProcess } from '../process/process-launcher';
+import { toolResult } from './tool-registry';
+
+export interface ToolWorkerPoolOptions {
+  launcher: ProcessLauncher;
+  /** The executor script (out/node/executor.js). */
+  entry: string;
+  workspace: string;
+  networkTools: boolean;
+  /** Idle workers kept started, so a call does not pay a process start. */
+  warm?: number;
+  /** Workers at most, busy or idle, per kind. */
+  maxWorkers?: number;
+  memoryMb?: number;
+  /** Node's permission model: the folders a worker may read besides the workspace and the temp dir. Null where the host cannot apply it. */
+  readableRoots: string[] | null;
+  killGraceMs?: number;
+}
+
+/** Command workers may start processes; the others may not. */
+type WorkerKind = 'plain' | 'command';
+
+interface Worker {
+  kind: WorkerKind;
+  process: ToolProcess;
+  ready: Promise<boolean>;
+  exited: Promise<number | null>;
+  groups: Set<number>;
+  alive: boolean;
+  stopping?: Promise<void>;
+}
+
+interface PendingCall {
+  worker: Worker;
+  settle(result: ToolResult, kill: boolean): void;
+}
+
+const COMMAND_TOOLS = new Set(['run_command']);
+
+/**
+ * Tools run here, outside the runtime's process: a warm pool of executor processes, each call under
+ * a timeout that kills its process groups (SIGTERM, then SIGKILL after a grace period), a memory cap
+ * per worker, and a replacement for any worker that crashes.
+ */
+export class ToolWorkerPool {
+  private readonly idle = new Map<WorkerKind, Worker[]>([
+    ['plain', []],
+    ['command', []],
+  ]);
+  private readonly all = new Set<Worker>();
+  private readonly calls = new Map<number, PendingCall>();
+  private readonly waiters: { kind: WorkerKind; resolve: (worker: Worker) => void }[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly options: ToolWorkerPoolOptions) {}
+
+  /** Starts the warm workers now rather than at the first call. */
+  warmUp(): void {
+    this.replenish('plain');
+  }
+
+  private get warm(): number {
+    return this.options.warm ?? 2;
+  }
+
+  /** A temp folder of the pool's own: the only place besides the workspace a worker may write. */
+  private tempDir: string | null = null;
+
+  private workerTempDir(): string {
+    this.tempDir ??= mkdtempSync(join(tmpdir(), 'archon-tools-'));
+    return this.tempDir;
+  }
+
+  private execArgv(kind: WorkerKind): string[] {
+    const flags = [`--max-old-space-size=${this.options.memoryMb ?? 256}`];
+    if (this.options.readableRoots) {
+      const writable = [this.options.workspace, this.workerTempDir()];
+      flags.push('--permission', ...[...this.options.readableRoots, ...writable].map((path) => `--allow-fs-read=${path}`), ...writable.map((path) => `--allow-fs-write=${path}`));
+      if (kind === 'command') flags.push('--allow-child-process');
+    }
+    return flags;
+  }
+
+  private start(kind: WorkerKind): Worker {
+    const child = this.options.launcher.launch(this.options.entry, {
+      execArgv: this.execArgv(kind),
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', TMPDIR: this.workerTempDir() },
+      cwd: this.options.workspace,
+    });
+    let markReady: (ok: boolean) => void = () => undefined;
+    const worker: Worker = {
+      kind,
+      process: child,
+      groups: new Set(),
+      alive: true,
+      ready: new Promise((resolve) => (markReady = resolve)),
+      exited: new Promise((resolve) => child.onExit(resolve)),
+    };
+    child.onMessage((message) => this.onMessage(worker, message, markReady));
+    void worker.exited.then((code) => this.onExit(worker, code, markReady));
+    this.all.add(worker);
+    return worker;
+  }
+
+  private onMessage(worker: Worker, message: ExecutorMessage, markReady: (ok: boolean) => void): void {
+    if (message.type === 'ready') markReady(true);
+    else if (message.type === 'spawned') worker.groups.add(message.pgid);
+    else if (message.type === 'result') {
+      const call = this.calls.get(message.id);
+      if (call?.worker === worker) call.settle(message.result, false);
+    }
+  }
+
+  private onExit(worker: Worker, code: number | null, markReady: (ok: boolean) => void): void {
+    worker.alive = false;
+    markReady(false);
+    this.all.delete(worker);
+    const idle = this.idle.get(worker.kind) as Worker[];
+    if (idle.includes(worker)) idle.splice(idle.indexOf(worker), 1);
+    for (const call of this.calls.values()) {
+      if (call.worker === worker) {
+        const how = code === null ? 'killed by a signal' : `exit code ${code}`;
+        call.settle(toolResult('error', `The tool process stopped before the call finished (${how}); it crashed or ran out of memory. It was replaced: try again, with a smaller input if it was large.`), true);
+      }
+    }
+    this.replenish(worker.kind);
+    this.serveWaiters(worker.kind);
+  }
+
+  /** Callers waiting for a worker of a kind get one when one is free or may be started. */
+  private serveWaiters(kind: WorkerKind): void {
+    const idle = this.idle.get(kind) as Worker[];
+    for (let index = this.waiters.findIndex((waiter) => waiter.kind === kind); index >= 0; index = this.waiters.findIndex((waiter) => waiter.kind === kind)) {
+      const worker = idle.shift() ?? (this.countOf(kind) < this.maxWorkers && !this.closed ? this.start(kind) : undefined);
+      if (!worker) return;
+      this.waiters.splice(index, 1)[0]?.resolve(worker);
+    }
+  }
+
+  private replenish(kind: WorkerKind): void {
+    if (this.closed) return;
+    const target = kind === 'plain' ? this.warm : Math.min(1, this.warm);
+    const idle = this.idle.get(kind) as Worker[];
+    while (idle.length < target && this.countOf(kind) < this.maxWorkers) idle.push(this.start(kind));
+  }
+
+  private countOf(kind: WorkerKind): number {
+    return [...this.all].filter((worker) => worker.kind === kind).length;
+  }
+
+  private get maxWorkers(): number {
+    return this.options.maxWorkers ?? 8;
+  }
+
+  private async acquire(kind: WorkerKind, signal: AbortSignal): Promise<Worker | null> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const idle = this.idle.get(kind) as Worker[];
+      const worker =
+        idle.shift() ??
+        (this.countOf(kind) < this.maxWorkers
+          ? this.start(kind)
+          : await new Promise<Worker>((resolve, reject) => {
+              const waiter = { kind, resolve };
+              this.waiters.push(waiter);
+              signal.addEventListener(
+                'abort',
+                () => {
+                  this.waiters.splice(this.waiters.indexOf(waiter), 1);
+                  reject(signal.reason);
+                },
+                { once: true },
+              );
+            }));
+      if (await worker.ready) return worker;
+    }
+    return null;
+  }
+
+  private release(worker: Worker): void {
+    if (!worker.alive || worker.stopping || this.closed) return;
+    (this.idle.get(worker.kind) as Worker[]).push(worker);
+    this.serveWaiters(worker.kind);
+  }
+
+  /** Kills a worker's process group and every group its calls started: SIGTERM, then SIGKILL after the grace period. */
+  private terminate(worker: Worker): Promise<void> {
+    worker.stopping ??= (async () => {
+      this.signalGroups(worker, 'SIGTERM');
+      worker.process.kill('SIGTERM');
+      const grace = new Promise<'grace'>((resolve) => setTimeout(() => resolve('grace'), this.options.killGraceMs ?? 200));
+      const first = await Promise.race([worker.exited.then(() => 'exited' as const), grace]);
+      this.signalGroups(worker, 'SIGKILL');
+      if (first === 'grace') worker.process.kill('SIGKILL');
+      await Promise.race([worker.exited, new Promise((resolve) => setTimeout(resolve, 1000))]);
+    })();
+    return worker.stopping;
+  }
+
+  private signalGroups(worker: Worker, signal: NodeJS.Signals): void {
+    for (const group of worker.groups) {
+      try {
+        process.kill(-group, signal);
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+
+  private exchange(worker: Worker, id: number, tool: string, args: unknown, options: { signal: AbortSignal; timeoutMs: number }): Promise<{ result: ToolResult; kill: boolean }> {
+    return new Promise((resolve) => {
+      const finish = (result: ToolResult, kill: boolean) => {
+        clearTimeout(timer);
+        options.signal.removeEventListener('abort', onAbort);
+        resolve({ result, kill });
+      };
+      const timer = setTimeout(() => finish(toolResult('timeout', `${tool} did not finish within ${options.timeoutMs / 1000} s; it and every process it started were killed.`), true), options.timeoutMs);
+      const onAbort = () => finish(toolResult('cancelled', `${tool} was stopped; it and every process it started were killed.`), true);
+      options.signal.addEventListener('abort', onAbort, { once: true });
+      this.calls.set(id, { worker, settle: finish });
+      worker.process.send({ type: 'call', id, tool, args, workspace: this.options.workspace, networkTools: this.options.networkTools, timeoutMs: options.timeoutMs });
+    });
+  }
+
+  /** Runs one tool call in a worker; it never throws. */
+  async call(tool: string, args: unknown, options: { signal: AbortSignal; timeoutMs: number }): Promise<ToolResult> {
+    if (this.closed) return toolResult('cancelled', 'The tool host is shut down.');
+    const kind: WorkerKind = COMMAND_TOOLS.has(tool) ? 'command' : 'plain';
+    const worker = await this.acquire(kind, options.signal).catch(() => null);
+    if (options.signal.aborted) {
+      if (worker) this.release(worker);
+      return toolResult('cancelled', `${tool} was cancelled before it started.`);
+    }
+    if (!worker) return toolResult('error', 'No tool process could be started. Check that Archon is built completely (npm run build).');
+    const id = this.nextId++;
+    const outcome = await this.exchange(worker, id, tool, args, options);
+    this.calls.delete(id);
+    if (outcome.kill) await this.terminate(worker);
+    else {
+      // Whatever a finished command left running in its group is a stray: it goes.
+      this.signalGroups(worker, 'SIGKILL');
+      worker.groups.clear();
+      this.release(worker);
+    }
+    return outcome.result;
+  }
+
+  /** The emergency stop's hook: every busy worker and the processes it started are killed at once. */
+  async stopAll(): Promise<void> {
+    const busy = [...this.calls.values()];
+    for (const call of busy) call.settle(toolResult('cancelled', 'Stopped by the emergency stop; the call and every process it started were killed.'), true);
+    await Promise.all(busy.map((call) => this.terminate(call.worker)));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.stopAll();
+    await Promise.all([...this.all].map((worker) => this.terminate(worker)));
+    if (this.tempDir) rmSync(this.tempDir, { recursive: true, force: true });
+  }
+}

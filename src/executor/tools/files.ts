@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { ToolResult } from '../../shared/schemas/tool';
+import { TOOL_LIMITS, type BuiltinToolInput } from '../../shared/tools/catalogue';
+import { resolveInWorkspace, workspaceRelative } from '../workspace-paths';
+import { result, type ExecutorContext } from './tool-context';
+
+const MAX_ENTRIES = 1000;
+
+/** A file with a NUL byte in its first 8 KiB is treated as binary. */
+function looksBinary(bytes: Buffer): boolean {
+  return bytes.subarray(0, 8192).includes(0);
+}
+
+export async function listFiles(args: BuiltinToolInput<'list_files'>, context: ExecutorContext): Promise<ToolResult> {
+  const folder = resolveInWorkspace(context.workspace, args.path ?? '.');
+  const entries = await readdir(folder, { withFileTypes: true });
+  const lines = entries
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .slice(0, MAX_ENTRIES)
+    .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.isSymbolicLink() ? `${entry.name}@` : entry.name));
+  const more = entries.length > MAX_ENTRIES ? `\n[${entries.length - MAX_ENTRIES} more entries not listed]` : '';
+  const where = workspaceRelative(context.workspace, folder);
+  return result('success', lines.length > 0 ? `${lines.join('\n')}${more}` : `(${where} is empty)`, { count: entries.length });
+}
+
+export async function readTextFile(args: BuiltinToolInput<'read_file'>, context: ExecutorContext): Promise<ToolResult> {
+  const file = resolveInWorkspace(context.workspace, args.path);
+  const info = await stat(file);
+  if (!info.isFile()) return result('error', `"${args.path}" is not a file. Use list_files to see what is there.`);
+  const handle = await open(file, 'r');
+  try {
+    const length = Math.min(info.size, TOOL_LIMITS.readBytes);
+    const buffer = Buffer.alloc(length);
+    await handle.read(buffer, 0, length, 0);
+    if (looksBinary(buffer)) return result('error', `"${args.path}" is a binary file (${info.size} bytes); it cannot be read as text.`, { bytes: info.size, binary: true });
+    const note = info.size > length ? `\n[truncated: the file has ${info.size} bytes; only the first ${length} are shown]` : '';
+    return result('success', buffer.toString('utf8') + note, { bytes: info.size });
+  } finally {
+    await handle.close();
+  }
+}
+
+async function previousContent(file: string): Promise<{ existed: boolean; content?: string; bytes?: number }> {
+  try {
+    const bytes = await readFile(file);
+    return bytes.length <= TOOL_LIMITS.readBytes && !looksBinary(bytes) ? { existed: true, content: bytes.toString('utf8') } : { existed: true, bytes: bytes.length };
+  } catch {
+    return { existed: false };
+  }
+}
+
+/** Atomic: the content goes to a temporary file beside the target, then replaces it in one rename. */
+export async function writeTextFile(args: BuiltinToolInput<'write_file'>, context: ExecutorContext): Promise<ToolResult> {
+  const file = resolveInWorkspace(context.workspace, args.path);
+  await mkdir(dirname(file), { recursive: true });
+  const target = resolveInWorkspace(context.workspace, args.path);
+  const previous = await previousContent(target);
+  const temporary = join(dirname(target), `.${randomBytes(6).toString('hex')}.archon-tmp`);
+  try {
+    await writeFile(temporary, args.content, { flag: 'wx' });
+    await rename(temporary, target);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+  const bytes = Buffer.byteLength(args.content);
+  return result('success', `Wrote ${bytes} bytes to ${args.path}.`, { bytes, previous });
+}

@@ -1,0 +1,48 @@
+import { realpathSync } from 'node:fs';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+
+/** A path the model asked for that lies outside the workspace; the message says what it may do instead. */
+export class PathDenied extends Error {}
+
+function inside(root: string, candidate: string): boolean {
+  const rel = relative(root, candidate);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep)[0] !== '..');
+}
+
+/** The real path of `path`, or of its nearest existing ancestor joined with the rest. */
+function realPathOfNearest(path: string): string {
+  let existing = path;
+  const missing: string[] = [];
+  for (let depth = 0; depth < 4096; depth++) {
+    try {
+      return resolve(realpathSync(existing), ...missing.reverse());
+    } catch {
+      const parent = dirname(existing);
+      if (parent === existing) break;
+      missing.push(existing.slice(parent.length + 1));
+      existing = parent;
+    }
+  }
+  return path;
+}
+
+/**
+ * Resolves a path the model gave against the workspace. `..` escapes, absolute paths elsewhere and
+ * symlinks that lead outside are denied; the check is on real paths, so a link cannot smuggle a
+ * write out.
+ */
+export function resolveInWorkspace(workspace: string, requested: string): string {
+  const root = realpathSync(workspace);
+  const target = resolve(root, requested);
+  if (!inside(root, target)) {
+    throw new PathDenied(`"${requested}" is outside the workspace. Use a path relative to the workspace (e.g. "notes/todo.md"); nothing outside it can be touched.`);
+  }
+  if (!inside(root, realPathOfNearest(target))) {
+    throw new PathDenied(`"${requested}" leads outside the workspace through a symbolic link. Use a path whose folders are inside the workspace.`);
+  }
+  return target;
+}
+
+export function workspaceRelative(workspace: string, absolute: string): string {
+  return relative(realpathSync(workspace), absolute) || '.';
+}

@@ -1,0 +1,178 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { processesMatching, uniqueSleepSeconds } from '../../support/processes';
+import { useTempDirs } from '../../support/temp-dir';
+import { usePools } from '../../support/tools';
+
+const tempDir = useTempDirs();
+const openPool = usePools();
+const signal = () => new AbortController().signal;
+const call = (pool: ReturnType<typeof openPool>, tool: string, args: unknown, timeoutMs = 5000) => pool.call(tool, args, { signal: signal(), timeoutMs });
+
+function workspaceWithOutside() {
+  const root = tempDir();
+  const workspace = join(root, 'workspace');
+  const outside = join(root, 'outside');
+  mkdirSync(workspace);
+  mkdirSync(outside);
+  return { root, workspace, outside };
+}
+
+describe('tool worker pool: confinement to the workspace', () => {
+  it('denies write_file to ../x, to an absolute path outside, and through a symlink pointing outside; nothing is written outside', async () => {
+    const { root, workspace, outside } = workspaceWithOutside();
+    symlinkSync(outside, join(workspace, 'escape'));
+    const pool = openPool(workspace);
+    for (const path of ['../x', join(outside, 'abs.txt'), 'escape/through-link.txt', 'escape/deeper/new.txt', '/etc/archon-test']) {
+      const result = await call(pool, 'write_file', { path, content: 'pwned' });
+      expect(result.status, path).toBe('denied');
+      expect(result.content).toMatch(/outside the workspace/);
+    }
+    expect(readdirSync(outside)).toEqual([]);
+    expect(existsSync(join(root, 'x'))).toBe(false);
+    expect(readdirSync(workspace)).toEqual(['escape']);
+  });
+
+  it('denies reading or listing outside the workspace, also through a symlinked file', async () => {
+    const { workspace, outside } = workspaceWithOutside();
+    writeFileSync(join(outside, 'secret.txt'), 'top secret');
+    symlinkSync(join(outside, 'secret.txt'), join(workspace, 'innocent.txt'));
+    const pool = openPool(workspace);
+    expect(await call(pool, 'read_file', { path: 'innocent.txt' })).toMatchObject({ status: 'denied' });
+    expect(await call(pool, 'read_file', { path: '../outside/secret.txt' })).toMatchObject({ status: 'denied' });
+    expect(await call(pool, 'list_files', { path: '..' })).toMatchObject({ status: 'denied' });
+    expect(await call(pool, 'search_files', { query: 'secret', path: '../outside' })).toMatchObject({ status: 'denied' });
+  });
+
+  it("applies Node's permission model to the worker: outside the workspace and temp dir it can neither read nor write", async () => {
+    const { workspace, outside } = workspaceWithOutside();
+    writeFileSync(join(outside, 'secret.txt'), 'x');
+    const probe = new URL('../../fixtures/permission-probe-executor.mjs', import.meta.url).pathname;
+    const pool = openPool(workspace, { entry: probe, readableRoots: [probe] });
+    const outsideReport = JSON.parse((await call(pool, 'read_file', { readPath: join(outside, 'secret.txt'), writePath: join(outside, 'w.txt') })).content);
+    expect(outsideReport).toEqual({ read: 'ERR_ACCESS_DENIED', write: 'ERR_ACCESS_DENIED', permission: true });
+    writeFileSync(join(workspace, 'mine.txt'), 'x');
+    const insideReport = JSON.parse((await call(pool, 'read_file', { readPath: join(workspace, 'mine.txt'), writePath: join(workspace, 'w.txt') })).content);
+    expect(insideReport).toMatchObject({ read: 'allowed', write: 'allowed' });
+    expect(existsSync(join(outside, 'w.txt'))).toBe(false);
+  });
+});
+
+describe('tool worker pool: the built-in tools', () => {
+  it('writes atomically, creates folders, and keeps the previous content so the write can be undone', async () => {
+    const workspace = tempDir();
+    const pool = openPool(workspace);
+    expect(await call(pool, 'write_file', { path: 'notes/a/b.txt', content: 'first' })).toMatchObject({ status: 'success', metadata: { previous: { existed: false } } });
+    const second = await call(pool, 'write_file', { path: 'notes/a/b.txt', content: 'second' });
+    expect(second.metadata.previous).toEqual({ existed: true, content: 'first' });
+    expect(readFileSync(join(workspace, 'notes/a/b.txt'), 'utf8')).toBe('second');
+    expect(readdirSync(join(workspace, 'notes/a'))).toEqual(['b.txt']);
+  });
+
+  it('reads text, describes binary files instead of reading them, and caps what it reads', async () => {
+    const workspace = tempDir();
+    writeFileSync(join(workspace, 'a.txt'), 'hello\nworld');
+    writeFileSync(join(workspace, 'image.bin'), Buffer.from([0x89, 0x50, 0x00, 0x01, 0x02]));
+    writeFileSync(join(workspace, 'big.txt'), 'y'.repeat(1024 * 1024 + 10));
+    const pool = openPool(workspace);
+    expect(await call(pool, 'read_file', { path: 'a.txt' })).toMatchObject({ status: 'success', content: 'hello\nworld' });
+    expect(await call(pool, 'read_file', { path: 'image.bin' })).toMatchObject({ status: 'error', content: expect.stringContaining('binary file (5 bytes)') });
+    expect((await call(pool, 'read_file', { path: 'big.txt' })).content).toMatch(/\[truncated: the file has 1048586 bytes/);
+    expect(await call(pool, 'read_file', { path: 'missing.txt' })).toMatchObject({ status: 'error', content: expect.stringContaining('no such file') });
+  });
+
+  it('lists files and searches text', async () => {
+    const workspace = tempDir();
+    mkdirSync(join(workspace, 'src'));
+    writeFileSync(join(workspace, 'src', 'main.ts'), 'const answer = 42;\n// TODO: Answer again\n');
+    const pool = openPool(workspace);
+    expect(await call(pool, 'list_files', {})).toMatchObject({ status: 'success', content: 'src/' });
+    expect((await call(pool, 'search_files', { query: 'answer' })).content).toBe('src/main.ts:1: const answer = 42;\nsrc/main.ts:2: // TODO: Answer again');
+  });
+
+  it('runs a command in the workspace with a minimal environment and reports its exit code', async () => {
+    const workspace = tempDir();
+    process.env.ARCHON_TEST_SECRET = 'hunter2';
+    try {
+      const pool = openPool(workspace);
+      const ok = await call(pool, 'run_command', { command: 'pwd; env' });
+      expect(ok.status).toBe('success');
+      expect(ok.content).toContain(`exit code 0\n${join(workspace)}`);
+      expect(ok.content).not.toContain('hunter2');
+      expect(ok.content).not.toContain('OPENAI');
+      expect(await call(pool, 'run_command', { command: 'echo oops >&2; exit 3' })).toMatchObject({ status: 'error', content: 'exit code 3\noops', metadata: { exitCode: 3 } });
+    } finally {
+      delete process.env.ARCHON_TEST_SECRET;
+    }
+  });
+
+  it('caps command output', async () => {
+    const pool = openPool(tempDir());
+    const result = await call(pool, 'run_command', { command: 'head -c 200000 /dev/zero | tr "\\0" a' });
+    expect(result.content.length).toBeLessThan(70_000);
+    expect(result.content).toMatch(/\[output truncated: \d+ more bytes\]/);
+  });
+
+  it('refuses http_get while network tools are off, and fetches when they are on', async () => {
+    const server = createServer((_request, response) => response.end('hello from loopback'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      expect(await call(openPool(tempDir()), 'http_get', { url })).toMatchObject({ status: 'denied', content: expect.stringContaining('Network tools are turned off') });
+      expect(await call(openPool(tempDir(), { networkTools: true }), 'http_get', { url })).toMatchObject({ status: 'success', content: 'HTTP 200\nhello from loopback' });
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('tool worker pool: limits, crashes and stops', () => {
+  it('kills `sleep 95` at its 1 s timeout within 2 s, grandchild included', async () => {
+    const seconds = uniqueSleepSeconds();
+    const pool = openPool(tempDir());
+    const started = Date.now();
+    const result = await call(pool, 'run_command', { command: `(sleep ${seconds} &) ; sleep ${seconds}` }, 1000);
+    expect(result.status).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(processesMatching(`sleep ${seconds}`)).toEqual([]);
+  });
+
+  it('answers error when the worker dies mid-call, replaces it, and the next call works', async () => {
+    const pool = openPool(tempDir());
+    const crashed = await call(pool, 'run_command', { command: 'kill -9 $PPID; sleep 5' });
+    expect(crashed).toMatchObject({ status: 'error', content: expect.stringContaining('tool process stopped before the call finished') });
+    expect(await call(pool, 'run_command', { command: 'echo alive' })).toMatchObject({ status: 'success', content: 'exit code 0\nalive' });
+  });
+
+  it('answers error when a worker exceeds its memory cap, and the next call works', async () => {
+    const pool = openPool(tempDir(), { memoryMb: 16 });
+    const result = await call(pool, 'write_file', { path: 'huge.txt', content: 'z'.repeat(9 * 1024 * 1024) }, 20_000);
+    expect(result).toMatchObject({ status: 'error', content: expect.stringMatching(/stopped before the call finished.*ran out of memory/) });
+    expect(await call(pool, 'calculator', { expression: '2+2' })).toMatchObject({ status: 'success', content: '4' });
+  });
+
+  it('stops three long commands at once, leaving zero descendant processes within 500 ms', async () => {
+    const seconds = uniqueSleepSeconds();
+    const pool = openPool(tempDir());
+    const calls = [1, 2, 3].map(() => call(pool, 'run_command', { command: `(sleep ${seconds} &) ; sleep ${seconds}` }, 60_000));
+    await expect.poll(() => processesMatching(`sleep ${seconds}`).filter((line) => !line.includes('/bin/sh')).length, { timeout: 5000 }).toBe(6);
+    const started = Date.now();
+    await pool.stopAll();
+    const results = await Promise.all(calls);
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(results.map((result) => result.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
+    expect(processesMatching(`sleep ${seconds}`)).toEqual([]);
+  });
+
+  it('reuses warm workers', async () => {
+    const pool = openPool(tempDir());
+    pool.warmUp();
+    await call(pool, 'calculator', { expression: '1' });
+    const started = performance.now();
+    for (let index = 0; index < 20; index++) await call(pool, 'calculator', { expression: `${index}+1` });
+    expect((performance.now() - started) / 20).toBeLessThan(50);
+  });
+});
