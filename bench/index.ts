@@ -1,3 +1,4 @@
+import { humanControlBenchmarks } from './human-control.bench';
 import { runtimeBenchmarks } from './runtime.bench';
 import { toolBenchmarks } from './tools.bench';
 
@@ -5,3 +6,4 @@ import { toolBenchmarks } from './tools.bench';
 process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
 await runtimeBenchmarks();
 await toolBenchmarks();
+await humanControlBenchmarks();

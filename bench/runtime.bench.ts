@@ -6,6 +6,7 @@ import type { RunContext } from '../src/core/agent/run-context';
 import { runPlan } from '../src/core/agent/scheduler';
 import { modelConnector } from '../src/core/model/connect';
 import { ToolRegistry } from '../src/core/tools/tool-registry';
+import { BudgetMeter } from '../src/core/budget/budget-meter';
 import { planReply, startModelServer, stepIdOf } from '../test/kit/scripted-model-server';
 import { line, ms, withRuntime } from './support';
 
@@ -38,14 +39,20 @@ async function parallelEfficiency(): Promise<void> {
   }
 }
 
-function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]>[0], runId: string): RunContext {
+export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]>[0], runId: string): RunContext {
   return {
     runId,
     goal: 'bench',
     options: { modelUrl: 'http://127.0.0.1:1/v1', model: 'x', policy: 'balanced', concurrency: 8, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10 },
+    policy: 'balanced',
     mode: 'native',
     signal: new AbortController().signal,
+    stopRun: () => undefined,
     tools: new ToolRegistry([]),
+    lockedTools: new Set(),
+    expiryMs: {},
+    budget: new BudgetMeter({ maxTokens: null, maxCostUsd: null, dayMaxTokens: null, dayMaxCostUsd: null, maxModelCalls: 1e6, maxToolCalls: 1e6 }, { tokens: 0, costUsd: 0, dayTokens: 0, dayCostUsd: 0, modelCalls: 0, toolCalls: 0 }, { inputPerMillion: 0, outputPerMillion: 0, known: true }),
+    plan: null,
     model: { baseUrl: '', model: '', chat: () => Promise.reject(new Error('no model in this bench')) },
     approvals: approveAll,
     toolApproval: {},
@@ -56,7 +63,7 @@ function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]>[0], r
   };
 }
 
-function seedRun(runtime: Parameters<Parameters<typeof withRuntime>[0]>[0], runId: string, steps: PlanStep[]): void {
+export function seedRun(runtime: Parameters<Parameters<typeof withRuntime>[0]>[0], runId: string, steps: PlanStep[]): void {
   runtime.store.runs.createRun({ id: runId, goal: 'bench', policy: 'balanced', options: contextFor(runtime, runId).options, now: new Date().toISOString() });
   runtime.store.runs.savePlan(runId, steps);
 }

@@ -1,7 +1,7 @@
 import { afterEach } from 'vitest';
 import type { RunOptions } from '../../src/shared/schemas/run';
 import { approveAll, type ApprovalChannel } from '../../src/core/approval/approval-channel';
-import { resumeRun, startRun, type RunResult } from '../../src/core/agent/run-engine';
+import { resumeRun, startRun, type RunEngineDependencies, type RunResult } from '../../src/core/agent/run-engine';
 import { modelConnector } from '../../src/core/model/connect';
 import type { ArchonRuntime } from '../../src/core/runtime';
 import type { ToolRegistry } from '../../src/core/tools/tool-registry';
@@ -21,7 +21,7 @@ export interface EngineHarness {
 }
 
 /** A runtime on a fresh data dir, a scripted model server, and the engine wired between them. */
-export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (builtin: ToolRegistry) => ToolRegistry; approvals?: ApprovalChannel }) => Promise<EngineHarness> {
+export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (builtin: ToolRegistry) => ToolRegistry; approvals?: ApprovalChannel; expiryMs?: RunEngineDependencies['expiryMs'] }) => Promise<EngineHarness> {
   const openRuntime = useRuntimes();
   const tempDir = useTempDirs();
   const openPool = usePools();
@@ -45,6 +45,7 @@ export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (bui
       events: runtime.events,
       tools: () => registry,
       approvals: extra.approvals ?? approveAll,
+      expiryMs: extra.expiryMs,
       connect: modelConnector({ retry: { retries: 2, baseDelayMs: 10, maxDelayMs: 50 } }),
     };
     const defaults: RunOptions = { modelUrl: server.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10 };

@@ -1,8 +1,14 @@
-import type { RunOptions } from '../../shared/schemas/run';
+import { ArchonError } from '../../shared/errors';
+import type { ApprovalKind } from '../../shared/schemas/approval';
+import type { Plan } from '../../shared/schemas/plan';
+import type { Policy, RunOptions } from '../../shared/schemas/run';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
+import { explain, requestApproval, runRejected } from '../approval/approval-gate';
+import { asksAt } from '../approval/policy';
+import type { BudgetMeter, CapBreach } from '../budget/budget-meter';
 import type { RunEventLog } from '../events/run-event-log';
-import type { ChatRequest, ChatResponse, ModelClient, ModelMode } from '../model/chat';
+import { estimateTokens, type ChatRequest, type ChatResponse, type ModelClient, type ModelMode } from '../model/chat';
 import type { RunStore } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
 
@@ -11,49 +17,146 @@ export interface RunContext {
   runId: string;
   goal: string;
   options: RunOptions;
+  /** The policy in force: the operator's, or stricter when adaptive autonomy tightened it. */
+  policy: Policy;
   mode: ModelMode;
   signal: AbortSignal;
+  /** Ends the whole run: every step's model stream and tool call is aborted. */
+  stopRun(reason: unknown): void;
   tools: ToolRegistry;
+  /** Tools a person locked out for the rest of the run. */
+  lockedTools: Set<string>;
   model: ModelClient;
   approvals: ApprovalChannel;
   /** The operator's per-tool approval overrides (Settings). */
   toolApproval: Readonly<Record<string, ToolApprovalOverride>>;
+  expiryMs: Partial<Record<ApprovalKind, number>>;
+  budget: BudgetMeter;
+  plan: Plan | null;
   runs: RunStore;
   events: RunEventLog;
   now(): Date;
   newId(): string;
 }
 
-/** A model call that records every attempt (failed ones too) before announcing the result. */
-export async function callModel(context: RunContext, request: ChatRequest, stepId: string | null): Promise<ChatResponse> {
-  let startedAt = context.now().toISOString();
-  const response = await context.model.chat(request, {
-    signal: context.signal,
-    onAttempt(attempt) {
-      const endedAt = context.now().toISOString();
-      context.runs.recordModelAttempt({
-        id: context.newId(),
-        runId: context.runId,
-        stepId,
-        purpose: request.purpose,
-        attempt: attempt.attempt,
-        ok: attempt.ok,
-        promptTokens: attempt.usage.promptTokens,
-        completionTokens: attempt.usage.completionTokens,
-        estimated: attempt.usage.estimated,
-        error: attempt.error ?? null,
-        startedAt,
-        endedAt,
-      });
-      startedAt = endedAt;
-    },
+/** The tools the model may still use: the registry less anything locked. */
+export function availableTools(context: RunContext): ToolRegistry {
+  return context.lockedTools.size === 0 ? context.tools : context.tools.without([...context.lockedTools]);
+}
+
+function abortable(promise: Promise<void>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void promise.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
   });
-  context.events.append(context.runId, 'model.completed', {
+}
+
+/** Completion tokens assumed for a call when budgeting before it: a call is never let through on hope. */
+const COMPLETION_ALLOWANCE = 512;
+
+function announceBudget(context: RunContext): void {
+  const { totals, limits } = context.budget;
+  context.events.append(context.runId, 'budget.updated', {
+    tokens: totals.tokens,
+    costUsd: totals.costUsd,
+    maxTokens: limits.maxTokens,
+    maxCostUsd: limits.maxCostUsd,
+    modelCalls: totals.modelCalls,
+    toolCalls: totals.toolCalls,
+  });
+}
+
+/** At a cap: a person may raise it (never `--approve auto`); otherwise the run ends, exit 4. */
+async function askToRaise(context: RunContext, breach: CapBreach, stepId: string | null): Promise<void> {
+  if (!context.approvals.canRaiseBudgets) throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}.`);
+  const outcome = await requestApproval(context, {
+    kind: 'budget_raise',
     stepId,
-    purpose: request.purpose,
-    promptTokens: response.usage.promptTokens,
-    completionTokens: response.usage.completionTokens,
-    attempts: response.attempts,
+    summary: `Budget: ${breach.message}. Raise the cap to continue?`,
+    action: { cap: breach.cap, limits: context.budget.limits },
+    explanation: explain(context, { summary: `The run has reached a budget cap: ${breach.message}.`, stepId, risk: 'medium', factors: [`cap: ${breach.cap}`], reversibility: 'not_applicable' }),
   });
-  return response;
+  if (outcome.decision.verdict === 'approve') context.budget.raise(breach, null);
+  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach, outcome.decision.edited);
+  else throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}; the operator did not raise it.`);
+}
+
+/** Supervised runs ask before every model call; a refusal fails what asked (or ends the run when it says stop). */
+async function approveModelCall(context: RunContext, request: ChatRequest, stepId: string | null): Promise<void> {
+  if (!asksAt(context.policy, 'model_call')) return;
+  const last = request.messages.at(-1);
+  const outcome = await requestApproval(context, {
+    kind: 'model_call',
+    stepId,
+    summary: `Model call (${request.purpose}${stepId ? `, step ${stepId}` : ''}) to ${context.model.model}`,
+    action: { purpose: request.purpose, model: context.model.model, lastMessage: last && 'content' in last ? last.content : null },
+    explanation: explain(context, { summary: `Ask the model for the ${request.purpose}.`, stepId, risk: 'low', factors: ['sends the conversation so far to the model server'], reversibility: 'not_applicable' }),
+  });
+  if (outcome.decision.verdict === 'approve' || outcome.decision.verdict === 'edit') return;
+  const feedback = outcome.decision.verdict === 'reject' ? outcome.decision.feedback : 'locked';
+  if (outcome.decision.verdict === 'reject' && outcome.decision.stop) throw runRejected(`The operator stopped the run: ${feedback}`);
+  throw new ArchonError('APPROVAL_REJECTED', `The operator did not approve the model call: ${feedback}`);
+}
+
+/**
+ * A model call under the run's rules: asked for when the policy says so, checked against the budget
+ * before it happens (used + reserved + this estimate must fit), every attempt charged and recorded
+ * before the result is announced.
+ */
+export async function callModel(context: RunContext, request: ChatRequest, stepId: string | null): Promise<ChatResponse> {
+  await approveModelCall(context, request, stepId);
+  const estimate = estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? [])) + (request.maxTokens ?? COMPLETION_ALLOWANCE);
+  for (let breach = context.budget.check(estimate), asks = 0; breach !== null; breach = context.budget.check(estimate)) {
+    context.signal.throwIfAborted();
+    if (context.budget.callsInFlight() > 0) {
+      // Calls in flight hold reservations that may prove larger than what they use: wait for one to settle.
+      await abortable(context.budget.nextRelease(), context.signal);
+      continue;
+    }
+    if (asks++ >= 3) throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}.`);
+    await askToRaise(context, breach, stepId);
+  }
+  const reservation = context.budget.reserve(estimate);
+  if (context.budget.crossedWarning()) context.events.append(context.runId, 'budget.warning', { message: 'The run is at 80% of a budget cap, counting the call now starting.' });
+  let startedAt = context.now().toISOString();
+  try {
+    const response = await context.model.chat(request, {
+      signal: context.signal,
+      onAttempt(attempt) {
+        const endedAt = context.now().toISOString();
+        const charged = context.budget.charge(attempt.usage);
+        context.runs.recordModelAttempt({
+          id: context.newId(),
+          runId: context.runId,
+          stepId,
+          purpose: request.purpose,
+          attempt: attempt.attempt,
+          ok: attempt.ok,
+          promptTokens: attempt.usage.promptTokens,
+          completionTokens: attempt.usage.completionTokens,
+          estimated: attempt.usage.estimated,
+          error: attempt.error ?? null,
+          startedAt,
+          endedAt,
+        });
+        context.runs.recordSpend({ runId: context.runId, kind: 'model_call', tokens: charged.tokens, costUsd: charged.costUsd, now: endedAt });
+        announceBudget(context);
+        startedAt = endedAt;
+      },
+    });
+    context.events.append(context.runId, 'model.completed', {
+      stepId,
+      purpose: request.purpose,
+      promptTokens: response.usage.promptTokens,
+      completionTokens: response.usage.completionTokens,
+      attempts: response.attempts,
+    });
+    return response;
+  } finally {
+    context.budget.release(reservation);
+  }
 }

@@ -1,14 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { ArchonError } from '../../shared/errors';
-import type { Plan } from '../../shared/schemas/plan';
+import { ArchonError, describeZodError } from '../../shared/errors';
+import type { ApprovalKind } from '../../shared/schemas/approval';
+import { PlanSchema, type Plan } from '../../shared/schemas/plan';
 import type { RunOptions, RunStatus } from '../../shared/schemas/run';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
-import { requestApproval } from '../approval/approval-gate';
+import { applyLock, explain, requestApproval, runRejected } from '../approval/approval-gate';
+import { decide } from '../approval/edit-loop';
+import { adaptPolicy, asksAt, riskScore } from '../approval/policy';
+import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
+import { priceFor } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
 import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../model/endpoint-probe';
 import { planGoal } from '../planner/planner';
+import { validatePlan } from '../planner/validate-plan';
+import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { callModel, type RunContext } from './run-context';
@@ -16,6 +23,8 @@ import { runPlan, type StepState } from './scheduler';
 import { executeStep } from './step-executor';
 
 export const DEFAULT_CONCURRENCY = 4;
+/** A plan rejected this many times ends the run as rejected; the rejections before it each bring a re-plan. */
+export const MAX_PLAN_REJECTIONS = 3;
 
 export interface RunEngineDependencies {
   runs: RunStore;
@@ -24,6 +33,10 @@ export interface RunEngineDependencies {
   tools(options: RunOptions): ToolRegistry;
   approvals: ApprovalChannel;
   toolApproval?: Readonly<Record<string, ToolApprovalOverride>>;
+  expiryMs?: Partial<Record<ApprovalKind, number>>;
+  /** Caps beyond the run's own options: per day, and the runaway guards. */
+  caps?: Partial<Pick<BudgetCaps, 'dayMaxTokens' | 'dayMaxCostUsd' | 'maxModelCalls' | 'maxToolCalls'>>;
+  estop?: EmergencyStop;
   /** Probes the endpoint and returns a client for the model it settled on. */
   connect(options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient }>;
   now?: () => Date;
@@ -37,19 +50,6 @@ export interface RunResult {
   error: string | null;
 }
 
-function finalAnswerMessages(context: RunContext, plan: Plan, states: ReadonlyMap<string, StepState>) {
-  const results = plan.steps.map((step) => `- ${step.id} (${step.description}): ${states.get(step.id)?.result ?? ''}`).join('\n');
-  return [
-    { role: 'system' as const, content: "Write the final answer to the operator's goal from the results of the steps. Be direct and complete. Do not call tools." },
-    { role: 'user' as const, content: `Goal: ${context.goal}\n\nResults of the steps:\n${results}` },
-  ];
-}
-
-async function finalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<string, StepState>): Promise<string> {
-  const response = await callModel(context, { purpose: 'final', messages: finalAnswerMessages(context, plan, states) }, null);
-  return response.content.replace(/^\s*Final Answer\s*:\s*/i, '').trim();
-}
-
 function finish(context: RunContext, status: RunStatus, outcome: { answer?: string; error?: string }): RunResult {
   context.runs.setRunStatus(context.runId, status, context.now().toISOString(), outcome);
   if (status === 'completed') context.events.append(context.runId, 'run.completed', { answer: outcome.answer ?? '' });
@@ -59,16 +59,129 @@ function finish(context: RunContext, status: RunStatus, outcome: { answer?: stri
   return { runId: context.runId, status, answer: outcome.answer ?? null, error: outcome.error ?? null };
 }
 
+/** Every way a run can end early, mapped to its status (and so to the CLI's exit code). */
+function finishWithError(context: RunContext, error: unknown): RunResult {
+  const reason: unknown = context.signal.aborted ? context.signal.reason : error;
+  if (ArchonError.isInstance(reason) && reason.code === 'ESTOP_LATCHED') {
+    const details = reason.details as { triggeredBy?: string; reason?: string } | undefined;
+    context.events.append(context.runId, 'estop.triggered', {
+      triggeredBy: (details?.triggeredBy as never) ?? 'operator',
+      reason: details?.reason ?? reason.message,
+    });
+    return finish(context, 'stopped', { error: reason.message });
+  }
+  if (!ArchonError.isInstance(reason)) {
+    if (context.signal.aborted) return finish(context, 'stopped', { error: 'Stopped before it finished.' });
+    throw error;
+  }
+  if (reason.code === 'CANCELLED') return finish(context, 'stopped', { error: reason.message });
+  if (reason.code === 'BUDGET_EXCEEDED') return finish(context, 'budget_exhausted', { error: reason.message });
+  if (reason.code === 'APPROVAL_REJECTED') return finish(context, 'rejected', { error: reason.message });
+  return finish(context, 'failed', { error: reason.message });
+}
+
+function planAction(plan: Plan) {
+  return { steps: plan.steps };
+}
+
+/** The plan goes to a person (where the policy asks): approve, edit (re-validated as a DAG), or reject and re-plan with the feedback, until MAX_PLAN_REJECTIONS. */
+async function approvedPlan(context: RunContext, makePlan: (feedback: string[]) => Promise<Plan>): Promise<Plan> {
+  const feedback: string[] = [];
+  for (let rejections = 1; ; rejections++) {
+    const plan = await makePlan(feedback);
+    if (!asksAt(context.policy, 'plan')) return plan;
+    context.plan = plan;
+    const verdict = await decide(
+      context,
+      {
+        kind: 'plan',
+        stepId: null,
+        summary: `Plan for "${context.goal}": ${plan.steps.length} step(s) — ${plan.steps.map((step) => step.id).join(', ')}`,
+        action: planAction(plan),
+        explanation: explain(context, {
+          summary: `${plan.steps.length} steps: ${plan.steps.map((step) => `${step.id} (${step.description})`).join('; ')}`,
+          stepId: null,
+          risk: plan.steps.some((step) => step.risk === 'critical') ? 'critical' : plan.steps.some((step) => step.risk === 'high') ? 'high' : 'low',
+          factors: plan.steps.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`),
+          reversibility: 'not_applicable',
+        }),
+      },
+      (edited) => {
+        const parsed = PlanSchema.safeParse({ goal: context.goal, ...(edited as object) });
+        if (!parsed.success) return { ok: false, reason: `The edited plan does not match the schema: ${describeZodError(parsed.error)}.` };
+        const errors = validatePlan(parsed.data, context.tools);
+        return errors.length > 0 ? { ok: false, reason: errors.join(' ') } : { ok: true, value: parsed.data, action: planAction(parsed.data) };
+      },
+    );
+    if (verdict.verdict === 'approve') return plan;
+    if (verdict.verdict === 'edit') return verdict.value;
+    if (verdict.verdict === 'lock') {
+      applyLock(context, verdict.outcome.decision);
+      feedback.push(`Never use ${verdict.outcome.decision.verdict === 'lock' ? verdict.outcome.decision.constraint.tool : 'that tool'}.`);
+    } else {
+      if (verdict.stop || verdict.expired) throw runRejected(verdict.expired ? `The plan was not approved in time: ${verdict.feedback}` : `The operator rejected the plan and stopped the run: ${verdict.feedback}`);
+      feedback.push(verdict.feedback);
+    }
+    if (rejections >= MAX_PLAN_REJECTIONS) throw runRejected(`The plan was rejected ${rejections} times; the run ends. Last feedback: ${feedback.at(-1) ?? ''}`);
+  }
+}
+
+/** Adaptive autonomy may tighten the policy once the plan is known; it never loosens it, and says why. */
+function adaptAutonomy(context: RunContext, plan: Plan): void {
+  const adapted = adaptPolicy(context.policy, {
+    complexity: Math.min(1, plan.steps.length / 20),
+    risk: riskScore(plan.steps.map((step) => step.risk)),
+    trust: null,
+    uncertainty: null,
+    knowledge: null,
+  });
+  if (adapted.policy === context.policy) return;
+  context.events.append(context.runId, 'policy.tightened', { from: context.policy, to: adapted.policy, reasons: adapted.reasons });
+  context.policy = adapted.policy;
+}
+
+async function finalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<string, StepState>): Promise<string> {
+  const results = plan.steps.map((step) => `- ${step.id} (${step.description}): ${states.get(step.id)?.result ?? ''}`).join('\n');
+  const response = await callModel(
+    context,
+    {
+      purpose: 'final',
+      messages: [
+        { role: 'system', content: "Write the final answer to the operator's goal from the results of the steps. Be direct and complete. Do not call tools." },
+        { role: 'user', content: `Goal: ${context.goal}\n\nResults of the steps:\n${results}` },
+      ],
+    },
+    null,
+  );
+  const answer = response.content.replace(/^\s*Final Answer\s*:\s*/i, '').trim();
+  if (!asksAt(context.policy, 'final_answer')) return answer;
+  const outcome = await requestApproval(context, {
+    kind: 'final_answer',
+    stepId: null,
+    summary: `Final answer: ${answer.slice(0, 300)}`,
+    action: { answer },
+    explanation: explain(context, { summary: 'The run is done; this answer goes to the operator.', stepId: null, risk: 'low', factors: [], reversibility: 'not_applicable' }),
+  });
+  if (outcome.decision.verdict === 'approve') return answer;
+  if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'string') return outcome.decision.edited;
+  const why = outcome.decision.verdict === 'reject' ? outcome.decision.feedback : 'not approved';
+  throw runRejected(outcome.status === 'expired' ? `The final answer was not approved in time: ${why}` : `The operator rejected the final answer: ${why}`);
+}
+
 /** Plans (when there is no plan yet), runs the DAG, writes the final answer; every way out is recorded. */
 async function drive(context: RunContext, concurrency: number, existing: { plan: Plan; states: Map<string, StepState> } | null): Promise<RunResult> {
   try {
     let plan = existing?.plan;
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
-      plan = await planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null) });
+      plan = await approvedPlan(context, (feedback) =>
+        planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null) }, feedback),
+      );
       context.runs.savePlan(context.runId, plan.steps);
       context.events.append(context.runId, 'plan.ready', { plan });
     }
+    context.plan = plan;
+    adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
     const states = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results));
     context.signal.throwIfAborted();
@@ -79,26 +192,55 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     }
     return finish(context, 'completed', { answer: await finalAnswer(context, plan, states) });
   } catch (error) {
-    if (context.signal.aborted) return finish(context, 'stopped', { error: 'Stopped before it finished.' });
-    if (ArchonError.isInstance(error)) return finish(context, 'failed', { error: error.message });
-    throw error;
+    return finishWithError(context, error);
   }
 }
 
-function createContext(dependencies: RunEngineDependencies, run: { runId: string; goal: string; options: RunOptions; model: ModelClient; probe: EndpointProbe }, signal: AbortSignal): RunContext {
+function startOfToday(now: Date): string {
+  const day = new Date(now);
+  day.setHours(0, 0, 0, 0);
+  return day.toISOString();
+}
+
+interface ContextInput {
+  runId: string;
+  goal: string;
+  options: RunOptions;
+  model: ModelClient;
+  probe: EndpointProbe;
+}
+
+function createContext(dependencies: RunEngineDependencies, run: ContextInput, signal: AbortSignal): RunContext {
+  const now = dependencies.now ?? (() => new Date());
+  const controller = new AbortController();
+  const spend = dependencies.runs.spending(run.runId, startOfToday(now()));
+  const caps: BudgetCaps = {
+    maxTokens: run.options.maxTokens,
+    maxCostUsd: run.options.maxCostUsd,
+    dayMaxTokens: dependencies.caps?.dayMaxTokens ?? null,
+    dayMaxCostUsd: dependencies.caps?.dayMaxCostUsd ?? null,
+    maxModelCalls: dependencies.caps?.maxModelCalls ?? 500,
+    maxToolCalls: dependencies.caps?.maxToolCalls ?? 1000,
+  };
   return {
     runId: run.runId,
     goal: run.goal,
     options: run.options,
+    policy: run.options.policy,
     mode: run.probe.toolCalling ? 'native' : 'text',
-    signal,
+    signal: AbortSignal.any([signal, controller.signal, ...(dependencies.estop ? [dependencies.estop.signal] : [])]),
+    stopRun: (reason) => controller.abort(reason),
     tools: dependencies.tools(run.options),
+    lockedTools: new Set(),
     model: run.model,
     approvals: dependencies.approvals,
     toolApproval: dependencies.toolApproval ?? {},
+    expiryMs: dependencies.expiryMs ?? {},
+    budget: new BudgetMeter(caps, spend, priceFor(run.options.modelUrl, run.model.model)),
+    plan: null,
     runs: dependencies.runs,
     events: dependencies.events,
-    now: dependencies.now ?? (() => new Date()),
+    now,
     newId: dependencies.newId ?? randomUUID,
   };
 }
@@ -107,13 +249,16 @@ function concurrencyFor(options: RunOptions, probe: EndpointProbe): number {
   return options.concurrency ?? probe.parallelSlots ?? DEFAULT_CONCURRENCY;
 }
 
-/** `archon run`: probe the endpoint (nothing is created if it is unreachable), then run the goal to its end. */
+/** `archon run`: refuse while the stop is latched, probe the endpoint (nothing is created if it is unreachable), then run the goal to its end. */
 export async function startRun(dependencies: RunEngineDependencies, goal: string, options: RunOptions, signal: AbortSignal): Promise<RunResult> {
+  dependencies.estop?.assertArmed();
   const { probe, model } = await dependencies.connect(options, signal);
+  dependencies.estop?.assertArmed();
   const resolved = { ...options, model: probe.model };
   const runId = (dependencies.newId ?? randomUUID)();
+  const now = dependencies.now ?? (() => new Date());
+  dependencies.runs.createRun({ id: runId, goal, policy: resolved.policy, options: resolved, now: now().toISOString() });
   const context = createContext(dependencies, { runId, goal, options: resolved, model, probe }, signal);
-  dependencies.runs.createRun({ id: runId, goal, policy: resolved.policy, options: resolved, now: context.now().toISOString() });
   context.events.append(runId, 'run.started', { goal, policy: resolved.policy });
   return drive(context, concurrencyFor(resolved, probe), null);
 }
@@ -126,18 +271,23 @@ async function settleInterruptedCalls(context: RunContext, states: Map<string, S
   for (const call of context.runs.unfinishedToolCalls(context.runId)) {
     context.runs.abandonToolCall(call.id, context.now().toISOString());
     if (call.idempotent) continue;
-    const decision = await requestApproval(context, {
+    const outcome = await requestApproval(context, {
       kind: 'resume_side_effect',
       stepId: call.stepId,
       summary: `Step ${call.stepId} was interrupted during ${call.tool} ${JSON.stringify(call.args)}; it may or may not have run. Run the step again?`,
       action: { tool: call.tool, args: call.args, toolCallId: call.id },
+      explanation: explain(context, { summary: `A crash interrupted ${call.tool}; running the step again may repeat its effect.`, stepId: call.stepId, risk: 'high', factors: ['side effect may have happened'], reversibility: 'irreversible' }),
     });
-    if (decision.verdict === 'reject') states.set(call.stepId, { status: 'failed', result: null });
+    if (outcome.decision.verdict !== 'approve') {
+      states.set(call.stepId, { status: 'failed', result: null });
+      context.runs.setStepStatus(context.runId, call.stepId, 'failed', context.now().toISOString(), { error: 'Not run again: the operator declined to repeat a side effect that may have happened.' });
+    }
   }
 }
 
-/** `archon resume`: completed steps keep their results and are not run again. */
+/** `archon resume`: completed steps keep their results and are not run again; pending questions are asked again. */
 export async function resumeRun(dependencies: RunEngineDependencies, runId: string, overrides: Partial<RunOptions>, signal: AbortSignal): Promise<RunResult> {
+  dependencies.estop?.assertArmed();
   const stored = dependencies.runs.getRun(runId);
   if (!stored) throw new ArchonError('NOT_FOUND', `There is no run ${runId} in this data folder. \`archon runs\` lists the runs.`);
   if (['completed', 'failed', 'rejected', 'budget_exhausted'].includes(stored.summary.status)) {
@@ -146,6 +296,7 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
   const options = { ...stored.options, ...overrides };
   const { probe, model } = await dependencies.connect(options, signal);
   const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: { ...options, model: probe.model }, model, probe }, signal);
+  context.runs.expireStaleApprovals(runId, context.now().toISOString());
   const steps = dependencies.runs.getSteps(runId);
   const states = new Map<string, StepState>(
     steps.map((step) => [step.spec.id, step.status === 'completed' ? { status: 'completed', result: step.result } : { status: 'pending', result: null }]),
@@ -154,11 +305,7 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
   try {
     await settleInterruptedCalls(context, states);
   } catch (error) {
-    if (context.signal.aborted) return finish(context, 'stopped', { error: 'Stopped before it finished.' });
-    throw error;
-  }
-  for (const [stepId, state] of states) {
-    if (state.status === 'failed') dependencies.runs.setStepStatus(runId, stepId, 'failed', context.now().toISOString(), { error: 'Not run again: the operator declined to repeat a side effect that may have happened.' });
+    return finishWithError(context, error);
   }
   const plan = steps.length > 0 ? { goal: stored.summary.goal, steps: steps.map((step) => step.spec) } : null;
   return drive(context, concurrencyFor(context.options, probe), plan ? { plan, states } : null);

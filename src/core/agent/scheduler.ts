@@ -2,7 +2,7 @@ import type { Plan, PlanStep } from '../../shared/schemas/plan';
 import type { StepStatus } from '../../shared/schemas/run';
 import { dependentsOf } from '../planner/validate-plan';
 import type { RunContext } from './run-context';
-import type { StepOutcome } from './step-executor';
+import { isRunLevel, type StepOutcome } from './step-executor';
 
 export interface StepState {
   status: StepStatus;
@@ -14,7 +14,9 @@ export type StepRunner = (step: PlanStep, dependencyResults: ReadonlyMap<string,
 /**
  * Runs a plan as a DAG: a step starts the moment its dependencies have completed, at most
  * `concurrency` at once, in plan order among the ready. A failed step skips everything downstream
- * of it. Each state change is stored before its event goes out. Returns every step's final state.
+ * of it. Each state change is stored before its event goes out. Returns every step's final state;
+ * an error that ends the run (a stop, the budget, a rejection that says stop) stops the other steps
+ * and is thrown once they have wound down.
  */
 export async function runPlan(
   context: RunContext,
@@ -25,6 +27,7 @@ export async function runPlan(
 ): Promise<Map<string, StepState>> {
   const states = new Map(plan.steps.map((step) => [step.id, initial.get(step.id) ?? { status: 'pending' as StepStatus, result: null }]));
   const running = new Map<string, Promise<void>>();
+  let fatal: unknown = null;
   const now = () => context.now().toISOString();
 
   const setState = (step: PlanStep, status: StepStatus, detail: { result?: string; error?: string } = {}) => {
@@ -58,12 +61,16 @@ export async function runPlan(
         }
       },
       (error: unknown) => {
-        const reason = context.signal.aborted ? 'Stopped before it finished.' : `Failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`;
-        setState(step, context.signal.aborted ? 'stopped' : 'failed', { error: reason });
-        if (!context.signal.aborted) {
-          context.events.append(context.runId, 'step.failed', { stepId: step.id, reason });
-          skipDownstream(step);
+        if (context.signal.aborted || isRunLevel(error)) {
+          fatal ??= error;
+          context.stopRun(error);
+          setState(step, 'stopped', { error: error instanceof Error ? error.message : 'Stopped before it finished.' });
+          return;
         }
+        const reason = `Failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`;
+        setState(step, 'failed', { error: reason });
+        context.events.append(context.runId, 'step.failed', { stepId: step.id, reason });
+        skipDownstream(step);
       },
     );
     running.set(step.id, work.finally(() => running.delete(step.id)));
@@ -84,5 +91,6 @@ export async function runPlan(
     if (running.size === 0) break;
     await Promise.race(running.values());
   }
+  if (fatal !== null) throw fatal;
   return states;
 }

@@ -1,28 +1,22 @@
-import type { ApprovalDecision, ApprovalKind } from '../../shared/schemas/approval';
-
-export interface ApprovalRequest {
-  id: string;
-  runId: string;
-  stepId: string | null;
-  kind: ApprovalKind;
-  /** One line a person can decide on. */
-  summary: string;
-  /** The exact action proposed; the decision is bound to its hash. */
-  action: unknown;
-}
+import type { ApprovalDecision, ApprovalRequest } from '../../shared/schemas/approval';
 
 /**
  * The human channel: the only thing that can decide. The app's dialog, the terminal prompt, or the
- * `--approve` flag the operator typed implement it; nothing a model says reaches it.
+ * `--approve` flag the operator typed implement it; nothing a model says reaches it. A channel must
+ * give up when its signal aborts (the request expired, or the run was stopped).
  */
 export interface ApprovalChannel {
+  /** Whether a person answers here, who may raise a budget (`--approve auto` never does). */
+  readonly canRaiseBudgets: boolean;
   decide(request: ApprovalRequest, options: { signal: AbortSignal }): Promise<ApprovalDecision>;
 }
 
 export const approveAll: ApprovalChannel = {
+  canRaiseBudgets: false,
   decide: async () => ({ verdict: 'approve' }),
 };
 
 export const denyAll: ApprovalChannel = {
+  canRaiseBudgets: false,
   decide: async () => ({ verdict: 'reject', feedback: 'Denied: approvals are answered "no" in this run (--approve deny).' }),
 };

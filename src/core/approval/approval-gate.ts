@@ -1,8 +1,23 @@
 import { createHash } from 'node:crypto';
-import type { ApprovalDecision, ApprovalKind } from '../../shared/schemas/approval';
-import type { ToolApprovalOverride } from '../../shared/schemas/settings';
-import type { ToolDefinition } from '../tools/tool-registry';
+import { ArchonError } from '../../shared/errors';
+import type { ApprovalDecision, ApprovalKind, ApprovalRequest, ApprovalStatus, ExplanationPacket } from '../../shared/schemas/approval';
+import type { Risk } from '../../shared/schemas/plan';
 import type { RunContext } from '../agent/run-context';
+import { cancelled } from '../model/retry-policy';
+import { dependentsOf } from '../planner/validate-plan';
+
+/** How long each kind of request waits for a person (plan: 5 minutes; seed 004's 30/15/10 minutes). */
+export const DEFAULT_EXPIRY_MS: Record<ApprovalKind, number> = {
+  plan: 5 * 60_000,
+  model_call: 30 * 60_000,
+  tool_call: 30 * 60_000,
+  subagent_spawn: 30 * 60_000,
+  resume_side_effect: 30 * 60_000,
+  step_result: 15 * 60_000,
+  final_answer: 15 * 60_000,
+  critical_decision: 10 * 60_000,
+  budget_raise: 10 * 60_000,
+};
 
 /** A stable hash of the exact action: keys sorted, so equal actions hash equal. */
 export function actionHash(action: unknown): string {
@@ -16,27 +31,117 @@ export function actionHash(action: unknown): string {
   return createHash('sha256').update(JSON.stringify(canonical(action) ?? null)).digest('hex');
 }
 
-/**
- * Asks the human channel and records the request and the decision durably before anything acts
- * on it; both are announced as events.
- */
-export async function requestApproval(
-  context: RunContext,
-  request: { kind: ApprovalKind; stepId: string | null; summary: string; action: unknown },
-): Promise<ApprovalDecision> {
-  const id = context.newId();
-  const { runs } = context;
-  runs.createApproval({ id, runId: context.runId, stepId: request.stepId, kind: request.kind, actionHash: actionHash(request.action), request, now: context.now().toISOString() });
-  context.events.append(context.runId, 'approval.requested', { approvalId: id, kind: request.kind, stepId: request.stepId, summary: request.summary });
-  const decision = await context.approvals.decide({ id, runId: context.runId, ...request }, { signal: context.signal });
-  runs.resolveApproval(id, decision.verdict === 'approve' ? 'approved' : 'rejected', decision, context.now().toISOString());
-  context.events.append(context.runId, 'approval.resolved', { approvalId: id, decision });
-  return decision;
+export interface ExplanationInput {
+  summary: string;
+  stepId: string | null;
+  risk: Risk;
+  factors: string[];
+  reversibility: ExplanationPacket['reversibility'];
+  alternatives?: string[];
+  confidence?: number | null;
 }
 
-/** A tool call is put to a person when it has side effects, unless the operator set this tool to always or never ask. */
-export function toolCallNeedsApproval(tool: ToolDefinition, override: ToolApprovalOverride | undefined): boolean {
-  if (override === 'always') return true;
-  if (override === 'never') return false;
-  return tool.sideEffects !== 'none';
+/** Seed 000's explanation packet: why, how sure, how risky, how reversible, what it costs, what it touches. */
+export function explain(context: RunContext, input: ExplanationInput): ExplanationPacket {
+  const summary = input.summary.length > 500 ? `${input.summary.slice(0, 497)}...` : input.summary;
+  return {
+    summary,
+    confidence: input.confidence ?? null,
+    risk: { level: input.risk, factors: input.factors },
+    reversibility: input.reversibility,
+    cost: { tokensUsed: context.budget.totals.tokens, tokensLeft: context.budget.tokensLeft(), estimatedUsd: context.budget.totals.costUsd },
+    downstream: input.stepId && context.plan ? dependentsOf(context.plan, input.stepId) : [],
+    alternatives: input.alternatives ?? [],
+  };
+}
+
+export interface GateRequest {
+  kind: ApprovalKind;
+  stepId: string | null;
+  summary: string;
+  action: unknown;
+  explanation: ExplanationPacket;
+}
+
+export interface GateOutcome {
+  status: Exclude<ApprovalStatus, 'pending' | 'stopped'>;
+  decision: ApprovalDecision;
+}
+
+function statusOf(decision: ApprovalDecision): GateOutcome['status'] {
+  return decision.verdict === 'approve' ? 'approved' : decision.verdict === 'edit' ? 'edited' : decision.verdict === 'lock' ? 'locked' : 'rejected';
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Asks the human channel. The request (bound to the hash of its exact action) is stored durably and
+ * announced; the answer, or its expiry, is stored durably before anything acts on it. An expired
+ * request counts as rejected. A stop ends the wait at once.
+ */
+export async function requestApproval(context: RunContext, request: GateRequest): Promise<GateOutcome> {
+  const id = context.newId();
+  const requestedAt = context.now();
+  const expiryMs = context.expiryMs[request.kind] ?? DEFAULT_EXPIRY_MS[request.kind];
+  const publicRequest: ApprovalRequest = {
+    id,
+    runId: context.runId,
+    stepId: request.stepId,
+    kind: request.kind,
+    summary: request.summary,
+    action: request.action,
+    actionHash: actionHash(request.action),
+    explanation: request.explanation,
+    requestedAt: requestedAt.toISOString(),
+    expiresAt: new Date(requestedAt.getTime() + expiryMs).toISOString(),
+  };
+  context.runs.createApproval(publicRequest);
+  const { action, actionHash: hash, expiresAt, explanation } = publicRequest;
+  context.events.append(context.runId, 'approval.requested', { approvalId: id, kind: request.kind, stepId: request.stepId, summary: request.summary, action, actionHash: hash, expiresAt, explanation });
+  const expiry = AbortSignal.timeout(expiryMs);
+  const signal = AbortSignal.any([context.signal, expiry]);
+  let outcome: GateOutcome;
+  try {
+    const decision = await untilAborted(context.approvals.decide(publicRequest, { signal }), signal);
+    outcome = { status: statusOf(decision), decision };
+  } catch (error) {
+    if (context.signal.aborted) {
+      context.runs.resolveApproval(id, 'expired', { verdict: 'reject', feedback: 'The run was stopped before anyone answered.' }, context.now().toISOString());
+      throw cancelled(context.signal);
+    }
+    if (!expiry.aborted) throw error;
+    outcome = { status: 'expired', decision: { verdict: 'reject', feedback: `No one answered within ${Math.round(expiryMs / 1000)} s; the request expired and counts as rejected.` } };
+  }
+  context.runs.resolveApproval(id, outcome.status, outcome.decision, context.now().toISOString());
+  context.events.append(context.runId, 'approval.resolved', { approvalId: id, status: outcome.status, decision: outcome.decision });
+  return outcome;
+}
+
+/** A rejection that ends the run (exit 5): the final answer, a plan out of re-plans, or a person saying stop. */
+export function runRejected(reason: string): ArchonError {
+  return new ArchonError('APPROVAL_REJECTED', reason, { details: { stop: true } });
+}
+
+/** Applies a lock decision: the tool is gone for the rest of the run, in code, not in a prompt. */
+export function applyLock(context: RunContext, decision: ApprovalDecision): void {
+  if (decision.verdict !== 'lock') return;
+  if (context.lockedTools.has(decision.constraint.tool)) return;
+  context.lockedTools.add(decision.constraint.tool);
+  context.events.append(context.runId, 'constraint.locked', { constraint: decision.constraint });
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ApprovalRequest, ApprovalStatus } from '../../shared/schemas/approval';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
 import { RunOptionsSchema, RunSummarySchema, StepStatusSchema, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
 import { ToolResultSchema, type SideEffects, type ToolResult } from '../../shared/schemas/tool';
@@ -167,15 +168,39 @@ export class RunStore {
     this.db.prepare("UPDATE tool_calls SET status = 'cancelled', result_json = ?, ended_at = ? WHERE id = ?").run(JSON.stringify({ status: 'cancelled', content: 'Interrupted by a crash; not known to have finished.', metadata: {} }), now, id);
   }
 
-  createApproval(approval: { id: string; runId: string; stepId: string | null; kind: string; actionHash: string; request: unknown; now: string }): void {
+  createApproval(request: ApprovalRequest): void {
     this.durably(() =>
       this.db
-        .prepare("INSERT INTO approvals (id, run_id, step_id, kind, action_hash, request_json, status, requested_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)")
-        .run(approval.id, approval.runId, approval.stepId, approval.kind, approval.actionHash, JSON.stringify(approval.request), approval.now),
+        .prepare("INSERT INTO approvals (id, run_id, step_id, kind, action_hash, request_json, status, requested_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)")
+        .run(request.id, request.runId, request.stepId, request.kind, request.actionHash, JSON.stringify(request), request.requestedAt, request.expiresAt),
     );
   }
 
-  resolveApproval(id: string, status: 'approved' | 'rejected', decision: unknown, now: string): void {
+  approvalStatus(id: string): ApprovalStatus | null {
+    const row = this.db.prepare('SELECT status FROM approvals WHERE id = ?').get(id) as { status: ApprovalStatus } | undefined;
+    return row?.status ?? null;
+  }
+
+  /** Requests a process asked and never saw answered (it crashed): they are asked again on resume. */
+  expireStaleApprovals(runId: string, now: string): number {
+    const decision = JSON.stringify({ verdict: 'reject', feedback: 'The process that asked ended before an answer; asked again on resume.' });
+    return this.durably(() => this.db.prepare("UPDATE approvals SET status = 'expired', decision_json = ?, decided_at = ? WHERE run_id = ? AND status = 'pending'").run(decision, now, runId).changes);
+  }
+
+  /** Charges one model attempt to the ledger (durably: a budget must hold across a crash). */
+  recordSpend(entry: { runId: string; kind: string; tokens: number; costUsd: number; now: string }): void {
+    this.durably(() => this.db.prepare('INSERT INTO budget_ledger (run_id, kind, tokens, cost_usd, ts) VALUES (?, ?, ?, ?, ?)').run(entry.runId, entry.kind, entry.tokens, entry.costUsd, entry.now));
+  }
+
+  /** What a run has spent so far, and what the whole data dir spent since `dayStart`. */
+  spending(runId: string, dayStart: string): { tokens: number; costUsd: number; dayTokens: number; dayCostUsd: number; modelCalls: number; toolCalls: number } {
+    const run = this.db.prepare('SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM budget_ledger WHERE run_id = ?').get(runId) as { tokens: number; cost: number };
+    const day = this.db.prepare('SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM budget_ledger WHERE ts >= ?').get(dayStart) as { tokens: number; cost: number };
+    const calls = this.db.prepare('SELECT (SELECT count(*) FROM model_calls WHERE run_id = ?) AS model, (SELECT count(*) FROM tool_calls WHERE run_id = ?) AS tool').get(runId, runId) as { model: number; tool: number };
+    return { tokens: run.tokens, costUsd: run.cost, dayTokens: day.tokens, dayCostUsd: day.cost, modelCalls: calls.model, toolCalls: calls.tool };
+  }
+
+  resolveApproval(id: string, status: ApprovalStatus, decision: unknown, now: string): void {
     this.durably(() => this.db.prepare('UPDATE approvals SET status = ?, decision_json = ?, decided_at = ? WHERE id = ?').run(status, JSON.stringify(decision), now, id));
   }
 }

@@ -82,7 +82,8 @@ export class ToolWorkerPool {
     if (this.options.readableRoots) {
       const writable = [this.options.workspace, this.workerTempDir()];
       flags.push('--permission', ...[...this.options.readableRoots, ...writable].map((path) => `--allow-fs-read=${path}`), ...writable.map((path) => `--allow-fs-write=${path}`));
-      if (kind === 'command') flags.push('--allow-child-process');
+      // The command tool's workers start processes by design; Node's warning about it is known here.
+      if (kind === 'command') flags.push('--allow-child-process', '--disable-warning=SecurityWarning');
     }
     return flags;
   }
@@ -193,11 +194,11 @@ export class ToolWorkerPool {
     worker.stopping ??= (async () => {
       this.signalGroups(worker, 'SIGTERM');
       worker.process.kill('SIGTERM');
-      const grace = new Promise<'grace'>((resolve) => setTimeout(() => resolve('grace'), this.options.killGraceMs ?? 200));
+      const grace = new Promise<'grace'>((resolve) => setTimeout(() => resolve('grace'), this.options.killGraceMs ?? 200).unref());
       const first = await Promise.race([worker.exited.then(() => 'exited' as const), grace]);
       this.signalGroups(worker, 'SIGKILL');
       if (first === 'grace') worker.process.kill('SIGKILL');
-      await Promise.race([worker.exited, new Promise((resolve) => setTimeout(resolve, 1000))]);
+      await Promise.race([worker.exited, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
     })();
     return worker.stopping;
   }

@@ -136,6 +136,8 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     process.stderr.write(`archon: ${ArchonError.isInstance(error) ? error.message : String(error)}\n`);
+    if (ArchonError.isInstance(error) && error.code === 'ESTOP_LATCHED') return EXIT.stopped;
+    if (ArchonError.isInstance(error) && error.code === 'BUDGET_EXCEEDED') return EXIT.budget;
     return EXIT.usage;
   }
 }

@@ -9,6 +9,7 @@ import { ApproveModeSchema, PolicySchema, RunOptionsSchema, type RunOptions, typ
 import type { Settings } from '../../shared/schemas/settings';
 import { resumeRun, startRun, type RunEngineDependencies, type RunResult } from '../../core/agent/run-engine';
 import { modelConnector } from '../../core/model/connect';
+import { EmergencyStop } from '../../core/stop/emergency-stop';
 import type { ArchonRuntime } from '../../core/runtime';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
 import { builtinTools } from '../../core/tools/builtin-tools';
@@ -17,6 +18,7 @@ import { ToolWorkerPool } from '../../core/tools/tool-worker-pool';
 import { approvalChannelFor } from './terminal-approvals';
 
 export interface RunFlags {
+  budgetPreset?: keyof typeof BUDGET_PRESETS;
   modelUrl?: string;
   model?: string;
   apiKey?: string;
@@ -58,6 +60,7 @@ export function addRunFlags(command: Command): Command {
     .option('--max-tokens <n>', 'token cap for the run', positiveInt('--max-tokens', 1e9))
     .option('--max-cost <usd>', 'money cap for the run, in USD', positiveNumber)
     .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
+    .addOption(new Option('--budget-preset <name>', 'named caps: seed-004 = 2,000 tokens a run, 10,000 a day').choices(['seed-004']))
     .option('--workspace <dir>', 'the only folder file tools may touch (default: the current folder)')
     .option('--data-dir <dir>', 'the data folder (default: ARCHON_DATA_DIR, else the platform app-data folder)')
     .option('--json', 'print one JSON event per line on stdout');
@@ -83,6 +86,16 @@ function describeEvent(event: ArchonEvent): string | null {
       return `Run failed: ${event.error}`;
     case 'run.stopped':
       return `Run stopped: ${event.reason}`;
+    case 'estop.triggered':
+      return `Emergency stop (${event.triggeredBy}): ${event.reason}`;
+    case 'approval.requested':
+      return `? approval (${event.kind}): ${event.summary}`;
+    case 'approval.resolved':
+      return `  → ${event.status}`;
+    case 'policy.tightened':
+      return `Policy tightened from ${event.from} to ${event.to}: ${event.reasons.join('; ')}`;
+    case 'budget.warning':
+      return `Budget: ${event.message}`;
     default:
       return null;
   }
@@ -106,7 +119,7 @@ export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags): RunOpti
     model: flags.model ?? settings.model,
     policy: flags.policy ?? settings.policy,
     concurrency: flags.concurrency ?? settings.concurrency,
-    maxTokens: flags.maxTokens ?? null,
+    maxTokens: flags.maxTokens ?? (flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset].maxTokens : null),
     maxCostUsd: flags.maxCost ?? null,
     workspace: resolve(flags.workspace ?? process.cwd()),
     maxIterations: flags.maxIterations ?? 10,
@@ -160,34 +173,51 @@ class ToolHost {
     return builtinTools(this.pool, this.settings.disabledTools);
   }
 
+  async stopAll(): Promise<void> {
+    await this.pool?.stopAll();
+  }
+
   async close(): Promise<void> {
     await this.pool?.close();
   }
 }
 
-function engineDependencies(runtime: ArchonRuntime, flags: RunFlags, tools: ToolHost): RunEngineDependencies {
+/** Named budget presets: seed 004's caps are 2,000 tokens a run and 10,000 a day. */
+const BUDGET_PRESETS = { 'seed-004': { maxTokens: 2000, dayMaxTokens: 10_000 } } as const;
+
+function engineDependencies(runtime: ArchonRuntime, flags: RunFlags, tools: ToolHost, estop: EmergencyStop): RunEngineDependencies {
   const settings = runtime.store.getSettings();
+  const preset = flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset] : undefined;
   return {
     runs: runtime.store.runs,
     events: runtime.events,
     tools: (options) => tools.registry(options),
     approvals: approvalChannelFor(flags.approve),
     toolApproval: settings.toolApproval,
+    expiryMs: Object.fromEntries(Object.entries(settings.approvalExpirySeconds).map(([kind, seconds]) => [kind, seconds * 1000])),
+    caps: { dayMaxTokens: preset?.dayMaxTokens ?? settings.dailyMaxTokens, dayMaxCostUsd: settings.dailyMaxCostUsd },
+    estop,
     connect: modelConnector({ apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY }),
     now: runtime.now,
   };
 }
 
-/** Runs a goal (or resumes a run) in this process; returns the exit code of the brief. */
+/**
+ * Runs a goal (or resumes a run) in this process; returns the exit code of the brief. SIGINT and
+ * SIGTERM are an emergency stop; so is `archon estop` from another process (noticed by polling).
+ */
 export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: { goal: string } | { resume: string }): Promise<number> {
   const controller = new AbortController();
-  const stop = () => controller.abort(new ArchonError('CANCELLED', 'Stopped by a signal.'));
+  const estop = new EmergencyStop(runtime.store, runtime.now);
+  const tools = new ToolHost(runtime.store.getSettings());
+  const unhook = estop.onStop(() => tools.stopAll());
+  const unwatch = estop.watch();
+  const stop = (signal: NodeJS.Signals) => void estop.trigger('signal', `${signal} received by archon run`);
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   const unsubscribe = printEvents(runtime, flags.json ?? false);
-  const tools = new ToolHost(runtime.store.getSettings());
   try {
-    const dependencies = engineDependencies(runtime, flags, tools);
+    const dependencies = engineDependencies(runtime, flags, tools, estop);
     const result: RunResult =
       'goal' in what
         ? await startRun(dependencies, what.goal, runOptionsFrom(runtime, flags), controller.signal)
@@ -195,6 +225,8 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
     if (result.status === 'completed' && !flags.json) process.stdout.write(`${result.answer ?? ''}\n`);
     return EXIT_BY_STATUS[result.status] ?? 1;
   } finally {
+    unwatch();
+    unhook();
     await tools.close();
     runtime.events.flush();
     unsubscribe();

@@ -7,6 +7,7 @@ import { approveAll, denyAll, type ApprovalChannel } from '../../core/approval/a
 function terminalPrompt(): ApprovalChannel {
   let queue = Promise.resolve();
   return {
+    canRaiseBudgets: true,
     decide(request, { signal }) {
       const answer = queue.then(async () => {
         const prompt = createInterface({ input: process.stdin, output: process.stderr });

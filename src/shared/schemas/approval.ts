@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RiskSchema } from './plan';
 
 /** The checkpoints at which a person may be asked. */
 export const ApprovalKindSchema = z.enum([
@@ -14,8 +15,48 @@ export const ApprovalKindSchema = z.enum([
 ]);
 export type ApprovalKind = z.infer<typeof ApprovalKindSchema>;
 
+/** A constraint the operator locks for the rest of the run, enforced in code. */
+export const LockedConstraintSchema = z.object({ kind: z.literal('never_tool'), tool: z.string().min(1).max(64) });
+export type LockedConstraint = z.infer<typeof LockedConstraintSchema>;
+
+/**
+ * What a person decided. `edit` carries the edited action (plan steps or tool arguments), which is
+ * validated again; `reject` with `stop` ends the run; `lock` refuses the action and locks a constraint.
+ */
 export const ApprovalDecisionSchema = z.discriminatedUnion('verdict', [
   z.object({ verdict: z.literal('approve') }),
-  z.object({ verdict: z.literal('reject'), feedback: z.string().max(4000) }),
+  z.object({ verdict: z.literal('edit'), edited: z.unknown() }),
+  z.object({ verdict: z.literal('reject'), feedback: z.string().max(4000), stop: z.boolean().optional() }),
+  z.object({ verdict: z.literal('lock'), constraint: LockedConstraintSchema, feedback: z.string().max(4000).optional() }),
 ]);
 export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
+
+export const ApprovalStatusSchema = z.enum(['pending', 'approved', 'edited', 'rejected', 'locked', 'expired', 'stopped']);
+export type ApprovalStatus = z.infer<typeof ApprovalStatusSchema>;
+
+/** Why a person is asked, and what it costs: seed 000's explanation packet. */
+export const ExplanationPacketSchema = z.object({
+  summary: z.string().max(500),
+  confidence: z.number().min(0).max(1).nullable(),
+  risk: z.object({ level: RiskSchema, factors: z.array(z.string()) }),
+  reversibility: z.enum(['none', 'reversible', 'irreversible', 'not_applicable']),
+  cost: z.object({ tokensUsed: z.int().nonnegative(), tokensLeft: z.int().nullable(), estimatedUsd: z.number().nonnegative() }),
+  downstream: z.array(z.string()),
+  alternatives: z.array(z.string()),
+});
+export type ExplanationPacket = z.infer<typeof ExplanationPacketSchema>;
+
+/** A request as the UI shows it. */
+export const ApprovalRequestSchema = z.object({
+  id: z.string(),
+  runId: z.string(),
+  stepId: z.string().nullable(),
+  kind: ApprovalKindSchema,
+  summary: z.string(),
+  action: z.unknown(),
+  actionHash: z.string(),
+  explanation: ExplanationPacketSchema,
+  requestedAt: z.string(),
+  expiresAt: z.string().nullable(),
+});
+export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;

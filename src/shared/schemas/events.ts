@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApprovalDecisionSchema, ApprovalKindSchema } from './approval';
+import { ApprovalDecisionSchema, ApprovalKindSchema, ApprovalStatusSchema, ExplanationPacketSchema, LockedConstraintSchema } from './approval';
 import { EstopStateSchema, EstopTriggerSchema } from './estop';
 import { PlanSchema } from './plan';
 import { PolicySchema, RunIdSchema } from './run';
@@ -29,9 +29,28 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('step.skipped', { ...stepShape, reason: z.string() }),
   runEvent('tool.started', { ...toolShape, args: z.unknown() }),
   runEvent('tool.completed', { ...toolShape, status: ToolStatusSchema, content: z.string() }),
-  runEvent('approval.requested', { approvalId: z.string(), kind: ApprovalKindSchema, stepId: z.string().nullable(), summary: z.string() }),
-  runEvent('approval.resolved', { approvalId: z.string(), decision: ApprovalDecisionSchema }),
-  runEvent('budget.updated', { tokens: z.int().nonnegative(), costUsd: z.number().nonnegative() }),
+  runEvent('approval.requested', {
+    approvalId: z.string(),
+    kind: ApprovalKindSchema,
+    stepId: z.string().nullable(),
+    summary: z.string(),
+    action: z.unknown(),
+    actionHash: z.string(),
+    expiresAt: z.string().nullable(),
+    explanation: ExplanationPacketSchema,
+  }),
+  runEvent('approval.resolved', { approvalId: z.string(), status: ApprovalStatusSchema, decision: ApprovalDecisionSchema }),
+  runEvent('policy.tightened', { from: PolicySchema, to: PolicySchema, reasons: z.array(z.string()) }),
+  runEvent('constraint.locked', { constraint: LockedConstraintSchema }),
+  runEvent('budget.updated', {
+    tokens: z.int().nonnegative(),
+    costUsd: z.number().nonnegative(),
+    maxTokens: z.int().nullable(),
+    maxCostUsd: z.number().nullable(),
+    modelCalls: z.int().nonnegative(),
+    toolCalls: z.int().nonnegative(),
+  }),
+  runEvent('budget.warning', { message: z.string() }),
   runEvent('estop.triggered', { triggeredBy: EstopTriggerSchema, reason: z.string() }),
   runEvent('run.completed', { answer: z.string() }),
   runEvent('run.failed', { error: z.string() }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ApprovalKindSchema } from './approval';
 import { PolicySchema } from './run';
 
 export const ThemeSchema = z.enum(['system', 'light', 'dark']);
@@ -15,6 +16,10 @@ export const SettingsSchema = z.object({
   networkTools: z.boolean(),
   disabledTools: z.array(z.string().max(64)).max(100),
   toolApproval: z.record(z.string().max(64), ToolApprovalOverrideSchema),
+  /** How long each kind of approval request waits before it expires (counts as rejected); unset kinds use the defaults. */
+  approvalExpirySeconds: z.partialRecord(ApprovalKindSchema, z.number().positive().max(7 * 24 * 3600)),
+  dailyMaxTokens: z.int().positive().nullable(),
+  dailyMaxCostUsd: z.number().positive().nullable(),
   theme: ThemeSchema,
 });
 export type Settings = z.infer<typeof SettingsSchema>;
@@ -30,5 +35,8 @@ export const DEFAULT_SETTINGS: Settings = {
   networkTools: false,
   disabledTools: [],
   toolApproval: {},
+  approvalExpirySeconds: {},
+  dailyMaxTokens: null,
+  dailyMaxCostUsd: null,
   theme: 'system',
 };

@@ -7,6 +7,12 @@ import { useEngine } from '../../support/engine';
 
 const startEngine = useEngine();
 
+/** Approves everything but tool calls, which it refuses. */
+const denyToolCalls = {
+  canRaiseBudgets: false,
+  decide: async (request: { kind: string }) => (request.kind === 'tool_call' ? denyAll.decide(request as never, { signal: new AbortController().signal }) : ({ verdict: 'approve' } as const)),
+};
+
 /** Routes requests by purpose; `step` gets the request and how many step requests came before for that step. */
 function script(handlers: { plan: (request: RecordedRequest, index: number) => ScriptedReply; step?: (request: RecordedRequest, turn: number) => ScriptedReply; final?: (request: RecordedRequest) => ScriptedReply }) {
   const turns = new Map<string, number>();
@@ -41,9 +47,11 @@ describe('run engine against the scripted server (real openai client)', () => {
     expect(toolMessagesOf(stepRequests[1] as RecordedRequest)).toEqual(['10']);
     const finalRequest = engine.server.chatRequests.find((request) => request.purpose === 'final');
     expect(finalRequest?.body.tools).toBeUndefined();
-    expect(engine.events.map((event) => event.type)).toEqual([
+    expect(engine.events.map((event) => event.type).filter((type) => type !== 'budget.updated')).toEqual([
       'run.started',
       'model.completed',
+      'approval.requested',
+      'approval.resolved',
       'plan.ready',
       'step.started',
       'model.completed',
@@ -52,8 +60,11 @@ describe('run engine against the scripted server (real openai client)', () => {
       'model.completed',
       'step.completed',
       'model.completed',
+      'approval.requested',
+      'approval.resolved',
       'run.completed',
     ]);
+    expect(engine.events.filter((event) => event.type === 'approval.requested').map((event) => event.type === 'approval.requested' && event.kind)).toEqual(['plan', 'final_answer']);
     expect(engine.events.map((event) => event.seq)).toEqual(engine.events.map((_, index) => index + 1));
   });
 
@@ -174,7 +185,7 @@ describe('run engine against the scripted server (real openai client)', () => {
     expect(tokens).toBeGreaterThan(planTokens);
   });
 
-  it('asks before a side-effecting tool, and with --approve deny it never runs; the model is told it did NOT run', async () => {
+  it('asks before a side-effecting tool; refused, it never runs and the model is told it did NOT run', async () => {
     let executed = 0;
     const write = defineTool({
       name: 'write_note',
@@ -195,7 +206,7 @@ describe('run engine against the scripted server (real openai client)', () => {
           step: (_request, turn) => (turn === 0 ? { toolCalls: [{ name: 'write_note', arguments: { text: 'hi' } }] } : { content: 'could not write' }),
         }),
       },
-      { tools: (builtin) => new ToolRegistry([builtin.get('calculator') as ToolDefinition, write]), approvals: denyAll },
+      { tools: (builtin) => new ToolRegistry([builtin.get('calculator') as ToolDefinition, write]), approvals: denyToolCalls },
     );
     await engine.run('write');
     expect(executed).toBe(0);
@@ -203,7 +214,7 @@ describe('run engine against the scripted server (real openai client)', () => {
     expect(types.indexOf('approval.requested')).toBeLessThan(types.indexOf('approval.resolved'));
     const second = engine.server.chatRequests.filter((request) => request.purpose === 'step')[1] as RecordedRequest;
     expect(toolMessagesOf(second)[0]).toMatch(/denied: The operator did NOT approve this call, so it did not run/);
-    expect(engine.runtime.store.db.prepare('SELECT status FROM approvals').all()).toEqual([{ status: 'rejected' }]);
+    expect(engine.runtime.store.db.prepare("SELECT status FROM approvals WHERE kind = 'tool_call'").all()).toEqual([{ status: 'rejected' }]);
   });
 
   it('caps a long observation and says so', async () => {
@@ -267,7 +278,9 @@ describe('resuming after a crash in the middle of a tool call', () => {
       run: async () => toolResult('success', 'written'),
     });
     const approvals = (verdict: 'approve' | 'reject') => ({
+      canRaiseBudgets: false,
       decide: async (request: { kind: string }) => {
+        if (request.kind !== 'resume_side_effect') return { verdict: 'approve' } as const;
         asked.push(request.kind);
         return verdict === 'approve' ? ({ verdict } as const) : ({ verdict, feedback: 'no' } as const);
       },

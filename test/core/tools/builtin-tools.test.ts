@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toolCallNeedsApproval } from '../../../src/core/approval/approval-gate';
+import { asksForTool } from '../../../src/core/approval/policy';
 import { builtinTools } from '../../../src/core/tools/builtin-tools';
 import { processesMatching, uniqueSleepSeconds } from '../../support/processes';
 import { useTempDirs } from '../../support/temp-dir';
@@ -40,12 +40,18 @@ describe('built-in tools', () => {
     expect(processesMatching(`sleep ${seconds}`)).toEqual([]);
   });
 
-  it('ask for approval by side effects unless the operator overrides it per tool', () => {
+  it('are asked for by policy and side effects, unless the operator overrides it per tool', () => {
     const tools = catalogueTools();
-    const calculator = tools.get('calculator');
-    const write = tools.get('write_file');
-    if (!calculator || !write) throw new Error('missing tools');
-    expect([toolCallNeedsApproval(calculator, undefined), toolCallNeedsApproval(write, undefined)]).toEqual([false, true]);
-    expect([toolCallNeedsApproval(calculator, 'always'), toolCallNeedsApproval(write, 'never'), toolCallNeedsApproval(write, 'default')]).toEqual([true, false, true]);
+    const [calculator, write, command] = ['calculator', 'write_file', 'run_command'].map((name) => tools.get(name));
+    if (!calculator || !write || !command) throw new Error('missing tools');
+    const asks = (policy: 'supervised' | 'strict' | 'balanced' | 'permissive', override?: 'always' | 'never' | 'default') =>
+      [calculator, write, command].map((tool) => asksForTool(policy, tool, override));
+    expect(asks('supervised')).toEqual([true, true, true]);
+    expect(asks('strict')).toEqual([true, true, true]);
+    expect(asks('balanced')).toEqual([false, true, true]);
+    expect(asks('permissive')).toEqual([false, false, true]);
+    expect(asks('permissive', 'never')).toEqual([false, false, false]);
+    expect(asks('permissive', 'always')).toEqual([true, true, true]);
+    expect(asks('balanced', 'default')).toEqual([false, true, true]);
   });
 });

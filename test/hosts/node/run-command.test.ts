@@ -24,7 +24,7 @@ describe('archon run / resume', () => {
       },
     });
     const dataDir = tempDir();
-    const { done } = archon(['run', 'Calculate 20% of 50', '--model-url', server.url, '--data-dir', dataDir, '--approve', 'deny', '--json']);
+    const { done } = archon(['run', 'Calculate 20% of 50', '--model-url', server.url, '--data-dir', dataDir, '--approve', 'auto', '--json']);
     const result = await done;
     expect(result.status, result.stderr).toBe(0);
     const events = result.stdout.trim().split('\n').map((line) => RunEventSchema.parse(JSON.parse(line)));
@@ -37,7 +37,7 @@ describe('archon run / resume', () => {
 
   it('prints the answer on stdout without --json', async () => {
     server = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'think' }]) : { content: 'forty-two' }) });
-    const result = await archon(['run', 'answer', '--model-url', server.url, '--data-dir', tempDir(), '--approve', 'deny']).done;
+    const result = await archon(['run', 'answer', '--model-url', server.url, '--data-dir', tempDir(), '--approve', 'auto']).done;
     expect(result.status).toBe(0);
     expect(result.stdout).toBe('forty-two\n');
     expect(result.stderr).toContain('Plan: 1 step(s)');
@@ -60,7 +60,7 @@ describe('archon run / resume', () => {
     server = await startModelServer({
       reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'spin', description: 'spin' }]) : { toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }),
     });
-    const result = await archon(['run', 'loop', '--model-url', server.url, '--data-dir', tempDir(), '--approve', 'deny']).done;
+    const result = await archon(['run', 'loop', '--model-url', server.url, '--data-dir', tempDir(), '--approve', 'auto']).done;
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/loop_detected/);
   });
@@ -88,7 +88,7 @@ describe('archon run / resume', () => {
       },
     });
     const dataDir = tempDir();
-    const first = archon(['run', 'three parts', '--model-url', server.url, '--data-dir', dataDir, '--approve', 'deny', '--json']);
+    const first = archon(['run', 'three parts', '--model-url', server.url, '--data-dir', dataDir, '--approve', 'auto', '--json']);
     await expect.poll(() => server?.chatRequests.some((request) => stepIdOf(request) === 'second'), { timeout: 15_000 }).toBe(true);
     first.child.kill('SIGKILL');
     const killed = await first.done;
@@ -97,7 +97,7 @@ describe('archon run / resume', () => {
 
     hangSecond = false;
     const before = server.chatRequests.length;
-    const resumed = await archon(['resume', runId, '--data-dir', dataDir, '--approve', 'deny', '--json']).done;
+    const resumed = await archon(['resume', runId, '--data-dir', dataDir, '--approve', 'auto', '--json']).done;
     expect(resumed.status, resumed.stderr).toBe(0);
     const after = server.chatRequests.slice(before);
     expect(after.filter((request) => stepIdOf(request) === 'first')).toHaveLength(0);

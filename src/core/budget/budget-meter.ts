@@ -1,0 +1,144 @@
+import { ArchonError } from '../../shared/errors';
+import type { Usage } from '../model/chat';
+import { costOf, type Price } from './pricing';
+
+export interface BudgetCaps {
+  maxTokens: number | null;
+  maxCostUsd: number | null;
+  dayMaxTokens: number | null;
+  dayMaxCostUsd: number | null;
+  /** Runaway guards: total model calls and tool calls in one run. */
+  maxModelCalls: number;
+  maxToolCalls: number;
+}
+
+export interface BudgetSpend {
+  tokens: number;
+  costUsd: number;
+  dayTokens: number;
+  dayCostUsd: number;
+  modelCalls: number;
+  toolCalls: number;
+}
+
+export interface Reservation {
+  tokens: number;
+  costUsd: number;
+}
+
+export const WARNING_FRACTION = 0.8;
+
+/** Which cap a call would break, in words an operator reads. */
+export type CapBreach = { cap: 'tokens' | 'cost' | 'day_tokens' | 'day_cost' | 'model_calls' | 'tool_calls'; message: string };
+
+/**
+ * One budget for a whole run, however many steps run at once: before every model call, what was
+ * used, what is reserved by calls in flight, and this call's estimate must fit under every cap.
+ * Every attempt is charged, retries included.
+ */
+export class BudgetMeter {
+  private reserved = { tokens: 0, costUsd: 0 };
+  private inFlight = 0;
+  private releaseWaiters: (() => void)[] = [];
+  private warned = false;
+
+  constructor(
+    private caps: BudgetCaps,
+    private readonly spend: BudgetSpend,
+    readonly price: Price,
+  ) {}
+
+  get totals(): Readonly<BudgetSpend> {
+    return this.spend;
+  }
+
+  get limits(): Readonly<BudgetCaps> {
+    return this.caps;
+  }
+
+  tokensLeft(): number | null {
+    return this.caps.maxTokens === null ? null : Math.max(0, this.caps.maxTokens - this.spend.tokens - this.reserved.tokens);
+  }
+
+  /** Null when the call fits; otherwise the cap it would break. */
+  check(estimateTokens: number): CapBreach | null {
+    const cost = costOf(this.price, estimateTokens, 0);
+    const over = (used: number, reserved: number, extra: number, cap: number | null) => cap !== null && used + reserved + extra > cap;
+    if (this.spend.modelCalls >= this.caps.maxModelCalls) return { cap: 'model_calls', message: `the run reached its cap of ${this.caps.maxModelCalls} model calls` };
+    if (over(this.spend.tokens, this.reserved.tokens, estimateTokens, this.caps.maxTokens)) {
+      return { cap: 'tokens', message: `the next model call (~${estimateTokens} tokens) would take the run past its cap of ${this.caps.maxTokens} tokens (${this.spend.tokens} used)` };
+    }
+    if (over(this.spend.costUsd, this.reserved.costUsd, cost, this.caps.maxCostUsd)) {
+      return { cap: 'cost', message: `the next model call would take the run past its cap of $${this.caps.maxCostUsd} ($${this.spend.costUsd.toFixed(4)} used)` };
+    }
+    if (over(this.spend.dayTokens, this.reserved.tokens, estimateTokens, this.caps.dayMaxTokens)) return { cap: 'day_tokens', message: `today's cap of ${this.caps.dayMaxTokens} tokens is reached` };
+    if (over(this.spend.dayCostUsd, this.reserved.costUsd, cost, this.caps.dayMaxCostUsd)) return { cap: 'day_cost', message: `today's cap of $${this.caps.dayMaxCostUsd} is reached` };
+    return null;
+  }
+
+  reserve(estimateTokens: number): Reservation {
+    const reservation = { tokens: estimateTokens, costUsd: costOf(this.price, estimateTokens, 0) };
+    this.reserved.tokens += reservation.tokens;
+    this.reserved.costUsd += reservation.costUsd;
+    this.spend.modelCalls++;
+    this.inFlight++;
+    return reservation;
+  }
+
+  release(reservation: Reservation): void {
+    this.reserved.tokens -= reservation.tokens;
+    this.reserved.costUsd -= reservation.costUsd;
+    this.inFlight--;
+    for (const wake of this.releaseWaiters.splice(0)) wake();
+  }
+
+  /** Calls of this run still holding a reservation; what they really use may leave room. */
+  callsInFlight(): number {
+    return this.inFlight;
+  }
+
+  /** Resolves when a call in flight releases its reservation. */
+  nextRelease(): Promise<void> {
+    return new Promise((resolve) => this.releaseWaiters.push(resolve));
+  }
+
+  /** Charges one attempt. */
+  charge(usage: Usage): { tokens: number; costUsd: number } {
+    const tokens = usage.promptTokens + usage.completionTokens;
+    const costUsd = costOf(this.price, usage.promptTokens, usage.completionTokens);
+    this.spend.tokens += tokens;
+    this.spend.costUsd += costUsd;
+    this.spend.dayTokens += tokens;
+    this.spend.dayCostUsd += costUsd;
+    return { tokens, costUsd };
+  }
+
+  /** True once, when spending plus what calls in flight may spend reaches 80% of a cap. */
+  crossedWarning(): boolean {
+    const fraction = Math.max(
+      this.caps.maxTokens ? (this.spend.tokens + this.reserved.tokens) / this.caps.maxTokens : 0,
+      this.caps.maxCostUsd ? (this.spend.costUsd + this.reserved.costUsd) / this.caps.maxCostUsd : 0,
+    );
+    if (this.warned || fraction < WARNING_FRACTION) return false;
+    this.warned = true;
+    return true;
+  }
+
+  countToolCall(): void {
+    if (this.spend.toolCalls >= this.caps.maxToolCalls) {
+      throw new ArchonError('BUDGET_EXCEEDED', `The run reached its cap of ${this.caps.maxToolCalls} tool calls.`);
+    }
+    this.spend.toolCalls++;
+  }
+
+  /** A person raised the budget: the broken cap doubles, or takes the value they gave. */
+  raise(breach: CapBreach, value: number | null): void {
+    const next = (current: number | null) => value ?? (current === null ? null : current * 2);
+    if (breach.cap === 'tokens') this.caps = { ...this.caps, maxTokens: next(this.caps.maxTokens) };
+    else if (breach.cap === 'cost') this.caps = { ...this.caps, maxCostUsd: next(this.caps.maxCostUsd) };
+    else if (breach.cap === 'day_tokens') this.caps = { ...this.caps, dayMaxTokens: next(this.caps.dayMaxTokens) };
+    else if (breach.cap === 'day_cost') this.caps = { ...this.caps, dayMaxCostUsd: next(this.caps.dayMaxCostUsd) };
+    else if (breach.cap === 'model_calls') this.caps = { ...this.caps, maxModelCalls: value ?? this.caps.maxModelCalls * 2 };
+    this.warned = false;
+  }
+}

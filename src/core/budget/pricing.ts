@@ -1,0 +1,33 @@
+/** Dollars per million tokens, input and output. */
+export interface Price {
+  inputPerMillion: number;
+  outputPerMillion: number;
+  known: boolean;
+}
+
+const CLOUD_PRICES: Record<string, Omit<Price, 'known'>> = {
+  'gpt-4o': { inputPerMillion: 2.5, outputPerMillion: 10 },
+  'gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 },
+  'gpt-4.1': { inputPerMillion: 2, outputPerMillion: 8 },
+  'gpt-4.1-mini': { inputPerMillion: 0.4, outputPerMillion: 1.6 },
+  'gpt-4.1-nano': { inputPerMillion: 0.1, outputPerMillion: 0.4 },
+  'o4-mini': { inputPerMillion: 1.1, outputPerMillion: 4.4 },
+};
+
+const FREE: Price = { inputPerMillion: 0, outputPerMillion: 0, known: true };
+
+/** A model on this machine or the local network costs nothing; time and tool calls still count. */
+function isLocal(baseUrl: string): boolean {
+  const host = new URL(baseUrl).hostname;
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host) || /^10\./.test(host) || /^192\.168\./.test(host) || /^172\.(1[6-9]|2\d|3[01])\./.test(host) || host.endsWith('.local');
+}
+
+export function priceFor(baseUrl: string, model: string): Price {
+  if (isLocal(baseUrl)) return FREE;
+  const entry = Object.entries(CLOUD_PRICES).find(([name]) => model === name || model.startsWith(`${name}-20`));
+  return entry ? { ...entry[1], known: true } : { inputPerMillion: 0, outputPerMillion: 0, known: false };
+}
+
+export function costOf(price: Price, promptTokens: number, completionTokens: number): number {
+  return (promptTokens * price.inputPerMillion + completionTokens * price.outputPerMillion) / 1_000_000;
+}
