@@ -5,7 +5,9 @@
  *   executor imports shared only, never electron
  *   main     wires core into Electron; never the renderer, preload or hosts
  *   preload, renderer  import shared only
- *   hosts    compose core for the CLI and the headless host; never electron
+ *   hosts    compose core (and the auditor) for the CLI and the headless host; never electron
+ *   auditor  imports shared only; nothing but the hosts and main may import it, so the runtime
+ *            has no path to the audit log
  */
 const layer = (name, allowed) => ({
   name: `${name}-imports-only-${allowed.join('-') || 'itself'}`,
@@ -19,10 +21,11 @@ module.exports = {
     layer('shared', []),
     layer('core', ['shared']),
     layer('executor', ['shared']),
-    layer('main', ['shared', 'core']),
+    layer('main', ['shared', 'core', 'auditor']),
+    layer('auditor', ['shared']),
     layer('preload', ['shared']),
     layer('renderer', ['shared']),
-    layer('hosts', ['shared', 'core']),
+    layer('hosts', ['shared', 'core', 'auditor']),
     {
       name: 'electron-only-in-main-and-preload',
       severity: 'error',

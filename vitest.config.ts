@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -9,5 +11,7 @@ export default defineConfig({
     pool: 'forks',
     allowOnly: false,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    // Tests keep the auditor's keys out of the user's config folder.
+    env: { ARCHON_AUDIT_KEY_DIR: join(tmpdir(), 'archon-test-audit-keys') },
   },
 });

@@ -1,3 +1,4 @@
+import { auditorBenchmarks } from './auditor.bench';
 import { humanControlBenchmarks } from './human-control.bench';
 import { runtimeBenchmarks } from './runtime.bench';
 import { toolBenchmarks } from './tools.bench';
@@ -7,3 +8,4 @@ process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date(
 await runtimeBenchmarks();
 await toolBenchmarks();
 await humanControlBenchmarks();
+await auditorBenchmarks();

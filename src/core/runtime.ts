@@ -12,6 +12,7 @@ export interface RuntimeOptions {
 }
 
 export interface ArchonRuntime {
+  readonly dataDir: string;
   readonly store: ArchonStore;
   readonly bus: EventBus;
   readonly events: RunEventLog;
@@ -33,6 +34,7 @@ export function createRuntime(options: RuntimeOptions): ArchonRuntime {
     info: { version: options.version, dataDir: options.dataDir, host: options.host },
   });
   return {
+    dataDir: options.dataDir,
     store,
     bus,
     events,

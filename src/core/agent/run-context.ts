@@ -5,7 +5,7 @@ import type { Policy, RunOptions } from '../../shared/schemas/run';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { explain, requestApproval, runRejected } from '../approval/approval-gate';
-import { asksAt } from '../approval/policy';
+import { asksAt } from '../../shared/policy';
 import type { BudgetMeter, CapBreach } from '../budget/budget-meter';
 import type { RunEventLog } from '../events/run-event-log';
 import { estimateTokens, type ChatRequest, type ChatResponse, type ModelClient, type ModelMode } from '../model/chat';
@@ -144,6 +144,7 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
           endedAt,
         });
         context.runs.recordSpend({ runId: context.runId, kind: 'model_call', tokens: charged.tokens, costUsd: charged.costUsd, now: endedAt });
+        if (!attempt.ok) context.events.append(context.runId, 'model.attempt_failed', { stepId, purpose: request.purpose, attempt: attempt.attempt, error: attempt.error ?? 'failed' });
         announceBudget(context);
         startedAt = endedAt;
       },

@@ -7,7 +7,8 @@ import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { applyLock, explain, requestApproval, runRejected } from '../approval/approval-gate';
 import { decide } from '../approval/edit-loop';
-import { adaptPolicy, asksAt, riskScore } from '../approval/policy';
+import { asksAt } from '../../shared/policy';
+import { adaptPolicy, riskScore } from '../approval/policy';
 import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
 import { priceFor } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
@@ -259,7 +260,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   const now = dependencies.now ?? (() => new Date());
   dependencies.runs.createRun({ id: runId, goal, policy: resolved.policy, options: resolved, now: now().toISOString() });
   const context = createContext(dependencies, { runId, goal, options: resolved, model, probe }, signal);
-  context.events.append(runId, 'run.started', { goal, policy: resolved.policy });
+  context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
   return drive(context, concurrencyFor(resolved, probe), null);
 }
 

@@ -3,7 +3,7 @@ import type { PlanStep } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { actionHash, applyLock, explain, runRejected } from '../approval/approval-gate';
 import { decide } from '../approval/edit-loop';
-import { asksAt, asksForTool } from '../approval/policy';
+import { asksAt, asksForTool } from '../../shared/policy';
 import type { ChatMessage, ToolCallRequest } from '../model/chat';
 import { observationMessage, parseTextReply, textProtocolInstructions } from '../model/text-protocol';
 import { toolResult, type ToolDefinition } from '../tools/tool-registry';

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../shared/canonical-json';
 import { ArchonError } from '../../shared/errors';
 import type { ApprovalDecision, ApprovalKind, ApprovalRequest, ApprovalStatus, ExplanationPacket } from '../../shared/schemas/approval';
 import type { Risk } from '../../shared/schemas/plan';
@@ -21,14 +22,7 @@ export const DEFAULT_EXPIRY_MS: Record<ApprovalKind, number> = {
 
 /** A stable hash of the exact action: keys sorted, so equal actions hash equal. */
 export function actionHash(action: unknown): string {
-  const canonical = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(canonical);
-    if (value && typeof value === 'object') {
-      return Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)).map(([key, inner]) => [key, canonical(inner)]));
-    }
-    return value;
-  };
-  return createHash('sha256').update(JSON.stringify(canonical(action) ?? null)).digest('hex');
+  return createHash('sha256').update(canonicalJson(action)).digest('hex');
 }
 
 export interface ExplanationInput {

@@ -1,40 +1,6 @@
-import type { ApprovalKind } from '../../shared/schemas/approval';
+import { stricter } from '../../shared/policy';
 import type { Risk } from '../../shared/schemas/plan';
 import type { Policy } from '../../shared/schemas/run';
-import type { ToolApprovalOverride } from '../../shared/schemas/settings';
-import type { ToolDefinition } from '../tools/tool-registry';
-
-/** Which checkpoints each policy asks at (the brief's table); tool calls are decided per tool below. */
-const CHECKPOINTS: Record<Policy, ReadonlySet<ApprovalKind>> = {
-  supervised: new Set(['plan', 'model_call', 'step_result', 'subagent_spawn', 'critical_decision', 'final_answer']),
-  strict: new Set(['plan', 'subagent_spawn', 'critical_decision', 'final_answer']),
-  balanced: new Set(['plan', 'critical_decision', 'final_answer']),
-  permissive: new Set(['final_answer']),
-};
-
-const STRICTNESS: Record<Policy, number> = { permissive: 0, balanced: 1, strict: 2, supervised: 3 };
-
-export function asksAt(policy: Policy, kind: ApprovalKind): boolean {
-  if (kind === 'budget_raise' || kind === 'resume_side_effect') return true;
-  return CHECKPOINTS[policy].has(kind);
-}
-
-/**
- * Whether a tool call is put to a person: supervised and strict ask for every call, balanced for
- * calls with side effects, permissive for irreversible ones. The operator may set a tool to always
- * or never ask; under permissive, "never" is what lowers the irreversible floor.
- */
-export function asksForTool(policy: Policy, tool: ToolDefinition, override: ToolApprovalOverride | undefined): boolean {
-  if (override === 'always') return true;
-  if (override === 'never') return false;
-  if (policy === 'supervised' || policy === 'strict') return true;
-  if (policy === 'balanced') return tool.sideEffects !== 'none';
-  return tool.sideEffects === 'irreversible';
-}
-
-export function stricter(a: Policy, b: Policy): Policy {
-  return STRICTNESS[a] >= STRICTNESS[b] ? a : b;
-}
 
 /** The signals of seed 000, each from 0 (permissive) to 1 (strict); null when it could not be measured. */
 export interface AutonomySignals {

@@ -2,9 +2,12 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { ArchonError } from '../../shared/errors';
-import { resolveDataDir } from '../../core/data-dir';
+import { buildReport, renderMarkdown } from '../../auditor/audit-report';
+import type { AuditLog } from '../../auditor/audit-log';
+import { DEFAULT_THRESHOLDS } from '../../auditor/detectors';
 import { recordEstop } from '../../core/command-handlers';
-import { createRuntime, type ArchonRuntime } from '../../core/runtime';
+import type { ArchonRuntime } from '../../core/runtime';
+import { openAuditedRuntime, openAuditLog } from './audited-runtime';
 import { startHeadlessHost } from './headless-host';
 import { addRunFlags, runFromCli, type RunFlags } from './run-command';
 
@@ -16,25 +19,21 @@ interface DataDirOption {
   dataDir?: string;
 }
 
-function openRuntime(options: DataDirOption): ArchonRuntime {
-  return createRuntime({ dataDir: resolveDataDir(options.dataDir), version: packageJson.version, host: 'headless' });
-}
-
 async function withRuntimeAsync<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => Promise<T>): Promise<T> {
-  const runtime = openRuntime(options);
+  const audited = openAuditedRuntime(options.dataDir);
   try {
-    return await use(runtime);
+    return await use(audited.runtime);
   } finally {
-    runtime.close();
+    audited.close();
   }
 }
 
 function withRuntime<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => T): T {
-  const runtime = openRuntime(options);
+  const audited = openAuditedRuntime(options.dataDir);
   try {
-    return use(runtime);
+    return use(audited.runtime);
   } finally {
-    runtime.close();
+    audited.close();
   }
 }
 
@@ -44,15 +43,34 @@ function parsePort(value: string): number {
   return port;
 }
 
-/** Subcommands whose capability has not landed yet say so plainly and exit 2 (usage/configuration). */
-function notYet(what: string, issue: number): () => never {
-  return () => {
-    throw new ArchonError('NOT_AVAILABLE', `${what} is not available in this build yet (tracked in issue #${issue}); nothing was done.`);
-  };
+/** `archon audit verify`: exit 0 intact, 1 tampered or damaged, naming where. */
+function verifyAudit(dataDir: string | undefined): number {
+  let log: AuditLog;
+  try {
+    log = openAuditLog(dataDir);
+  } catch (error) {
+    process.stdout.write(`Audit log TAMPERED or damaged: ${(error as Error).message}\n`);
+    return EXIT.failed;
+  }
+  try {
+    const result = log.verify();
+    if (result.intact) {
+      process.stdout.write(`Audit log intact: ${result.records} records, chain and signatures verified.\n`);
+      return EXIT.ok;
+    }
+    process.stdout.write(`Audit log TAMPERED: ${result.problem}${result.seq === null ? '' : ` (first bad record: ${result.seq})`}.\n`);
+    return EXIT.failed;
+  } catch (error) {
+    process.stdout.write(`Audit log TAMPERED or damaged: ${(error as Error).message}\n`);
+    return EXIT.failed;
+  } finally {
+    log.close();
+  }
 }
 
 async function serve(options: DataDirOption & { port: number }): Promise<void> {
-  const runtime = openRuntime(options);
+  const audited = openAuditedRuntime(options.dataDir);
+  const { runtime } = audited;
   const host = await startHeadlessHost({ runtime, rendererDir: RENDERER_DIR, port: options.port });
   process.stdout.write(`Archon UI: ${host.url}\n`);
   await new Promise<void>((resolve) => {
@@ -60,7 +78,7 @@ async function serve(options: DataDirOption & { port: number }): Promise<void> {
     process.once('SIGTERM', resolve);
   });
   await host.close();
-  runtime.close();
+  audited.close();
 }
 
 export function buildProgram(): Command {
@@ -111,8 +129,49 @@ export function buildProgram(): Command {
     });
 
   const audit = program.command('audit').description("the independent auditor's log and reports");
-  audit.command('verify').description("check the audit log's integrity").option(...dataDirOption).action(notYet('`archon audit verify`', 6));
-  audit.command('report').description("print the auditor's report").argument('[run-id]').option(...dataDirOption).option('--json').action(notYet('`archon audit report`', 6));
+  audit
+    .command('verify')
+    .description("check the audit log's integrity: exit 0 intact, 1 tampered (saying where)")
+    .option(...dataDirOption)
+    .action((options: DataDirOption) => {
+      exitCode = verifyAudit(options.dataDir);
+    });
+  audit
+    .command('report')
+    .description("print the auditor's report on a run, or on a day's runs")
+    .argument('[run-id]')
+    .option(...dataDirOption)
+    .option('--day <yyyy-mm-dd>', 'report on every run of that day (default: today)')
+    .option('--json', 'JSON instead of Markdown')
+    .action((runId: string | undefined, options: DataDirOption & { day?: string; json?: boolean }) => {
+      const log = openAuditLog(options.dataDir);
+      try {
+        const report = buildReport(log, runId ? { runId } : { day: options.day ?? new Date().toISOString().slice(0, 10) });
+        process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderMarkdown(report));
+      } finally {
+        log.close();
+      }
+    });
+  audit
+    .command('thresholds')
+    .description("show or set the detectors' thresholds (the operator's alone)")
+    .option(...dataDirOption)
+    .option('--set <name=value>', 'change one threshold')
+    .action((options: DataDirOption & { set?: string }) => {
+      const log = openAuditLog(options.dataDir);
+      try {
+        if (options.set) {
+          const [name, value] = options.set.split('=');
+          if (!name || !(name in DEFAULT_THRESHOLDS) || !Number.isFinite(Number(value))) {
+            throw new ArchonError('VALIDATION_FAILED', `Use --set NAME=NUMBER with one of: ${Object.keys(DEFAULT_THRESHOLDS).join(', ')}.`);
+          }
+          log.setThreshold(name, Number(value));
+        }
+        process.stdout.write(`${JSON.stringify({ ...DEFAULT_THRESHOLDS, ...log.thresholdOverrides() }, null, 2)}\n`);
+      } finally {
+        log.close();
+      }
+    });
 
   program
     .command('serve')

@@ -3,6 +3,7 @@ import { ApprovalDecisionSchema, ApprovalKindSchema, ApprovalStatusSchema, Expla
 import { EstopStateSchema, EstopTriggerSchema } from './estop';
 import { PlanSchema } from './plan';
 import { PolicySchema, RunIdSchema } from './run';
+import { ToolApprovalOverrideSchema } from './settings';
 import { ToolStatusSchema } from './tool';
 
 const runEvent = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
@@ -13,7 +14,7 @@ const toolShape = { stepId: z.string(), tool: z.string(), callId: z.string() };
 
 /** Everything a run announces. `seq` is per run and strictly increasing; the event is stored before it goes out. */
 export const RunEventSchema = z.discriminatedUnion('type', [
-  runEvent('run.started', { goal: z.string(), policy: PolicySchema }),
+  runEvent('run.started', { goal: z.string(), policy: PolicySchema, toolApproval: z.record(z.string(), ToolApprovalOverrideSchema) }),
   runEvent('run.resumed', { completedSteps: z.array(z.string()) }),
   runEvent('model.completed', {
     stepId: z.string().nullable(),
@@ -22,6 +23,7 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     completionTokens: z.int().nonnegative(),
     attempts: z.int().positive(),
   }),
+  runEvent('model.attempt_failed', { stepId: z.string().nullable(), purpose: z.string(), attempt: z.int().positive(), error: z.string() }),
   runEvent('plan.ready', { plan: PlanSchema }),
   runEvent('step.started', stepShape),
   runEvent('step.completed', { ...stepShape, result: z.string() }),

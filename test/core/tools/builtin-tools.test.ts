@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asksForTool } from '../../../src/core/approval/policy';
+import { asksForTool } from '../../../src/shared/policy';
 import { builtinTools } from '../../../src/core/tools/builtin-tools';
 import { processesMatching, uniqueSleepSeconds } from '../../support/processes';
 import { useTempDirs } from '../../support/temp-dir';

@@ -1,0 +1,99 @@
+import { ArchonEventSchema, type RunEvent } from '../shared/schemas/events';
+import type { AuditLog } from './audit-log';
+import { boundaryViolations, budgetAndStops, convergenceFailures, DEFAULT_THRESHOLDS, roleDrift, type AuditedEvent, type Finding, type Thresholds } from './detectors';
+
+export interface RunSummary {
+  runId: string;
+  goal: string | null;
+  status: string;
+  steps: Record<string, number>;
+  toolCalls: Record<string, number>;
+  approvals: { asked: number; answers: Record<string, number> };
+  tokens: number;
+  costUsd: number;
+  durationMs: number | null;
+}
+
+export interface AuditReport {
+  scope: { runId: string } | { day: string };
+  generatedAt: string;
+  runs: RunSummary[];
+  findings: Finding[];
+}
+
+const SEVERITY_ORDER = ['critical', 'high', 'medium', 'low', 'info'];
+
+function runEvents(records: ReturnType<AuditLog['records']>): AuditedEvent[] {
+  return records.flatMap((record) => {
+    const parsed = ArchonEventSchema.safeParse(JSON.parse(record.canonical_json));
+    return parsed.success && 'runId' in parsed.data ? [{ seq: record.seq, event: parsed.data as RunEvent }] : [];
+  });
+}
+
+function summarize(runId: string, events: readonly AuditedEvent[]): RunSummary {
+  const summary: RunSummary = { runId, goal: null, status: 'unfinished', steps: {}, toolCalls: {}, approvals: { asked: 0, answers: {} }, tokens: 0, costUsd: 0, durationMs: null };
+  const count = (map: Record<string, number>, key: string) => (map[key] = (map[key] ?? 0) + 1);
+  for (const { event } of events) {
+    if (event.type === 'run.started') summary.goal = event.goal;
+    else if (event.type === 'step.completed' || event.type === 'step.failed' || event.type === 'step.skipped') count(summary.steps, event.type.slice(5));
+    else if (event.type === 'tool.started') count(summary.toolCalls, event.tool);
+    else if (event.type === 'approval.requested') summary.approvals.asked++;
+    else if (event.type === 'approval.resolved') count(summary.approvals.answers, event.status);
+    else if (event.type === 'budget.updated') {
+      summary.tokens = event.tokens;
+      summary.costUsd = event.costUsd;
+    } else if (event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.stopped') summary.status = event.type.slice(4);
+  }
+  const first = events[0]?.event.ts;
+  const last = events.at(-1)?.event.ts;
+  summary.durationMs = first && last ? Date.parse(last) - Date.parse(first) : null;
+  return summary;
+}
+
+function findingsFor(events: readonly AuditedEvent[], baseline: readonly AuditedEvent[], thresholds: Thresholds): Finding[] {
+  return [...boundaryViolations(events), ...convergenceFailures(events, thresholds), ...roleDrift(events, baseline, thresholds), ...budgetAndStops(events)].sort(
+    (a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity),
+  );
+}
+
+/** The auditor's report on one run, or on every run of a day: a summary and findings with evidence. */
+export function buildReport(log: AuditLog, scope: { runId: string } | { day: string }, now: Date = new Date()): AuditReport {
+  const thresholds = { ...DEFAULT_THRESHOLDS, ...log.thresholdOverrides() };
+  const all = runEvents(log.records());
+  const byRun = new Map<string, AuditedEvent[]>();
+  for (const item of all) byRun.set(item.event.runId, [...(byRun.get(item.event.runId) ?? []), item]);
+  const runIds = 'runId' in scope ? (byRun.has(scope.runId) ? [scope.runId] : []) : [...byRun.keys()].filter((id) => byRun.get(id)?.[0]?.event.ts.startsWith(scope.day));
+  const runs: RunSummary[] = [];
+  const findings: Finding[] = [];
+  for (const runId of runIds) {
+    const events = byRun.get(runId) ?? [];
+    const baseline = all.filter((item) => item.event.runId !== runId && item.seq < (events[0]?.seq ?? 0));
+    runs.push(summarize(runId, events));
+    findings.push(...findingsFor(events, baseline, thresholds));
+  }
+  return { scope, generatedAt: now.toISOString(), runs, findings };
+}
+
+export function renderMarkdown(report: AuditReport): string {
+  const lines = [`# Audit report — ${'runId' in report.scope ? `run ${report.scope.runId}` : `day ${report.scope.day}`}`, '', `Generated ${report.generatedAt}.`, ''];
+  if (report.runs.length === 0) lines.push('No audited runs in this scope.', '');
+  for (const run of report.runs) {
+    lines.push(
+      `## Run ${run.runId}`,
+      '',
+      `- Goal: ${run.goal ?? '(unknown)'}`,
+      `- Outcome: ${run.status}`,
+      `- Steps: ${Object.entries(run.steps).map(([status, n]) => `${n} ${status}`).join(', ') || 'none'}`,
+      `- Tool calls: ${Object.entries(run.toolCalls).map(([tool, n]) => `${tool} ×${n}`).join(', ') || 'none'}`,
+      `- Approvals: ${run.approvals.asked} asked; ${Object.entries(run.approvals.answers).map(([status, n]) => `${n} ${status}`).join(', ') || 'none answered'}`,
+      `- Tokens: ${run.tokens}; cost: $${run.costUsd.toFixed(4)}; time: ${run.durationMs === null ? '?' : `${(run.durationMs / 1000).toFixed(1)} s`}`,
+      '',
+    );
+  }
+  lines.push(`## Findings (${report.findings.length})`, '');
+  if (report.findings.length === 0) lines.push('None.');
+  for (const finding of report.findings) {
+    lines.push(`### [${finding.severity}] ${finding.title}`, '', finding.explanation, '', `Evidence: ${finding.evidence.map((item) => `record ${item.record} (${item.event} #${item.eventSeq})`).join(', ')}`, '');
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,42 @@
+import type { ApprovalKind } from './schemas/approval';
+import type { Policy } from './schemas/run';
+import type { ToolApprovalOverride } from './schemas/settings';
+import type { SideEffects } from './schemas/tool';
+
+/*
+ * The policies of the brief as rules, shared by the runtime (which asks) and the auditor (which
+ * checks that what had to be asked was asked).
+ */
+
+/** Which checkpoints each policy asks at (the brief's table); tool calls are decided per tool below. */
+const CHECKPOINTS: Record<Policy, ReadonlySet<ApprovalKind>> = {
+  supervised: new Set(['plan', 'model_call', 'step_result', 'subagent_spawn', 'critical_decision', 'final_answer']),
+  strict: new Set(['plan', 'subagent_spawn', 'critical_decision', 'final_answer']),
+  balanced: new Set(['plan', 'critical_decision', 'final_answer']),
+  permissive: new Set(['final_answer']),
+};
+
+const STRICTNESS: Record<Policy, number> = { permissive: 0, balanced: 1, strict: 2, supervised: 3 };
+
+export function asksAt(policy: Policy, kind: ApprovalKind): boolean {
+  if (kind === 'budget_raise' || kind === 'resume_side_effect') return true;
+  return CHECKPOINTS[policy].has(kind);
+}
+
+/**
+ * Whether a tool call is put to a person: supervised and strict ask for every call, balanced for
+ * calls with side effects, permissive for irreversible ones. The operator may set a tool to always
+ * or never ask; under permissive, "never" is what lowers the irreversible floor.
+ */
+export function asksForTool(policy: Policy, tool: { sideEffects: SideEffects }, override: ToolApprovalOverride | undefined): boolean {
+  if (override === 'always') return true;
+  if (override === 'never') return false;
+  if (policy === 'supervised' || policy === 'strict') return true;
+  if (policy === 'balanced') return tool.sideEffects !== 'none';
+  return tool.sideEffects === 'irreversible';
+}
+
+export function stricter(a: Policy, b: Policy): Policy {
+  return STRICTNESS[a] >= STRICTNESS[b] ? a : b;
+}
+

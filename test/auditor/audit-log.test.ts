@@ -1,0 +1,109 @@
+import { readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { loadAuditSecrets } from '../../src/auditor/audit-key';
+import { AUDIT_DB_FILE, AuditLog } from '../../src/auditor/audit-log';
+import type { RunEvent } from '../../src/shared/schemas/events';
+import { runArchon } from '../support/archon-process';
+import { useTempDirs } from '../support/temp-dir';
+
+const tempDir = useTempDirs();
+
+function writeLog(records = 10): string {
+  const dataDir = tempDir();
+  const log = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
+  for (let seq = 1; seq <= records; seq++) {
+    const event: RunEvent = { type: 'step.started', runId: 'r1', seq, ts: new Date(2026, 10, 21, 10, 0, seq).toISOString(), stepId: `s${seq}` };
+    log.record(event);
+  }
+  log.close();
+  return dataDir;
+}
+
+/** Opens audit.db as an attacker would: drops the append-only triggers, then edits rows. */
+function tamper(dataDir: string, sql: string): void {
+  const db = new Database(join(dataDir, AUDIT_DB_FILE));
+  db.exec('DROP TRIGGER records_no_update; DROP TRIGGER records_no_delete;');
+  db.exec(sql);
+  db.close();
+}
+
+function verify(dataDir: string) {
+  const log = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
+  try {
+    return log.verify();
+  } finally {
+    log.close();
+  }
+}
+
+describe('the audit log', () => {
+  it('chains, signs and verifies an intact log', () => {
+    const dataDir = writeLog();
+    expect(verify(dataDir)).toEqual({ intact: true, records: 10 });
+    const db = new Database(join(dataDir, AUDIT_DB_FILE), { readonly: true });
+    const rows = db.prepare('SELECT seq, prev_hash, hash FROM records ORDER BY seq').all() as { seq: number; prev_hash: string; hash: string }[];
+    db.close();
+    rows.slice(1).forEach((row, index) => expect(row.prev_hash).toBe(rows[index]?.hash));
+  });
+
+  it('refuses UPDATE and DELETE while its triggers stand', () => {
+    const db = new Database(join(writeLog(), AUDIT_DB_FILE));
+    expect(() => db.prepare("UPDATE records SET type = 'x' WHERE seq = 1").run()).toThrow(/append-only/);
+    expect(() => db.prepare('DELETE FROM records WHERE seq = 1').run()).toThrow(/append-only/);
+    db.close();
+  });
+
+  it.each([
+    ['one field changed', "UPDATE records SET canonical_json = replace(canonical_json, '\"s4\"', '\"s4-forged\"') WHERE seq = 4", 4, /record 4 was altered/],
+    ['a row deleted', 'DELETE FROM records WHERE seq = 6', 6, /records 6–6 are missing: deleted/],
+    ['a row inserted', "UPDATE records SET seq = seq + 1000 WHERE seq >= 5; INSERT INTO records (seq, ts, run_id, type, canonical_json, prev_hash, hash, hmac) SELECT 5, ts, run_id, type, canonical_json, prev_hash, hash, hmac FROM records WHERE seq = 3; UPDATE records SET seq = seq - 999 WHERE seq > 1000", 5, /record 5 does not follow record 4/],
+    ['two rows swapped', "UPDATE records SET seq = -7 WHERE seq = 7; UPDATE records SET seq = 7 WHERE seq = 8; UPDATE records SET seq = 8 WHERE seq = -7", 7, /record 7 does not follow record 6/],
+    ['the tail cut off', 'DELETE FROM records WHERE seq > 8', 9, /ends at record 8 but 10 were written: the end was cut off/],
+    ['a record re-hashed without the key', "UPDATE records SET canonical_json = '{}', hash = '0000000000000000000000000000000000000000000000000000000000000000' WHERE seq = 10", 10, /record 10 (does not follow|was altered|has an HMAC)/],
+  ])('fails verification naming where when %s (triggers dropped first)', (_what, sql, seq, problem) => {
+    const dataDir = writeLog();
+    tamper(dataDir, sql);
+    const result = verify(dataDir);
+    expect(result.intact).toBe(false);
+    if (!result.intact) {
+      expect(result.problem).toMatch(problem);
+      expect(result.seq).toBe(seq);
+    }
+  });
+
+  it('fails verification when only the triggers were dropped', () => {
+    const dataDir = writeLog();
+    tamper(dataDir, 'SELECT 1');
+    expect(verify(dataDir)).toMatchObject({ intact: false, problem: 'the append-only triggers were dropped' });
+  });
+
+  it('`archon audit verify` exits 0 on an intact log and 1, naming the record, on a tampered one', () => {
+    const dataDir = writeLog();
+    const intact = runArchon(['audit', 'verify', '--data-dir', dataDir]);
+    expect(intact.status).toBe(0);
+    expect(intact.stdout).toContain('intact: 10 records');
+    tamper(dataDir, "UPDATE records SET ts = '1999-01-01T00:00:00.000Z' WHERE seq = 2");
+    const tampered = runArchon(['audit', 'verify', '--data-dir', dataDir]);
+    expect(tampered.status).toBe(1);
+    expect(tampered.stdout).toMatch(/TAMPERED: .*\(first bad record: 2\)/);
+  });
+
+  it('`archon audit verify` exits 1 when the file was truncated', () => {
+    const dataDir = writeLog(400);
+    const file = join(dataDir, AUDIT_DB_FILE);
+    truncateSync(file, Math.floor(statSync(file).size / 2));
+    const result = runArchon(['audit', 'verify', '--data-dir', dataDir]);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toMatch(/TAMPERED/);
+  });
+
+  it('`archon audit verify` exits 1 when the signed head was forged', () => {
+    const dataDir = writeLog();
+    const { headFile } = loadAuditSecrets(dataDir);
+    const head = JSON.parse(readFileSync(headFile, 'utf8')) as { seq: number };
+    writeFileSync(headFile, JSON.stringify({ ...head, seq: 3 }));
+    expect(runArchon(['audit', 'verify', '--data-dir', dataDir]).status).toBe(1);
+  });
+});

@@ -1,0 +1,136 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadAuditSecrets } from '../../src/auditor/audit-key';
+import { AUDIT_DB_FILE, AuditLog } from '../../src/auditor/audit-log';
+import { buildReport, renderMarkdown, type AuditReport } from '../../src/auditor/audit-report';
+import type { ExplanationPacket } from '../../src/shared/schemas/approval';
+import type { RunEvent } from '../../src/shared/schemas/events';
+import { planReply, startModelServer, type ScriptedModelServer } from '../kit/scripted-model-server';
+import { spawnArchon } from '../support/archon-process';
+import { PROJECT_ROOT } from '../support/built';
+import { useEngine } from '../support/engine';
+import { useTempDirs } from '../support/temp-dir';
+
+const tempDir = useTempDirs();
+const startEngine = useEngine();
+let server: ScriptedModelServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+type EventBody = RunEvent extends infer Event ? (Event extends RunEvent ? Omit<Event, 'runId' | 'seq' | 'ts'> : never) : never;
+
+function injected(events: EventBody[]): AuditReport {
+  const dataDir = tempDir();
+  const log = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
+  events.forEach((event, index) => log.record({ ...event, runId: 'injected', seq: index + 1, ts: new Date(Date.UTC(2026, 10, 21, 9, 0, index)).toISOString() } as RunEvent));
+  log.flush();
+  const report = buildReport(log, { runId: 'injected' });
+  log.close();
+  return report;
+}
+
+const started = { type: 'run.started', goal: 'g', policy: 'balanced', toolApproval: {} } as const;
+const explanation: ExplanationPacket = { summary: '', confidence: null, risk: { level: 'medium', factors: [] }, reversibility: 'reversible', cost: { tokensUsed: 0, tokensLeft: null, estimatedUsd: 0 }, downstream: [], alternatives: [] };
+
+describe('the auditor’s detectors and reports', () => {
+  it('finds a boundary violation in an injected action that lacks the approval its policy required', () => {
+    const report = injected([started, { type: 'tool.started', stepId: 's', tool: 'write_file', callId: 'c1', args: { path: 'x', content: 'y' } }]);
+    expect(report.findings).toContainEqual(expect.objectContaining({ detector: 'boundary', severity: 'high', title: 'write_file ran without the approval its policy required', evidence: [expect.objectContaining({ record: 2, event: 'tool.started' })] }));
+  });
+
+  it('finds nothing when the same action was approved first, or needed no approval', () => {
+    const report = injected([
+      started,
+      { type: 'approval.requested', approvalId: 'a1', kind: 'tool_call', stepId: 's', summary: '', action: { tool: 'write_file', args: {} }, actionHash: 'h', expiresAt: null, explanation },
+      { type: 'approval.resolved', approvalId: 'a1', status: 'approved', decision: { verdict: 'approve' } },
+      { type: 'tool.started', stepId: 's', tool: 'write_file', callId: 'c1', args: {} },
+      { type: 'tool.started', stepId: 's', tool: 'read_file', callId: 'c2', args: { path: 'x' } },
+    ]);
+    expect(report.findings.filter((finding) => finding.detector === 'boundary')).toEqual([]);
+  });
+
+  it('reports a run whose model repeats the same call with a convergence finding citing the repeated calls', async () => {
+    server = await startModelServer({
+      reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'spin', description: 'spin' }]) : { toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }),
+    });
+    const dataDir = tempDir();
+    const run = await spawnArchon(['run', 'loop', '--model-url', server.url, '--data-dir', dataDir, '--workspace', tempDir(), '--approve', 'auto', '--json']).done;
+    expect(run.status).toBe(1);
+    const runId = (JSON.parse(run.stdout.split('\n')[0] as string) as RunEvent).runId;
+    const result = await spawnArchon(['audit', 'report', runId, '--data-dir', dataDir, '--json']).done;
+    const report = JSON.parse(result.stdout) as AuditReport;
+    const convergence = report.findings.find((finding) => finding.detector === 'convergence' && finding.severity === 'high');
+    expect(convergence?.title).toBe('Step spin repeated the same action');
+    expect(convergence?.evidence.filter((evidence) => evidence.event === 'tool.started')).toHaveLength(2);
+    expect(convergence?.evidence.at(-1)?.event).toBe('step.failed');
+    expect(report.runs[0]).toMatchObject({ runId, status: 'failed', toolCalls: { calculator: 2 } });
+    const markdown = await spawnArchon(['audit', 'report', runId, '--data-dir', dataDir]).done;
+    expect(markdown.stdout).toMatch(/^# Audit report — run /);
+    expect(markdown.stdout).toContain('### [high] Step spin repeated the same action');
+  });
+
+  it('leaves an audit record for every model call, tool call, approval request and decision, state change and stop', async () => {
+    let stepTurn = 0;
+    server = await startModelServer({
+      reply: (request) => {
+        if (request.purpose === 'plan') return planReply([{ id: 'w', description: 'write then compute' }]);
+        if (request.purpose === 'final') return { content: 'done' };
+        stepTurn++;
+        if (stepTurn === 1) return { status: 500 };
+        if (stepTurn === 2) return { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }, { name: 'calculator', arguments: { expression: '1+2' } }] };
+        return { content: 'written' };
+      },
+    });
+    const dataDir = tempDir();
+    const run = await spawnArchon(['run', 'audited', '--model-url', server.url, '--data-dir', dataDir, '--workspace', tempDir(), '--approve', 'auto']).done;
+    expect(run.status, run.stderr).toBe(0);
+    await spawnArchon(['estop', '--data-dir', dataDir]).done;
+
+    const archon = new Database(join(dataDir, 'archon.db'), { readonly: true });
+    const audit = new Database(join(dataDir, AUDIT_DB_FILE), { readonly: true });
+    const runEvents = archon.prepare('SELECT run_id, seq, type FROM events ORDER BY run_id, seq').all();
+    const audited = audit.prepare("SELECT run_id, json_extract(canonical_json, '$.seq') AS seq, type FROM records WHERE run_id IS NOT NULL ORDER BY run_id, seq").all();
+    expect(audited).toEqual(runEvents);
+    const count = (db: Database.Database, sql: string) => (db.prepare(sql).get() as { n: number }).n;
+    expect(count(archon, 'SELECT count(*) AS n FROM model_calls')).toBe(count(audit, "SELECT count(*) AS n FROM records WHERE type IN ('model.completed', 'model.attempt_failed')"));
+    expect(count(archon, 'SELECT count(*) AS n FROM tool_calls')).toBe(count(audit, "SELECT count(*) AS n FROM records WHERE type = 'tool.completed'"));
+    expect(count(archon, 'SELECT count(*) AS n FROM approvals')).toBe(count(audit, "SELECT count(*) AS n FROM records WHERE type = 'approval.resolved'"));
+    expect(count(audit, "SELECT count(*) AS n FROM records WHERE type IN ('step.started', 'step.completed', 'plan.ready', 'run.started', 'run.completed')")).toBe(5);
+    expect(count(audit, "SELECT count(*) AS n FROM records WHERE type = 'system.estop'")).toBe(1);
+    archon.close();
+    audit.close();
+  });
+
+  it('renders a day report', () => {
+    const report = injected([started, { type: 'estop.triggered', triggeredBy: 'cli', reason: 'test' }, { type: 'run.stopped', reason: 'stopped' }]);
+    expect(renderMarkdown(report)).toContain('### [high] Emergency stop (cli)');
+  });
+});
+
+describe('the auditor’s independence', () => {
+  function sources(dir: string): string[] {
+    return readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name);
+      return statSync(path).isDirectory() ? sources(path) : [path];
+    });
+  }
+
+  it('no runtime, tool-process or UI code names audit.db or imports the auditor', () => {
+    const offenders = sources(join(PROJECT_ROOT, 'src'))
+      .map((path) => relative(PROJECT_ROOT, path))
+      .filter((path) => !/^src\/(auditor|hosts|main)\//.test(path))
+      .filter((path) => /audit\.db|AUDIT_DB_FILE|auditor\//.test(readFileSync(join(PROJECT_ROOT, path), 'utf8')));
+    expect(offenders).toEqual([]);
+  });
+
+  it('a run driven by the runtime alone never creates or touches audit.db', async () => {
+    const engine = await startEngine({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'x' }]) : { content: 'ok' }) });
+    expect((await engine.run('no auditor here')).status).toBe('completed');
+    expect(existsSync(join(engine.runtime.dataDir, 'archon.db'))).toBe(true);
+    expect(existsSync(join(engine.runtime.dataDir, AUDIT_DB_FILE))).toBe(false);
+  });
+});
