@@ -31,7 +31,7 @@ async function stopLatency(): Promise<void> {
     await withRuntime(async (runtime) => {
       const model = createOpenAIModelClient({ baseUrl: server.url, model: 'm' });
       for (let trial = 0; trial < TRIALS; trial++) {
-        const estop = new EmergencyStop(runtime.store);
+        const estop = new EmergencyStop(runtime.store, runtime.bus);
         const pool = new ToolWorkerPool({ launcher: childProcessLauncher, entry: join(ROOT, 'out/node/executor.js'), workspace, networkTools: false, readableRoots: [ROOT] });
         estop.onStop(() => pool.stopAll());
         const marker = `95.${trial}${Math.floor(Math.random() * 1e6)}`;

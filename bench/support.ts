@@ -15,7 +15,7 @@ export function ms(value: number): string {
 /** A runtime on a throwaway data dir, removed afterwards. */
 export async function withRuntime<T>(use: (runtime: ArchonRuntime) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'archon-bench-'));
-  const runtime = createRuntime({ dataDir: dir, version: 'bench', host: 'headless' });
+  const runtime = createRuntime({ dataDir: dir });
   try {
     return await use(runtime);
   } finally {

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { canonicalJson } from '../shared/canonical-json';
 import { ArchonError } from '../shared/errors';
+import type { VerifyResult } from '../shared/schemas/audit';
 import type { ArchonEvent } from '../shared/schemas/events';
 import type { AuditSecrets } from './audit-key';
 
@@ -42,7 +43,6 @@ export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 
 const HeadSchema = z.object({ seq: z.int().nonnegative(), hash: z.string(), hmac: z.string() });
 
-export type VerifyResult = { intact: true; records: number } | { intact: false; records: number; problem: string; seq: number | null };
 
 /** A record's hash covers every column but its own hash and HMAC, chained to the previous hash. */
 function hashOf(prevHash: string, record: Pick<AuditRecord, 'seq' | 'ts' | 'run_id' | 'type' | 'canonical_json'>): string {

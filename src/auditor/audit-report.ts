@@ -1,25 +1,7 @@
 import { ArchonEventSchema, type RunEvent } from '../shared/schemas/events';
 import type { AuditLog } from './audit-log';
-import { boundaryViolations, budgetAndStops, convergenceFailures, DEFAULT_THRESHOLDS, roleDrift, type AuditedEvent, type Finding, type Thresholds } from './detectors';
-
-export interface RunSummary {
-  runId: string;
-  goal: string | null;
-  status: string;
-  steps: Record<string, number>;
-  toolCalls: Record<string, number>;
-  approvals: { asked: number; answers: Record<string, number> };
-  tokens: number;
-  costUsd: number;
-  durationMs: number | null;
-}
-
-export interface AuditReport {
-  scope: { runId: string } | { day: string };
-  generatedAt: string;
-  runs: RunSummary[];
-  findings: Finding[];
-}
+import type { AuditReport, AuditRunSummary, Finding } from '../shared/schemas/audit';
+import { boundaryViolations, budgetAndStops, convergenceFailures, DEFAULT_THRESHOLDS, roleDrift, type AuditedEvent, type Thresholds } from './detectors';
 
 const SEVERITY_ORDER = ['critical', 'high', 'medium', 'low', 'info'];
 
@@ -30,8 +12,8 @@ function runEvents(records: ReturnType<AuditLog['records']>): AuditedEvent[] {
   });
 }
 
-function summarize(runId: string, events: readonly AuditedEvent[]): RunSummary {
-  const summary: RunSummary = { runId, goal: null, status: 'unfinished', steps: {}, toolCalls: {}, approvals: { asked: 0, answers: {} }, tokens: 0, costUsd: 0, durationMs: null };
+function summarize(runId: string, events: readonly AuditedEvent[]): AuditRunSummary {
+  const summary: AuditRunSummary = { runId, goal: null, status: 'unfinished', steps: {}, toolCalls: {}, approvals: { asked: 0, answers: {} }, tokens: 0, costUsd: 0, durationMs: null };
   const count = (map: Record<string, number>, key: string) => (map[key] = (map[key] ?? 0) + 1);
   for (const { event } of events) {
     if (event.type === 'run.started') summary.goal = event.goal;
@@ -63,7 +45,7 @@ export function buildReport(log: AuditLog, scope: { runId: string } | { day: str
   const byRun = new Map<string, AuditedEvent[]>();
   for (const item of all) byRun.set(item.event.runId, [...(byRun.get(item.event.runId) ?? []), item]);
   const runIds = 'runId' in scope ? (byRun.has(scope.runId) ? [scope.runId] : []) : [...byRun.keys()].filter((id) => byRun.get(id)?.[0]?.event.ts.startsWith(scope.day));
-  const runs: RunSummary[] = [];
+  const runs: AuditRunSummary[] = [];
   const findings: Finding[] = [];
   for (const runId of runIds) {
     const events = byRun.get(runId) ?? [];

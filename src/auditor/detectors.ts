@@ -1,4 +1,5 @@
 import { canonicalJson } from '../shared/canonical-json';
+import type { Finding } from '../shared/schemas/audit';
 import { asksForTool } from '../shared/policy';
 import type { RunEvent } from '../shared/schemas/events';
 import type { Policy } from '../shared/schemas/run';
@@ -11,16 +12,6 @@ export interface AuditedEvent {
   event: RunEvent;
 }
 
-export type Severity = 'info' | 'low' | 'medium' | 'high' | 'critical';
-
-export interface Finding {
-  detector: 'boundary' | 'convergence' | 'drift' | 'budget' | 'emergency_stop';
-  severity: Severity;
-  title: string;
-  explanation: string;
-  /** The audit records (and the events they hold) the finding rests on. */
-  evidence: { record: number; event: string; eventSeq: number }[];
-}
 
 /** Deterministic thresholds; only the operator changes them (`archon audit thresholds --set`). */
 export const DEFAULT_THRESHOLDS = {

@@ -1,35 +1,52 @@
 import type { CommandHandlers } from '../shared/ipc/dispatch';
-import type { EstopState, EstopTrigger } from '../shared/schemas/estop';
-import type { EventBus } from './events/event-bus';
-import type { ArchonStore } from './store/archon-store';
+import type { AuditReport, VerifyResult } from '../shared/schemas/audit';
+import type { EndpointProbe } from '../shared/schemas/endpoint';
+import type { RunManager } from './agent/run-manager';
+import type { PendingApprovals } from './approval/pending-approvals';
+import type { ArchonRuntime } from './runtime';
+import type { EmergencyStop } from './stop/emergency-stop';
+
+/** The auditor as the UI may use it: read its reports, check its log. The host provides it; the runtime cannot reach it. */
+export interface AuditPort {
+  report(scope: { runId: string } | { day: string }): AuditReport;
+  verify(): VerifyResult;
+}
 
 export interface CommandDependencies {
-  store: ArchonStore;
-  bus: EventBus;
+  runtime: ArchonRuntime;
+  manager: RunManager;
+  estop: EmergencyStop;
+  approvals: PendingApprovals;
+  audit: AuditPort;
+  probe(modelUrl: string, model: string | undefined): Promise<EndpointProbe>;
   info: { version: string; dataDir: string; host: 'electron' | 'headless' };
-  now: () => Date;
-}
-
-type EstopDependencies = Pick<CommandDependencies, 'store' | 'bus' | 'now'>;
-
-function announceEstop(deps: EstopDependencies, state: EstopState): EstopState {
-  deps.bus.publish({ type: 'system.estop', ts: deps.now().toISOString(), state });
-  return state;
-}
-
-export function recordEstop(deps: EstopDependencies, action: 'trigger' | 'reset', triggeredBy: EstopTrigger | null, reason: string): EstopState {
-  return announceEstop(deps, deps.store.recordEstop(action, triggeredBy, reason, deps.now().toISOString()));
 }
 
 /** The runtime's side of the contract; Electron main and the headless host bind these same handlers. */
 export function createCommandHandlers(deps: CommandDependencies): CommandHandlers {
+  const { store } = deps.runtime;
   return {
     'app.info': async () => deps.info,
-    'runs.list': async ({ limit }) => deps.store.runs.listRuns(limit),
-    'estop.status': async () => deps.store.estopState(),
-    'estop.trigger': async ({ reason }) => recordEstop(deps, 'trigger', 'operator', reason),
-    'estop.reset': async () => recordEstop(deps, 'reset', null, 'Re-armed by the operator'),
-    'settings.get': async () => deps.store.getSettings(),
-    'settings.update': async (patch) => deps.store.updateSettings(patch),
+    'runs.list': async ({ limit }) => store.runs.listRuns(limit),
+    'estop.status': async () => store.estopState(),
+    'estop.trigger': async ({ reason }) => deps.estop.trigger('operator', reason),
+    'estop.reset': async () => deps.estop.reset(),
+    'settings.get': async () => store.getSettings(),
+    'settings.update': async (patch) => store.updateSettings(patch),
+    'runs.start': (input) => deps.manager.start(input),
+    'runs.get': async ({ runId }) => deps.manager.detail(runId),
+    'runs.resume': async ({ runId }) => deps.manager.resume(runId),
+    'runs.delete': async ({ runId }) => {
+      deps.manager.delete(runId);
+      return { deleted: true as const };
+    },
+    'approvals.list': async () => deps.approvals.list(),
+    'approvals.decide': async ({ approvalId, actionHash, decision }) => {
+      deps.approvals.answer(approvalId, actionHash, decision);
+      return { accepted: true as const };
+    },
+    'endpoint.probe': ({ modelUrl, model }) => deps.probe(modelUrl, model),
+    'audit.report': async ({ runId, day }) => deps.audit.report(runId ? { runId } : { day: day ?? new Date().toISOString().slice(0, 10) }),
+    'audit.verify': async () => deps.audit.verify(),
   };
 }

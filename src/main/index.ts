@@ -1,11 +1,16 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { app, BrowserWindow, ipcMain, session } from 'electron';
+import { app, BrowserWindow, ipcMain, session, utilityProcess } from 'electron';
+import { loadAuditSecrets } from '../auditor/audit-key';
+import { AuditLog } from '../auditor/audit-log';
+import { buildReport } from '../auditor/audit-report';
+import { createAppServices } from '../core/app-services';
 import { resolveDataDir } from '../core/data-dir';
 import { createRuntime } from '../core/runtime';
 import { forwardEvent, registerIpcHandlers } from './ipc';
 import { createMainWindow } from './main-window';
 import { denyPermissions, hardenApp } from './security';
+import { createUtilityProcessLauncher } from './utility-process-launcher';
 
 const here = import.meta.dirname;
 
@@ -16,14 +21,24 @@ function appUrl(): string {
 
 function start(): void {
   denyPermissions(session.defaultSession);
-  const runtime = createRuntime({
-    dataDir: resolveDataDir(process.env.ARCHON_DATA_DIR ?? app.getPath('userData')),
-    version: app.getVersion(),
+  const dataDir = resolveDataDir(process.env.ARCHON_DATA_DIR ?? app.getPath('userData'));
+  const runtime = createRuntime({ dataDir });
+  // The same 0600 key file the CLI uses, outside the data dir, so `archon audit verify` checks the app's log too.
+  const audit = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
+  const unaudit = runtime.bus.subscribe((event) => audit.record(event));
+  const services = createAppServices({
+    runtime,
     host: 'electron',
+    version: app.getVersion(),
+    audit: { report: (scope) => buildReport(audit, scope), verify: () => audit.verify() },
+    launcher: createUtilityProcessLauncher(utilityProcess.fork),
+    executorEntry: join(here, '../node/executor.js'),
+    readableRoots: null,
+    apiKey: process.env.OPENAI_API_KEY,
   });
   const url = appUrl();
   const window = createMainWindow(BrowserWindow, { preload: join(here, '../preload/index.cjs'), appUrl: url });
-  const unregister = registerIpcHandlers(ipcMain, runtime.handlers, url);
+  const unregister = registerIpcHandlers(ipcMain, services.handlers, url);
   const unsubscribe = runtime.bus.subscribe((event) => forwardEvent(window.webContents, event));
   app.on('second-instance', () => {
     if (window.isMinimized()) window.restore();
@@ -32,8 +47,12 @@ function start(): void {
   app.on('window-all-closed', () => {
     unsubscribe();
     unregister();
-    runtime.close();
-    app.quit();
+    void services.close().finally(() => {
+      runtime.close();
+      unaudit();
+      audit.close();
+      app.quit();
+    });
   });
 }
 

@@ -32,5 +32,6 @@ export function createFakeElectron(options: { gotLock: boolean; userData: string
       windows.push(this);
     }
   }
-  return { app, session, ipcMain, BrowserWindow: FakeBrowserWindow, handlers, windows };
+  const utilityProcess = { fork: vi.fn() };
+  return { app, session, ipcMain, utilityProcess, BrowserWindow: FakeBrowserWindow, handlers, windows };
 }

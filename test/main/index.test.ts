@@ -22,6 +22,9 @@ vi.mock('electron', () => ({
   get BrowserWindow() {
     return fake.BrowserWindow;
   },
+  get utilityProcess() {
+    return fake.utilityProcess;
+  },
 }));
 
 beforeEach(() => {

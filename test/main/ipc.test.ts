@@ -2,16 +2,16 @@ import { describe, expect, it, vi } from 'vitest';
 import type { IpcMain } from 'electron';
 import { IPC_PREFIX } from '../../src/shared/ipc/contract';
 import { registerIpcHandlers } from '../../src/main/ipc';
-import { useRuntimes } from '../support/runtime';
+import { useServices } from '../support/runtime';
 
-const openRuntime = useRuntimes();
+const openServices = useServices();
 const APP_URL = 'file:///opt/archon/out/renderer/index.html';
 
 function bind() {
   const handlers = new Map<string, (event: unknown, input: unknown) => Promise<unknown>>();
   const ipcMain = { handle: vi.fn((channel, handler) => handlers.set(channel, handler)), removeHandler: vi.fn((channel) => handlers.delete(channel)) };
-  const runtime = openRuntime();
-  const unregister = registerIpcHandlers(ipcMain as unknown as IpcMain, runtime.handlers, APP_URL);
+  const { runtime, services } = openServices();
+  const unregister = registerIpcHandlers(ipcMain as unknown as IpcMain, services.handlers, APP_URL);
   const call = (name: string, input: unknown, frame: unknown = { url: APP_URL, parent: null }) => {
     const handler = handlers.get(IPC_PREFIX + name);
     if (!handler) throw new Error(`no handler for ${name}`);

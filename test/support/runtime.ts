@@ -1,5 +1,11 @@
-import { createRuntime, type ArchonRuntime } from '../../src/core/runtime';
 import { afterEach } from 'vitest';
+import { loadAuditSecrets } from '../../src/auditor/audit-key';
+import { AuditLog } from '../../src/auditor/audit-log';
+import { buildReport } from '../../src/auditor/audit-report';
+import { createAppServices, type AppServices } from '../../src/core/app-services';
+import { childProcessLauncher } from '../../src/core/process/child-process-launcher';
+import { createRuntime, type ArchonRuntime } from '../../src/core/runtime';
+import { PROJECT_ROOT } from './built';
 import { useTempDirs } from './temp-dir';
 
 /** A runtime over a fresh data dir, closed after the test. */
@@ -10,8 +16,35 @@ export function useRuntimes(): () => ArchonRuntime {
     for (const runtime of open.splice(0)) runtime.close();
   });
   return () => {
-    const runtime = createRuntime({ dataDir: tempDir(), version: '0.0.0-test', host: 'headless' });
+    const runtime = createRuntime({ dataDir: tempDir() });
     open.push(runtime);
     return runtime;
+  };
+}
+
+/** The app's services (handlers, run manager, approvals, stop) over a fresh runtime and audit log. */
+export function useServices(): () => { runtime: ArchonRuntime; services: AppServices } {
+  const openRuntime = useRuntimes();
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0)) await close();
+  });
+  return () => {
+    const runtime = openRuntime();
+    const audit = AuditLog.open(runtime.dataDir, loadAuditSecrets(runtime.dataDir));
+    const services = createAppServices({
+      runtime,
+      host: 'headless',
+      version: '0.0.0-test',
+      audit: { report: (scope) => buildReport(audit, scope), verify: () => audit.verify() },
+      launcher: childProcessLauncher,
+      executorEntry: `${PROJECT_ROOT}out/node/executor.js`,
+      readableRoots: [PROJECT_ROOT],
+    });
+    closers.push(async () => {
+      await services.close();
+      audit.close();
+    });
+    return { runtime, services };
   };
 }

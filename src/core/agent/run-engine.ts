@@ -13,7 +13,7 @@ import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
 import { priceFor } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
 import type { ModelClient } from '../model/chat';
-import type { EndpointProbe } from '../model/endpoint-probe';
+import type { EndpointProbe } from '../../shared/schemas/endpoint';
 import { planGoal } from '../planner/planner';
 import { validatePlan } from '../planner/validate-plan';
 import type { EmergencyStop } from '../stop/emergency-stop';
@@ -251,12 +251,11 @@ function concurrencyFor(options: RunOptions, probe: EndpointProbe): number {
 }
 
 /** `archon run`: refuse while the stop is latched, probe the endpoint (nothing is created if it is unreachable), then run the goal to its end. */
-export async function startRun(dependencies: RunEngineDependencies, goal: string, options: RunOptions, signal: AbortSignal): Promise<RunResult> {
+export async function startRun(dependencies: RunEngineDependencies, goal: string, options: RunOptions, signal: AbortSignal, runId = (dependencies.newId ?? randomUUID)()): Promise<RunResult> {
   dependencies.estop?.assertArmed();
   const { probe, model } = await dependencies.connect(options, signal);
   dependencies.estop?.assertArmed();
   const resolved = { ...options, model: probe.model };
-  const runId = (dependencies.newId ?? randomUUID)();
   const now = dependencies.now ?? (() => new Date());
   dependencies.runs.createRun({ id: runId, goal, policy: resolved.policy, options: resolved, now: now().toISOString() });
   const context = createContext(dependencies, { runId, goal, options: resolved, model, probe }, signal);

@@ -1,6 +1,7 @@
 import type { RunOptions } from '../../shared/schemas/run';
 import type { ModelClient } from './chat';
-import { probeEndpoint, type EndpointProbe } from './endpoint-probe';
+import type { EndpointProbe } from '../../shared/schemas/endpoint';
+import { probeEndpoint } from './endpoint-probe';
 import { createOpenAIModelClient } from './model-client';
 import type { RetryPolicy } from './retry-policy';
 

@@ -1,16 +1,7 @@
 import OpenAI from 'openai';
 import { ArchonError } from '../../shared/errors';
+import type { EndpointProbe } from '../../shared/schemas/endpoint';
 
-export interface EndpointProbe {
-  baseUrl: string;
-  models: string[];
-  /** The model the run will use: the one asked for, else the first the server lists. */
-  model: string;
-  /** Native tool calling; when false the run speaks the text protocol. */
-  toolCalling: boolean;
-  contextLength: number | null;
-  parallelSlots: number | null;
-}
 
 export interface ProbeOptions {
   baseUrl: string;

@@ -1,5 +1,6 @@
 import { ArchonError } from '../../shared/errors';
 import type { EstopState, EstopTrigger } from '../../shared/schemas/estop';
+import type { EventBus } from '../events/event-bus';
 import type { ArchonStore } from '../store/archon-store';
 
 export const WATCH_INTERVAL_MS = 100;
@@ -26,8 +27,14 @@ export class EmergencyStop {
 
   constructor(
     private readonly store: ArchonStore,
+    private readonly bus: EventBus,
     private readonly now: () => Date = () => new Date(),
   ) {}
+
+  private announce(state: EstopState): EstopState {
+    this.bus.publish({ type: 'system.estop', ts: this.now().toISOString(), state });
+    return state;
+  }
 
   get signal(): AbortSignal {
     return this.controller.signal;
@@ -49,7 +56,7 @@ export class EmergencyStop {
   }
 
   async trigger(triggeredBy: EstopTrigger, reason: string): Promise<EstopState> {
-    const state = this.store.recordEstop('trigger', triggeredBy, reason, this.now().toISOString());
+    const state = this.announce(this.store.recordEstop('trigger', triggeredBy, reason, this.now().toISOString()));
     await this.fire(state);
     return state;
   }
@@ -61,8 +68,8 @@ export class EmergencyStop {
   }
 
   /** Re-arms this process too: later runs get a fresh signal. */
-  reset(): EstopState {
-    const state = this.store.recordEstop('reset', null, 'Re-armed by the operator', this.now().toISOString());
+  reset(reason = 'Re-armed by the operator'): EstopState {
+    const state = this.announce(this.store.recordEstop('reset', null, reason, this.now().toISOString()));
     this.controller = new AbortController();
     return state;
   }
@@ -71,8 +78,8 @@ export class EmergencyStop {
   watch(intervalMs = WATCH_INTERVAL_MS): () => void {
     this.watcher ??= setInterval(() => {
       const state = this.state();
-      if (state.latched) void this.fire(state);
-      else if (this.controller.signal.aborted) this.controller = new AbortController();
+      if (state.latched && !this.controller.signal.aborted) void this.fire(this.announce(state));
+      else if (!state.latched && this.controller.signal.aborted) this.controller = new AbortController();
     }, intervalMs);
     this.watcher.unref();
     return () => {

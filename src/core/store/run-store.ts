@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ApprovalRequest, ApprovalStatus } from '../../shared/schemas/approval';
+import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
 import { RunOptionsSchema, RunSummarySchema, StepStatusSchema, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
 import { ToolResultSchema, type SideEffects, type ToolResult } from '../../shared/schemas/tool';
@@ -84,6 +85,19 @@ export class RunStore {
   listRuns(limit: number): RunSummary[] {
     const rows = this.db.prepare(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?`).all(limit);
     return rows.map((row) => RunRowSchema.parse(row));
+  }
+
+  /** A run and everything recorded for it (its audit records stay in the auditor's log). */
+  deleteRun(id: string): boolean {
+    return this.db.prepare('DELETE FROM runs WHERE id = ?').run(id).changes > 0;
+  }
+
+  events(runId: string, limit = 5000): RunEvent[] {
+    const rows = this.db.prepare('SELECT body_json FROM events WHERE run_id = ? ORDER BY seq LIMIT ?').all(runId, limit) as { body_json: string }[];
+    return rows.flatMap((row) => {
+      const parsed = RunEventSchema.safeParse(JSON.parse(row.body_json));
+      return parsed.success ? [parsed.data] : [];
+    });
   }
 
   savePlan(runId: string, steps: readonly PlanStep[]): void {

@@ -1,6 +1,7 @@
-import packageJson from '../../../package.json' with { type: 'json' };
 import { loadAuditSecrets } from '../../auditor/audit-key';
 import { AuditLog } from '../../auditor/audit-log';
+import { buildReport } from '../../auditor/audit-report';
+import type { AuditPort } from '../../core/command-handlers';
 import { resolveDataDir } from '../../core/data-dir';
 import { createRuntime, type ArchonRuntime } from '../../core/runtime';
 
@@ -13,7 +14,7 @@ export interface AuditedRuntime {
 /** The runtime with the independent auditor listening on its bus (read-only: it never publishes). */
 export function openAuditedRuntime(dataDirFlag: string | undefined): AuditedRuntime {
   const dataDir = resolveDataDir(dataDirFlag);
-  const runtime = createRuntime({ dataDir, version: packageJson.version, host: 'headless' });
+  const runtime = createRuntime({ dataDir });
   let audit: AuditLog;
   try {
     audit = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
@@ -31,6 +32,11 @@ export function openAuditedRuntime(dataDirFlag: string | undefined): AuditedRunt
       audit.close();
     },
   };
+}
+
+/** The auditor as the app's Audit view reads it. */
+export function auditPort(audit: AuditLog): AuditPort {
+  return { report: (scope) => buildReport(audit, scope), verify: () => audit.verify() };
 }
 
 export function openAuditLog(dataDirFlag: string | undefined): AuditLog {

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import packageJson from '../../../package.json' with { type: 'json' };
@@ -5,11 +6,15 @@ import { ArchonError } from '../../shared/errors';
 import { buildReport, renderMarkdown } from '../../auditor/audit-report';
 import type { AuditLog } from '../../auditor/audit-log';
 import { DEFAULT_THRESHOLDS } from '../../auditor/detectors';
-import { recordEstop } from '../../core/command-handlers';
+import { createAppServices } from '../../core/app-services';
+import { childProcessLauncher } from '../../core/process/child-process-launcher';
 import type { ArchonRuntime } from '../../core/runtime';
-import { openAuditedRuntime, openAuditLog } from './audited-runtime';
+import { EmergencyStop } from '../../core/stop/emergency-stop';
+import { resolveModelUrl } from '../../shared/model-presets';
+import type { RunOptions } from '../../shared/schemas/run';
+import { auditPort, openAuditedRuntime, openAuditLog } from './audited-runtime';
 import { startHeadlessHost } from './headless-host';
-import { addRunFlags, runFromCli, type RunFlags } from './run-command';
+import { addRunFlags, addServeFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5 } as const;
 
@@ -68,16 +73,44 @@ function verifyAudit(dataDir: string | undefined): number {
   }
 }
 
-async function serve(options: DataDirOption & { port: number }): Promise<void> {
-  const audited = openAuditedRuntime(options.dataDir);
+type ServeFlags = DataDirOption & RunFlags & { port: number };
+
+/** Only the run settings given on the command line; the rest come from Settings at each run. */
+function serveDefaults(flags: ServeFlags): Partial<RunOptions> {
+  const given: Partial<RunOptions> = {
+    modelUrl: flags.modelUrl ? resolveModelUrl(flags.modelUrl) : undefined,
+    model: flags.model,
+    policy: flags.policy,
+    concurrency: flags.concurrency,
+    maxTokens: flags.maxTokens,
+    maxCostUsd: flags.maxCost,
+    workspace: flags.workspace ? resolve(flags.workspace) : undefined,
+  };
+  return Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
+}
+
+async function serve(flags: ServeFlags): Promise<void> {
+  const audited = openAuditedRuntime(flags.dataDir);
   const { runtime } = audited;
-  const host = await startHeadlessHost({ runtime, rendererDir: RENDERER_DIR, port: options.port });
+  const services = createAppServices({
+    runtime,
+    host: 'headless',
+    version: packageJson.version,
+    audit: auditPort(audited.audit),
+    launcher: childProcessLauncher,
+    executorEntry: EXECUTOR_ENTRY,
+    readableRoots: [APP_ROOT],
+    apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY,
+    runDefaults: serveDefaults(flags),
+  });
+  const host = await startHeadlessHost({ handlers: services.handlers, bus: runtime.bus, rendererDir: RENDERER_DIR, port: flags.port });
   process.stdout.write(`Archon UI: ${host.url}\n`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
+  await new Promise<void>((done) => {
+    process.once('SIGINT', done);
+    process.once('SIGTERM', done);
   });
   await host.close();
+  await services.close();
   audited.close();
 }
 
@@ -119,12 +152,11 @@ export function buildProgram(): Command {
     .option(...dataDirOption)
     .option('--reset', 're-arm after a stop; restarts nothing')
     .option('--reason <text>', 'why', 'Emergency stop from the command line')
-    .action((options: DataDirOption & { reset?: boolean; reason: string }) => {
-      const state = withRuntime(options, (runtime) =>
-        options.reset
-          ? recordEstop(runtime, 'reset', null, 'Re-armed from the command line')
-          : recordEstop(runtime, 'trigger', 'cli', options.reason),
-      );
+    .action(async (options: DataDirOption & { reset?: boolean; reason: string }) => {
+      const state = await withRuntimeAsync(options, (runtime) => {
+        const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
+        return options.reset ? Promise.resolve(estop.reset('Re-armed from the command line')) : estop.trigger('cli', options.reason);
+      });
       process.stdout.write(state.latched ? `Emergency stop latched at ${state.since}. Re-arm with \`archon estop --reset\`.\n` : 'Re-armed. Nothing was restarted.\n');
     });
 
@@ -173,12 +205,12 @@ export function buildProgram(): Command {
       }
     });
 
-  program
-    .command('serve')
-    .description('start the headless host: the app in a browser, on 127.0.0.1 with a token')
-    .option('--port <n>', 'port (0 = any free port)', parsePort, 0)
-    .option(...dataDirOption)
-    .action(serve);
+  addServeFlags(
+    program
+      .command('serve')
+      .description('start the headless host: the app in a browser, on 127.0.0.1 with a token; run flags are defaults for runs started there')
+      .option('--port <n>', 'port (0 = any free port)', parsePort, 0),
+  ).action(serve);
 
   return program;
 }

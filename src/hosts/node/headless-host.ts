@@ -4,13 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { CONTENT_SECURITY_POLICY_HEADER } from '../../shared/csp';
 import { ArchonError, toErrorEnvelope } from '../../shared/errors';
-import { dispatchCommand } from '../../shared/ipc/dispatch';
+import { dispatchCommand, type CommandHandlers } from '../../shared/ipc/dispatch';
 import { ClientFrameSchema, TOKEN_PARAM, WS_PATH, type ServerFrame } from '../../shared/ipc/ws-protocol';
-import type { ArchonRuntime } from '../../core/runtime';
+import type { EventBus } from '../../core/events/event-bus';
 import { readStaticFile } from './static-files';
 
 export interface HeadlessHostOptions {
-  runtime: ArchonRuntime;
+  handlers: CommandHandlers;
+  bus: EventBus;
   rendererDir: string;
   port: number;
 }
@@ -105,7 +106,7 @@ export async function startHeadlessHost(options: HeadlessHostOptions): Promise<H
     const frame = (message: ServerFrame) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
     };
-    const unsubscribe = options.runtime.bus.subscribe((event) => frame({ event }));
+    const unsubscribe = options.bus.subscribe((event) => frame({ event }));
     ws.on('close', () => {
       sockets.delete(ws);
       unsubscribe();
@@ -120,7 +121,7 @@ export async function startHeadlessHost(options: HeadlessHostOptions): Promise<H
           return;
         }
         const { id, command, input } = parsed.data;
-        frame({ id, result: await dispatchCommand(options.runtime.handlers, command, input, { signal: closed.signal }) });
+        frame({ id, result: await dispatchCommand(options.handlers, command, input, { signal: closed.signal }) });
       })();
     });
   }

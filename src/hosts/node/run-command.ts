@@ -1,4 +1,3 @@
-import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, Option, type Command } from 'commander';
@@ -6,15 +5,12 @@ import { ArchonError, describeZodError } from '../../shared/errors';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
 import { ApproveModeSchema, PolicySchema, RunOptionsSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
-import type { Settings } from '../../shared/schemas/settings';
 import { resumeRun, startRun, type RunEngineDependencies, type RunResult } from '../../core/agent/run-engine';
 import { modelConnector } from '../../core/model/connect';
 import { EmergencyStop } from '../../core/stop/emergency-stop';
 import type { ArchonRuntime } from '../../core/runtime';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
-import { builtinTools } from '../../core/tools/builtin-tools';
-import type { ToolRegistry } from '../../core/tools/tool-registry';
-import { ToolWorkerPool } from '../../core/tools/tool-worker-pool';
+import { ToolHost } from '../../core/tools/tool-host';
 import { approvalChannelFor } from './terminal-approvals';
 
 export interface RunFlags {
@@ -46,6 +42,20 @@ function positiveNumber(value: string): number {
   const number = Number(value);
   if (!Number.isFinite(number) || number <= 0) throw new InvalidArgumentError('expected a positive number.');
   return number;
+}
+
+/** The run settings `archon serve` also takes, as defaults for runs started from the UI. */
+export function addServeFlags(command: Command): Command {
+  return command
+    .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset: ollama, lm-studio, llama-cpp, vllm, openai')
+    .option('--model <name>', 'the model (default: from settings, else the first the server lists)')
+    .option('--api-key <key>', 'API key (default: OPENAI_API_KEY)')
+    .addOption(new Option('--policy <policy>', 'who is asked before what').choices(PolicySchema.options))
+    .option('--concurrency <n>', 'steps at once (default: the server’s parallel slots, else 4)', positiveInt('--concurrency', 64))
+    .option('--max-tokens <n>', 'token cap for the run', positiveInt('--max-tokens', 1e9))
+    .option('--max-cost <usd>', 'money cap for the run, in USD', positiveNumber)
+    .option('--workspace <dir>', 'the only folder file tools may touch (default: the current folder)')
+    .option('--data-dir <dir>', 'the data folder (default: ARCHON_DATA_DIR, else the platform app-data folder)');
 }
 
 /** The flags `run` and `resume` share (the brief's CLI contract). */
@@ -143,44 +153,8 @@ function overridesFrom(flags: RunFlags): Partial<RunOptions> {
 }
 
 /** The built executor beside this CLI bundle (out/node/executor.js), and the folder it runs from. */
-const EXECUTOR_ENTRY = fileURLToPath(new URL('./executor.js', import.meta.url));
-const APP_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-function workspaceFolder(path: string): string {
-  try {
-    if (statSync(path).isDirectory()) return realpathSync(path);
-  } catch {
-    // Reported below.
-  }
-  throw new ArchonError('CONFIG_INVALID', `The workspace ${path} is not an existing folder. Pass --workspace with the folder the tools may use.`);
-}
-
-/** One tool host per run, started for the run's workspace and closed with the run. */
-class ToolHost {
-  private pool: ToolWorkerPool | null = null;
-
-  constructor(private readonly settings: Settings) {}
-
-  registry(options: RunOptions): ToolRegistry {
-    this.pool ??= new ToolWorkerPool({
-      launcher: childProcessLauncher,
-      entry: EXECUTOR_ENTRY,
-      workspace: workspaceFolder(options.workspace),
-      networkTools: this.settings.networkTools,
-      readableRoots: [APP_ROOT],
-    });
-    this.pool.warmUp();
-    return builtinTools(this.pool, this.settings.disabledTools);
-  }
-
-  async stopAll(): Promise<void> {
-    await this.pool?.stopAll();
-  }
-
-  async close(): Promise<void> {
-    await this.pool?.close();
-  }
-}
+export const EXECUTOR_ENTRY = fileURLToPath(new URL('./executor.js', import.meta.url));
+export const APP_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Named budget presets: seed 004's caps are 2,000 tokens a run and 10,000 a day. */
 const BUDGET_PRESETS = { 'seed-004': { maxTokens: 2000, dayMaxTokens: 10_000 } } as const;
@@ -208,8 +182,8 @@ function engineDependencies(runtime: ArchonRuntime, flags: RunFlags, tools: Tool
  */
 export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: { goal: string } | { resume: string }): Promise<number> {
   const controller = new AbortController();
-  const estop = new EmergencyStop(runtime.store, runtime.now);
-  const tools = new ToolHost(runtime.store.getSettings());
+  const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
+  const tools = new ToolHost({ launcher: childProcessLauncher, entry: EXECUTOR_ENTRY, readableRoots: [APP_ROOT], settings: runtime.store.getSettings() });
   const unhook = estop.onStop(() => tools.stopAll());
   const unwatch = estop.watch();
   const stop = (signal: NodeJS.Signals) => void estop.trigger('signal', `${signal} received by archon run`);

@@ -1,10 +1,15 @@
 import { z } from 'zod';
+import { ApprovalDecisionSchema, ApprovalRequestSchema } from '../schemas/approval';
+import { AuditReportSchema, VerifyResultSchema } from '../schemas/audit';
+import { EndpointProbeSchema } from '../schemas/endpoint';
 import { EstopStateSchema } from '../schemas/estop';
-import { RunSummarySchema } from '../schemas/run';
+import { RunDetailSchema, StartRunInputSchema } from '../schemas/run-detail';
+import { RunIdSchema, RunSummarySchema } from '../schemas/run';
 import { SettingsPatchSchema, SettingsSchema } from '../schemas/settings';
 
 const command = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
 const noInput = z.object({}).strict();
+const runRef = z.object({ runId: RunIdSchema }).strict();
 
 export const AppInfoSchema = z.object({
   version: z.string(),
@@ -27,6 +32,18 @@ export const contract = {
   'estop.reset': command(noInput, EstopStateSchema),
   'settings.get': command(noInput, SettingsSchema),
   'settings.update': command(SettingsPatchSchema, SettingsSchema),
+  'runs.start': command(StartRunInputSchema, z.object({ runId: RunIdSchema })),
+  'runs.get': command(runRef, RunDetailSchema),
+  'runs.resume': command(runRef, z.object({ runId: RunIdSchema })),
+  'runs.delete': command(runRef, z.object({ deleted: z.literal(true) })),
+  'approvals.list': command(noInput, z.array(ApprovalRequestSchema)),
+  'approvals.decide': command(
+    z.object({ approvalId: z.string().min(1).max(64), actionHash: z.string().regex(/^[0-9a-f]{64}$/), decision: ApprovalDecisionSchema }).strict(),
+    z.object({ accepted: z.literal(true) }),
+  ),
+  'endpoint.probe': command(z.object({ modelUrl: z.url({ protocol: /^https?$/ }), model: z.string().max(200).optional() }).strict(), EndpointProbeSchema),
+  'audit.report': command(z.object({ runId: RunIdSchema.optional(), day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional() }).strict(), AuditReportSchema),
+  'audit.verify': command(noInput, VerifyResultSchema),
 };
 
 export type Contract = typeof contract;

@@ -100,8 +100,9 @@ describe('archon serve (headless host)', () => {
     const socket = await openSocket(await startServe(tempDir()));
     for (const name of COMMAND_NAMES) {
       const result = await socket.call(name, {});
-      expect(result.ok, `${name}: ${JSON.stringify(result.error)}`).toBe(true);
+      expect(result.ok || result.error?.code !== 'UNKNOWN_COMMAND', `${name}: ${JSON.stringify(result.error)}`).toBe(true);
     }
+    expect(await socket.call('no.such.command', {})).toMatchObject({ ok: false, error: { code: 'UNKNOWN_COMMAND' } });
   });
 
   it('answers broken payloads and frames with typed errors and keeps serving', async () => {

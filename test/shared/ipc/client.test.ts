@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { ArchonError } from '../../../src/shared/errors';
 import { createArchonClient, type Transport } from '../../../src/shared/ipc/client';
 import { dispatchCommand } from '../../../src/shared/ipc/dispatch';
-import { useRuntimes } from '../../support/runtime';
+import { useServices } from '../../support/runtime';
 
-const openRuntime = useRuntimes();
+const openServices = useServices();
 
 function inProcessTransport(handlers: Parameters<typeof dispatchCommand>[0], events: ((event: unknown) => void)[]): Transport {
   return {
@@ -19,8 +19,8 @@ function inProcessTransport(handlers: Parameters<typeof dispatchCommand>[0], eve
 
 describe('createArchonClient', () => {
   it('calls commands by name and throws their typed errors', async () => {
-    const runtime = openRuntime();
-    const client = createArchonClient(inProcessTransport(runtime.handlers, []));
+    const { services } = openServices();
+    const client = createArchonClient(inProcessTransport(services.handlers, []));
     expect((await client.commands['settings.update']({ theme: 'dark' })).theme).toBe('dark');
     const failure = await client.commands['runs.list']({ limit: -1 }).catch((error: unknown) => error);
     expect(ArchonError.isInstance(failure)).toBe(true);
@@ -28,10 +28,10 @@ describe('createArchonClient', () => {
   });
 
   it('hands listeners only events that match the schema', () => {
-    const runtime = openRuntime();
+    const { services } = openServices();
     const emit: ((event: unknown) => void)[] = [];
     const heard: unknown[] = [];
-    createArchonClient(inProcessTransport(runtime.handlers, emit)).onEvent((event) => heard.push(event));
+    createArchonClient(inProcessTransport(services.handlers, emit)).onEvent((event) => heard.push(event));
     const valid = { type: 'system.estop', ts: 'now', state: { latched: true, since: 'now', triggeredBy: 'cli', reason: 'x' } };
     emit[0]?.({ type: 'system.estop', ts: 'now' });
     emit[0]?.(valid);

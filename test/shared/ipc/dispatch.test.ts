@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { ArchonError } from '../../../src/shared/errors';
 import { dispatchCommand, type CommandHandlers } from '../../../src/shared/ipc/dispatch';
-import { useRuntimes } from '../../support/runtime';
+import { useServices } from '../../support/runtime';
 
-const openRuntime = useRuntimes();
+const openServices = useServices();
 const context = { signal: new AbortController().signal };
 
 describe('dispatchCommand', () => {
   it('parses the input, applies defaults and returns the output in an envelope', async () => {
-    const runtime = openRuntime();
-    const result = await dispatchCommand(runtime.handlers, 'estop.trigger', {}, context);
+    const { services } = openServices();
+    const result = await dispatchCommand(services.handlers, 'estop.trigger', {}, context);
     expect(result).toMatchObject({ ok: true, value: { latched: true, reason: 'Emergency stop pressed in the app', triggeredBy: 'operator' } });
   });
 
@@ -20,9 +20,9 @@ describe('dispatchCommand', () => {
     ['a non-object', 'settings.update', 'theme=dark', /expected object/i],
     ['a bad URL', 'settings.update', { modelUrl: 'file:///etc/passwd' }, /modelUrl/],
   ])('refuses %s with VALIDATION_FAILED naming the field, and runs nothing', async (_what, name, input, message) => {
-    const runtime = openRuntime();
+    const { runtime, services } = openServices();
     const before = runtime.store.getSettings();
-    const result = await dispatchCommand(runtime.handlers, name, input, context);
+    const result = await dispatchCommand(services.handlers, name, input, context);
     expect(result.ok).toBe(false);
     if (!result.ok) {
       expect(result.error.code).toBe('VALIDATION_FAILED');
@@ -32,22 +32,22 @@ describe('dispatchCommand', () => {
   });
 
   it('refuses an unknown command and lists the known ones', async () => {
-    const runtime = openRuntime();
-    const result = await dispatchCommand(runtime.handlers, 'shell.exec', { command: 'rm -rf /' }, context);
+    const { services } = openServices();
+    const result = await dispatchCommand(services.handlers, 'shell.exec', { command: 'rm -rf /' }, context);
     expect(result).toMatchObject({ ok: false, error: { code: 'UNKNOWN_COMMAND' } });
     if (!result.ok) expect(result.error.message).toContain('estop.trigger');
   });
 
   it('does not treat inherited object keys as commands', async () => {
-    const runtime = openRuntime();
-    const result = await dispatchCommand(runtime.handlers, 'constructor', {}, context);
+    const { services } = openServices();
+    const result = await dispatchCommand(services.handlers, 'constructor', {}, context);
     expect(result).toMatchObject({ ok: false, error: { code: 'UNKNOWN_COMMAND' } });
   });
 
   it('turns a handler failure into a typed error envelope', async () => {
-    const runtime = openRuntime();
+    const { services } = openServices();
     const failing: CommandHandlers = {
-      ...runtime.handlers,
+      ...services.handlers,
       'runs.list': async () => {
         throw new ArchonError('STORE_LOCKED', 'locked; try again');
       },
@@ -60,8 +60,8 @@ describe('dispatchCommand', () => {
   });
 
   it('refuses a handler answer that breaks the output schema', async () => {
-    const runtime = openRuntime();
-    const lying = { ...runtime.handlers, 'estop.status': async () => ({ latched: 'yes' }) } as unknown as CommandHandlers;
+    const { services } = openServices();
+    const lying = { ...services.handlers, 'estop.status': async () => ({ latched: 'yes' }) } as unknown as CommandHandlers;
     expect(await dispatchCommand(lying, 'estop.status', {}, context)).toMatchObject({ ok: false, error: { code: 'INTERNAL' } });
   });
 });

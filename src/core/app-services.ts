@@ -1,0 +1,84 @@
+import type { CommandHandlers } from '../shared/ipc/dispatch';
+import { resolveModelUrl } from '../shared/model-presets';
+import { RunOptionsSchema, type RunOptions } from '../shared/schemas/run';
+import { RunManager } from './agent/run-manager';
+import { PendingApprovals } from './approval/pending-approvals';
+import { createCommandHandlers, type AuditPort } from './command-handlers';
+import { modelConnector } from './model/connect';
+import { probeEndpoint } from './model/endpoint-probe';
+import type { ProcessLauncher } from './process/process-launcher';
+import type { ArchonRuntime } from './runtime';
+import { EmergencyStop } from './stop/emergency-stop';
+import { ToolHost } from './tools/tool-host';
+
+export interface AppServicesOptions {
+  runtime: ArchonRuntime;
+  host: 'electron' | 'headless';
+  version: string;
+  audit: AuditPort;
+  launcher: ProcessLauncher;
+  executorEntry: string;
+  readableRoots: string[] | null;
+  apiKey?: string;
+  /** Run settings the host was started with (`archon serve --model-url …`), over the stored settings. */
+  runDefaults?: Partial<RunOptions>;
+}
+
+export interface AppServices {
+  estop: EmergencyStop;
+  approvals: PendingApprovals;
+  manager: RunManager;
+  handlers: CommandHandlers;
+  close(): Promise<void>;
+}
+
+/** What the app serves over its contract, composed once for Electron main and the headless host alike. */
+export function createAppServices(options: AppServicesOptions): AppServices {
+  const { runtime } = options;
+  const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
+  const unwatch = estop.watch();
+  const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
+  const defaults = (): RunOptions => {
+    const settings = runtime.store.getSettings();
+    return RunOptionsSchema.parse({
+      modelUrl: resolveModelUrl(settings.modelUrl),
+      model: settings.model,
+      policy: settings.policy,
+      concurrency: settings.concurrency,
+      maxTokens: null,
+      maxCostUsd: null,
+      workspace: process.cwd(),
+      maxIterations: 10,
+      ...options.runDefaults,
+    });
+  };
+  const manager = new RunManager({
+    runs: runtime.store.runs,
+    events: runtime.events,
+    estop,
+    approvals,
+    settings: () => runtime.store.getSettings(),
+    defaults,
+    connect: modelConnector({ apiKey: options.apiKey }),
+    toolHost: (settings) => new ToolHost({ launcher: options.launcher, entry: options.executorEntry, readableRoots: options.readableRoots, settings }),
+  });
+  const handlers = createCommandHandlers({
+    runtime,
+    manager,
+    estop,
+    approvals,
+    audit: options.audit,
+    probe: (modelUrl, model) => probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKey, signal: AbortSignal.timeout(60_000) }),
+    info: { version: options.version, dataDir: runtime.dataDir, host: options.host },
+  });
+  return {
+    estop,
+    approvals,
+    manager,
+    handlers,
+    async close() {
+      unwatch();
+      await manager.close();
+    },
+  };
+}

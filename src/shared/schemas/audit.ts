@@ -1,0 +1,41 @@
+import { z } from 'zod';
+
+export const SeveritySchema = z.enum(['info', 'low', 'medium', 'high', 'critical']);
+export type Severity = z.infer<typeof SeveritySchema>;
+
+export const FindingSchema = z.object({
+  detector: z.enum(['boundary', 'convergence', 'drift', 'budget', 'emergency_stop']),
+  severity: SeveritySchema,
+  title: z.string(),
+  explanation: z.string(),
+  /** The audit records (and the run events they hold) the finding rests on. */
+  evidence: z.array(z.object({ record: z.int(), event: z.string(), eventSeq: z.int() })),
+});
+export type Finding = z.infer<typeof FindingSchema>;
+
+export const AuditRunSummarySchema = z.object({
+  runId: z.string(),
+  goal: z.string().nullable(),
+  status: z.string(),
+  steps: z.record(z.string(), z.int()),
+  toolCalls: z.record(z.string(), z.int()),
+  approvals: z.object({ asked: z.int(), answers: z.record(z.string(), z.int()) }),
+  tokens: z.int(),
+  costUsd: z.number(),
+  durationMs: z.number().nullable(),
+});
+export type AuditRunSummary = z.infer<typeof AuditRunSummarySchema>;
+
+export const AuditReportSchema = z.object({
+  scope: z.union([z.object({ runId: z.string() }), z.object({ day: z.string() })]),
+  generatedAt: z.string(),
+  runs: z.array(AuditRunSummarySchema),
+  findings: z.array(FindingSchema),
+});
+export type AuditReport = z.infer<typeof AuditReportSchema>;
+
+export const VerifyResultSchema = z.discriminatedUnion('intact', [
+  z.object({ intact: z.literal(true), records: z.int() }),
+  z.object({ intact: z.literal(false), records: z.int(), problem: z.string(), seq: z.int().nullable() }),
+]);
+export type VerifyResult = z.infer<typeof VerifyResultSchema>;
