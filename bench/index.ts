@@ -1,6 +1,7 @@
 import { auditorBenchmarks } from './auditor.bench';
 import { humanControlBenchmarks } from './human-control.bench';
 import { runtimeBenchmarks } from './runtime.bench';
+import { uiBenchmarks } from './ui.bench';
 import { toolBenchmarks } from './tools.bench';
 
 /** `npm run bench`: every performance figure the issues ask for, printed; none is asserted here. */
@@ -9,3 +10,4 @@ await runtimeBenchmarks();
 await toolBenchmarks();
 await humanControlBenchmarks();
 await auditorBenchmarks();
+await uiBenchmarks();

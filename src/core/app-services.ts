@@ -68,6 +68,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     estop,
     approvals,
     audit: options.audit,
+    runDefaults: defaults,
     probe: (modelUrl, model) => probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKey, signal: AbortSignal.timeout(60_000) }),
     info: { version: options.version, dataDir: runtime.dataDir, host: options.host },
   });

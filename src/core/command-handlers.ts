@@ -1,6 +1,7 @@
 import type { CommandHandlers } from '../shared/ipc/dispatch';
 import type { AuditReport, VerifyResult } from '../shared/schemas/audit';
 import type { EndpointProbe } from '../shared/schemas/endpoint';
+import type { RunOptions } from '../shared/schemas/run';
 import type { RunManager } from './agent/run-manager';
 import type { PendingApprovals } from './approval/pending-approvals';
 import type { ArchonRuntime } from './runtime';
@@ -19,6 +20,7 @@ export interface CommandDependencies {
   approvals: PendingApprovals;
   audit: AuditPort;
   probe(modelUrl: string, model: string | undefined): Promise<EndpointProbe>;
+  runDefaults(): RunOptions;
   info: { version: string; dataDir: string; host: 'electron' | 'headless' };
 }
 
@@ -26,7 +28,10 @@ export interface CommandDependencies {
 export function createCommandHandlers(deps: CommandDependencies): CommandHandlers {
   const { store } = deps.runtime;
   return {
-    'app.info': async () => deps.info,
+    'app.info': async () => {
+      const { modelUrl, model, policy, workspace } = deps.runDefaults();
+      return { ...deps.info, runDefaults: { modelUrl, model, policy, workspace } };
+    },
     'runs.list': async ({ limit }) => store.runs.listRuns(limit),
     'estop.status': async () => store.estopState(),
     'estop.trigger': async ({ reason }) => deps.estop.trigger('operator', reason),

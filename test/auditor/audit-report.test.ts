@@ -4,7 +4,8 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadAuditSecrets } from '../../src/auditor/audit-key';
 import { AUDIT_DB_FILE, AuditLog } from '../../src/auditor/audit-log';
-import { buildReport, renderMarkdown } from '../../src/auditor/audit-report';
+import { buildReport } from '../../src/auditor/audit-report';
+import { renderAuditMarkdown } from '../../src/shared/audit-markdown';
 import type { AuditReport } from '../../src/shared/schemas/audit';
 import type { ExplanationPacket } from '../../src/shared/schemas/approval';
 import type { RunEvent } from '../../src/shared/schemas/events';
@@ -108,7 +109,7 @@ describe('the auditor’s detectors and reports', () => {
 
   it('renders a day report', () => {
     const report = injected([started, { type: 'estop.triggered', triggeredBy: 'cli', reason: 'test' }, { type: 'run.stopped', reason: 'stopped' }]);
-    expect(renderMarkdown(report)).toContain('### [high] Emergency stop (cli)');
+    expect(renderAuditMarkdown(report)).toContain('### [high] Emergency stop (cli)');
   });
 });
 

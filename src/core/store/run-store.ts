@@ -16,6 +16,8 @@ const RunRowSchema = z
     error: z.string().nullable(),
     created_at: z.string(),
     updated_at: z.string(),
+    tokens: z.number(),
+    cost_usd: z.number(),
   })
   .transform((row) =>
     RunSummarySchema.parse({
@@ -27,6 +29,8 @@ const RunRowSchema = z
       error: row.error,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
+      tokens: row.tokens,
+      costUsd: row.cost_usd,
     }),
   );
 
@@ -52,7 +56,10 @@ export interface UnfinishedToolCall {
   idempotent: boolean;
 }
 
-const RUN_COLUMNS = 'id, goal, status, policy, answer, error, created_at, updated_at';
+const RUN_COLUMNS =
+  'id, goal, status, policy, answer, error, created_at, updated_at, ' +
+  '(SELECT COALESCE(SUM(tokens), 0) FROM budget_ledger WHERE run_id = runs.id) AS tokens, ' +
+  '(SELECT COALESCE(SUM(cost_usd), 0) FROM budget_ledger WHERE run_id = runs.id) AS cost_usd';
 
 /**
  * Runs, their steps, model calls and tool calls. Each state change is one small write (a row

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { ArchonError } from '../../shared/errors';
-import { buildReport, renderMarkdown } from '../../auditor/audit-report';
+import { buildReport } from '../../auditor/audit-report';
+import { renderAuditMarkdown } from '../../shared/audit-markdown';
 import type { AuditLog } from '../../auditor/audit-log';
 import { DEFAULT_THRESHOLDS } from '../../auditor/detectors';
 import { createAppServices } from '../../core/app-services';
@@ -179,7 +180,7 @@ export function buildProgram(): Command {
       const log = openAuditLog(options.dataDir);
       try {
         const report = buildReport(log, runId ? { runId } : { day: options.day ?? new Date().toISOString().slice(0, 10) });
-        process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderMarkdown(report));
+        process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAuditMarkdown(report));
       } finally {
         log.close();
       }

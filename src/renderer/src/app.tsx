@@ -1,4 +1,5 @@
 import { useEffect } from 'react';
+import { ApprovalDialog } from './features/approvals/approval-dialog';
 import { AuditView } from './features/audit/audit-view';
 import { EstopBanner } from './features/emergency-stop/estop-banner';
 import { RunsView } from './features/runs/runs-view';
@@ -36,6 +37,7 @@ export function App() {
       <main>
         <View />
       </main>
+      <ApprovalDialog />
     </div>
   );
 }

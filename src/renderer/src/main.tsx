@@ -2,19 +2,27 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app';
 import { connect } from './client/connect';
+import { createEventBatcher } from './client/event-batcher';
+import { PerfHarness } from './perf/perf-harness';
 import { createAppStore } from './store/app-store';
 import { AppStoreContext } from './store/use-app-store';
 import './styles.css';
 
-const client = connect();
-const store = createAppStore(client);
-client.onEvent((event) => store.getState().applyEvent(event));
-client.onConnectionChange((state) => store.getState().setConnection(state));
+const root = createRoot(document.getElementById('root') as HTMLElement);
+const perfNodes = Number(new URLSearchParams(location.search).get('perf-dag') ?? 0);
 
-createRoot(document.getElementById('root') as HTMLElement).render(
-  <StrictMode>
-    <AppStoreContext.Provider value={store}>
-      <App />
-    </AppStoreContext.Provider>
-  </StrictMode>,
-);
+if (perfNodes > 0) {
+  root.render(<PerfHarness nodes={perfNodes} />);
+} else {
+  const client = connect();
+  const store = createAppStore(client);
+  client.onEvent(createEventBatcher((batch) => store.getState().applyEvents(batch)));
+  client.onConnectionChange((state) => store.getState().setConnection(state));
+  root.render(
+    <StrictMode>
+      <AppStoreContext.Provider value={store}>
+        <App />
+      </AppStoreContext.Provider>
+    </StrictMode>,
+  );
+}

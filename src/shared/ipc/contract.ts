@@ -4,7 +4,7 @@ import { AuditReportSchema, VerifyResultSchema } from '../schemas/audit';
 import { EndpointProbeSchema } from '../schemas/endpoint';
 import { EstopStateSchema } from '../schemas/estop';
 import { RunDetailSchema, StartRunInputSchema } from '../schemas/run-detail';
-import { RunIdSchema, RunSummarySchema } from '../schemas/run';
+import { RunIdSchema, RunOptionsSchema, RunSummarySchema } from '../schemas/run';
 import { SettingsPatchSchema, SettingsSchema } from '../schemas/settings';
 
 const command = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
@@ -15,6 +15,8 @@ export const AppInfoSchema = z.object({
   version: z.string(),
   dataDir: z.string(),
   host: z.enum(['electron', 'headless']),
+  /** What a run started from the UI uses unless the composer says otherwise. */
+  runDefaults: RunOptionsSchema.pick({ modelUrl: true, model: true, policy: true, workspace: true }),
 });
 
 /**

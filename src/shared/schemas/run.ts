@@ -38,6 +38,8 @@ export const RunSummarySchema = z.object({
   updatedAt: z.string(),
   answer: z.string().nullable(),
   error: z.string().nullable(),
+  tokens: z.int().nonnegative(),
+  costUsd: z.number().nonnegative(),
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 

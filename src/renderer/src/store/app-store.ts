@@ -1,15 +1,19 @@
 import { create } from 'zustand';
 import type { ArchonClient } from '../../../shared/ipc/client';
-import type { ArchonEvent } from '../../../shared/schemas/events';
+import type { ArchonEvent, RunEvent } from '../../../shared/schemas/events';
+import { createApprovalsSlice, type ApprovalsSlice } from '../features/approvals/approvals-slice';
+import { createAuditSlice, type AuditSlice } from '../features/audit/audit-slice';
+import { createComposerSlice, type ComposerSlice } from '../features/composer/composer-slice';
 import { createEstopSlice, type EstopSlice } from '../features/emergency-stop/estop-slice';
-import { initialRunsSlice, type RunsSlice } from '../features/runs/runs-slice';
+import { createRunsSlice, type RunsSlice } from '../features/runs/runs-slice';
 import { createSettingsSlice, type SettingsSlice } from '../features/settings/settings-slice';
 import { createShellSlice, type ShellSlice } from '../features/shell/shell-slice';
 import type { SliceContext } from './slice';
 
-export interface AppState extends ShellSlice, EstopSlice, RunsSlice, SettingsSlice {
+export interface AppState extends ShellSlice, EstopSlice, RunsSlice, ApprovalsSlice, AuditSlice, ComposerSlice, SettingsSlice {
   client: ArchonClient;
-  applyEvent(event: ArchonEvent): void;
+  /** Applies a batch of events (at most one batch per animation frame). */
+  applyEvents(events: readonly ArchonEvent[]): void;
   refresh(): Promise<void>;
 }
 
@@ -31,20 +35,28 @@ export function createAppStore(client: ArchonClient) {
     return {
       ...createShellSlice(context),
       ...createEstopSlice(context),
-      ...initialRunsSlice,
+      ...createRunsSlice(context),
+      ...createApprovalsSlice(context),
+      ...createAuditSlice(context),
+      ...createComposerSlice(context),
       ...createSettingsSlice(context),
       client,
-      applyEvent(event) {
-        if (event.type === 'system.estop') set({ estop: event.state });
+      applyEvents(events) {
+        for (const event of events) if (event.type === 'system.estop') set({ estop: event.state });
+        const runEvents = events.filter((event): event is RunEvent => 'runId' in event);
+        if (runEvents.length > 0) get().applyRunEvents(runEvents);
+        if (runEvents.some((event) => event.type === 'approval.requested' || event.type === 'approval.resolved' || event.type === 'run.stopped')) void get().refreshApprovals();
       },
       refresh: () =>
         context.attempt(async () => {
-          const [estop, runs, settings] = await Promise.all([
+          const [estop, runs, settings, pending, info] = await Promise.all([
             client.commands['estop.status'](),
             client.commands['runs.list'](),
             client.commands['settings.get'](),
+            client.commands['approvals.list'](),
+            client.commands['app.info'](),
           ]);
-          set({ estop, runs, settings });
+          set({ estop, runs, settings, pending, info });
         }),
     };
   });

@@ -1,36 +1,43 @@
+import { BudgetMeter } from '../budget/budget-meter';
+import { GoalComposer } from '../composer/goal-composer';
+import { DagView } from '../dag/dag-view';
+import { StepInspector } from '../inspector/step-inspector';
 import { useAppStore } from '../../store/use-app-store';
+import { RunList } from './run-list';
 
 export function RunsView() {
-  const runs = useAppStore((state) => state.runs);
+  const detail = useAppStore((state) => state.detail);
+  const selectedStepId = useAppStore((state) => state.selectedStepId);
+  const selectStep = useAppStore((state) => state.selectStep);
+  const step = detail?.steps.find((candidate) => candidate.spec.id === selectedStepId) ?? null;
   return (
-    <section aria-labelledby="runs-heading" className="view">
-      <h1 id="runs-heading">Runs</h1>
-      {runs.length === 0 ? (
-        <p className="empty">No runs yet.</p>
-      ) : (
-        <table className="runs-table">
-          <thead>
-            <tr>
-              <th scope="col">Goal</th>
-              <th scope="col">Status</th>
-              <th scope="col">Started</th>
-              <th scope="col">Answer</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.map((run) => (
-              <tr key={run.id}>
-                <td>{run.goal}</td>
-                <td>
-                  <span className={`status status-${run.status}`}>{run.status.replace('_', ' ')}</span>
-                </td>
-                <td>{new Date(run.createdAt).toLocaleString()}</td>
-                <td>{run.answer ?? run.error ?? ''}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </section>
+    <div className="runs-layout">
+      <aside className="runs-side">
+        <h1 id="runs-heading">Runs</h1>
+        <GoalComposer />
+        <RunList />
+      </aside>
+      <section className="run-main" aria-label="Selected run">
+        {detail ? (
+          <>
+            <header className="run-header">
+              <h2>{detail.run.goal}</h2>
+              <span className={`status status-${detail.run.status}`}>{detail.run.status.replace('_', ' ')}</span>
+            </header>
+            {detail.run.answer && (
+              <p className="answer" aria-label="Answer">
+                {detail.run.answer}
+              </p>
+            )}
+            {detail.run.error && <p className="run-error">{detail.run.error}</p>}
+            <BudgetMeter events={detail.events} />
+            {detail.steps.length > 0 ? <DagView steps={detail.steps} events={detail.events} selectedStepId={selectedStepId} onSelectStep={selectStep} /> : <p className="empty">Planning…</p>}
+          </>
+        ) : (
+          <p className="empty">Start a run, or open one from the history.</p>
+        )}
+      </section>
+      <aside className="run-inspector">{detail && <StepInspector step={step} events={detail.events} />}</aside>
+    </div>
   );
 }

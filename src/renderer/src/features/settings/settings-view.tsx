@@ -1,45 +1,128 @@
-import { useId } from 'react';
+import { useId, useState } from 'react';
+import { MODEL_PRESETS } from '../../../../shared/model-presets';
 import { PolicySchema, type Policy } from '../../../../shared/schemas/run';
-import { ThemeSchema, type Settings } from '../../../../shared/schemas/settings';
+import { ThemeSchema, ToolApprovalOverrideSchema, type Settings, type ToolApprovalOverride } from '../../../../shared/schemas/settings';
+import { BUILTIN_TOOL_NAMES, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { useAppStore } from '../../store/use-app-store';
+
+function ModelProvider({ settings }: { settings: Settings }) {
+  const updateSettings = useAppStore((state) => state.updateSettings);
+  const probeEndpoint = useAppStore((state) => state.probeEndpoint);
+  const probe = useAppStore((state) => state.probe);
+  const probing = useAppStore((state) => state.probing);
+  const [url, setUrl] = useState(settings.modelUrl);
+  const ids = { url: useId(), model: useId(), preset: useId() };
+  return (
+    <fieldset>
+      <legend>Model provider</legend>
+      <label htmlFor={ids.preset}>Preset</label>
+      <select
+        id={ids.preset}
+        value={Object.entries(MODEL_PRESETS).find(([, presetUrl]) => presetUrl === url)?.[0] ?? ''}
+        onChange={(event) => {
+          const next = MODEL_PRESETS[event.target.value as keyof typeof MODEL_PRESETS];
+          if (next) {
+            setUrl(next);
+            void updateSettings({ modelUrl: next });
+          }
+        }}
+      >
+        <option value="">custom</option>
+        {Object.keys(MODEL_PRESETS).map((name) => (
+          <option key={name}>{name}</option>
+        ))}
+      </select>
+      <label htmlFor={ids.url}>Model server URL</label>
+      <input id={ids.url} value={url} onChange={(event) => setUrl(event.target.value)} onBlur={() => void updateSettings({ modelUrl: url })} />
+      <label htmlFor={ids.model}>Model</label>
+      <input id={ids.model} defaultValue={settings.model} onBlur={(event) => void updateSettings({ model: event.target.value })} />
+      <span />
+      <button type="button" disabled={probing} onClick={() => void probeEndpoint(url, settings.model || undefined)}>
+        Test connection
+      </button>
+      {probe && (
+        <p role="status" className="probe span-2">
+          Reached {probe.baseUrl}: models {probe.models.join(', ') || 'none listed'}; tool calling {probe.toolCalling ? 'yes' : 'no (text protocol)'}; context {probe.contextLength ?? 'unknown'}; slots {probe.parallelSlots ?? 'unknown'}.
+        </p>
+      )}
+    </fieldset>
+  );
+}
+
+function ToolSettings({ settings }: { settings: Settings }) {
+  const updateSettings = useAppStore((state) => state.updateSettings);
+  const toggle = (name: string, enabled: boolean) =>
+    void updateSettings({ disabledTools: enabled ? settings.disabledTools.filter((tool) => tool !== name) : [...settings.disabledTools, name] });
+  const setApproval = (name: string, value: ToolApprovalOverride) => void updateSettings({ toolApproval: { ...settings.toolApproval, [name]: value } });
+  return (
+    <fieldset>
+      <legend>Tools</legend>
+      <label className="inline span-2">
+        <input type="checkbox" checked={settings.networkTools} onChange={(event) => void updateSettings({ networkTools: event.target.checked })} /> Network tools (http_get); off for offline use
+      </label>
+      <table className="tool-table span-2">
+        <thead>
+          <tr>
+            <th scope="col">Tool</th>
+            <th scope="col">Side effects</th>
+            <th scope="col">On</th>
+            <th scope="col">Ask before use</th>
+          </tr>
+        </thead>
+        <tbody>
+          {BUILTIN_TOOL_NAMES.map((name) => (
+            <tr key={name}>
+              <th scope="row">{name}</th>
+              <td>{TOOL_CATALOGUE[name].sideEffects}</td>
+              <td>
+                <input type="checkbox" aria-label={`${name} enabled`} checked={!settings.disabledTools.includes(name)} onChange={(event) => toggle(name, event.target.checked)} />
+              </td>
+              <td>
+                <select aria-label={`${name} approval`} value={settings.toolApproval[name] ?? 'default'} onChange={(event) => setApproval(name, event.target.value as ToolApprovalOverride)}>
+                  {ToolApprovalOverrideSchema.options.map((option) => (
+                    <option key={option} value={option}>
+                      {option === 'default' ? 'as the policy says' : option}
+                    </option>
+                  ))}
+                </select>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </fieldset>
+  );
+}
 
 export function SettingsView() {
   const settings = useAppStore((state) => state.settings);
+  const info = useAppStore((state) => state.info);
   const updateSettings = useAppStore((state) => state.updateSettings);
-  const ids = { url: useId(), model: useId(), policy: useId(), theme: useId() };
+  const ids = { policy: useId(), theme: useId() };
   if (!settings) return <p className="empty">Loading settings…</p>;
   return (
     <section aria-labelledby="settings-heading" className="view">
       <h1 id="settings-heading">Settings</h1>
       <form className="settings-form" onSubmit={(event) => event.preventDefault()}>
-        <label htmlFor={ids.url}>Model server URL</label>
-        <input
-          id={ids.url}
-          defaultValue={settings.modelUrl}
-          onBlur={(event) => void updateSettings({ modelUrl: event.target.value })}
-        />
-        <label htmlFor={ids.model}>Model</label>
-        <input id={ids.model} defaultValue={settings.model} onBlur={(event) => void updateSettings({ model: event.target.value })} />
-        <label htmlFor={ids.policy}>Default policy</label>
-        <select
-          id={ids.policy}
-          value={settings.policy}
-          onChange={(event) => void updateSettings({ policy: event.target.value as Policy })}
-        >
-          {PolicySchema.options.map((policy) => (
-            <option key={policy}>{policy}</option>
-          ))}
-        </select>
-        <label htmlFor={ids.theme}>Theme</label>
-        <select
-          id={ids.theme}
-          value={settings.theme}
-          onChange={(event) => void updateSettings({ theme: event.target.value as Settings['theme'] })}
-        >
-          {ThemeSchema.options.map((theme) => (
-            <option key={theme}>{theme}</option>
-          ))}
-        </select>
+        <ModelProvider settings={settings} />
+        <fieldset>
+          <legend>Policy and appearance</legend>
+          <label htmlFor={ids.policy}>Default policy</label>
+          <select id={ids.policy} value={settings.policy} onChange={(event) => void updateSettings({ policy: event.target.value as Policy })}>
+            {PolicySchema.options.map((policy) => (
+              <option key={policy}>{policy}</option>
+            ))}
+          </select>
+          <label htmlFor={ids.theme}>Theme</label>
+          <select id={ids.theme} value={settings.theme} onChange={(event) => void updateSettings({ theme: event.target.value as Settings['theme'] })}>
+            {ThemeSchema.options.map((theme) => (
+              <option key={theme}>{theme}</option>
+            ))}
+          </select>
+          <span>Data folder</span>
+          <code>{info?.dataDir ?? '…'}</code>
+        </fieldset>
+        <ToolSettings settings={settings} />
       </form>
     </section>
   );

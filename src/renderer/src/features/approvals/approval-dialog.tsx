@@ -1,0 +1,245 @@
+import { useEffect, useId, useRef, useState } from 'react';
+import { planGraphErrors } from '../../../../shared/plan-graph';
+import type { ApprovalRequest } from '../../../../shared/schemas/approval';
+import { PlanStepSchema, type PlanStep } from '../../../../shared/schemas/plan';
+import { isBuiltinTool, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
+import { describeZodError } from '../../../../shared/errors';
+import { useAppStore } from '../../store/use-app-store';
+
+function useCountdown(expiresAt: string | null): string {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  if (!expiresAt) return 'no expiry';
+  const left = Math.max(0, Math.round((Date.parse(expiresAt) - now) / 1000));
+  return `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}`;
+}
+
+type Mode = 'view' | 'reject' | 'edit';
+
+interface EditorProps {
+  request: ApprovalRequest;
+  onDone(edited: unknown): void;
+  onCancel(): void;
+}
+
+/** Plan steps as editable rows; re-validated as a DAG as you type. */
+function PlanEditor({ request, onDone, onCancel }: EditorProps) {
+  const initial = (request.action as { steps: PlanStep[] }).steps;
+  const [rows, setRows] = useState(() => initial.map((step) => ({ ...step, deps: step.dependencies.join(', ') })));
+  const steps = rows.map(({ deps, ...step }) => ({ ...step, dependencies: deps.split(',').map((dep) => dep.trim()).filter(Boolean) }));
+  const schemaErrors = steps.flatMap((step) => {
+    const parsed = PlanStepSchema.safeParse(step);
+    return parsed.success ? [] : [`${step.id || '(no id)'}: ${describeZodError(parsed.error)}`];
+  });
+  const errors = [...schemaErrors, ...planGraphErrors(steps)];
+  const update = (index: number, field: 'id' | 'description' | 'deps', value: string) => setRows((current) => current.map((row, at) => (at === index ? { ...row, [field]: value } : row)));
+  return (
+    <div className="editor">
+      <table className="plan-editor">
+        <thead>
+          <tr>
+            <th scope="col">Id</th>
+            <th scope="col">Description</th>
+            <th scope="col">Depends on</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row, index) => (
+            <tr key={index}>
+              <td>
+                <input aria-label={`Step ${index + 1} id`} value={row.id} onChange={(event) => update(index, 'id', event.target.value)} />
+              </td>
+              <td>
+                <input aria-label={`Step ${index + 1} description`} value={row.description} onChange={(event) => update(index, 'description', event.target.value)} />
+              </td>
+              <td>
+                <input aria-label={`Step ${index + 1} dependencies`} value={row.deps} onChange={(event) => update(index, 'deps', event.target.value)} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p role="status" className={errors.length > 0 ? 'invalid' : 'valid'}>
+        {errors.length > 0 ? errors.join(' ') : 'The plan is a valid graph.'}
+      </p>
+      <div className="actions">
+        <button type="button" disabled={errors.length > 0} onClick={() => onDone({ steps })}>
+          Approve edited plan
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel edit
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** A tool call's arguments as JSON, checked against the tool's schema as you type. */
+function ArgumentsEditor({ request, onDone, onCancel }: EditorProps) {
+  const action = request.action as { tool: string; args: unknown };
+  const [text, setText] = useState(() => JSON.stringify(action.args, null, 2));
+  const id = useId();
+  let problem: string | null = null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+    if (isBuiltinTool(action.tool)) {
+      const parsed = TOOL_CATALOGUE[action.tool].input.safeParse(value);
+      if (!parsed.success) problem = describeZodError(parsed.error);
+    }
+  } catch (error) {
+    problem = `Not valid JSON: ${(error as Error).message}`;
+  }
+  return (
+    <div className="editor">
+      <label htmlFor={id}>Arguments (JSON)</label>
+      <textarea id={id} rows={8} value={text} onChange={(event) => setText(event.target.value)} />
+      <p role="status" className={problem ? 'invalid' : 'valid'}>
+        {problem ?? `Valid arguments for ${action.tool}.`}
+      </p>
+      <div className="actions">
+        <button type="button" disabled={problem !== null} onClick={() => onDone(value)}>
+          Approve edited call
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel edit
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function Explanation({ request }: { request: ApprovalRequest }) {
+  const packet = request.explanation;
+  return (
+    <dl className="explanation">
+      <dt>Why</dt>
+      <dd>{packet.summary}</dd>
+      <dt>Risk</dt>
+      <dd>
+        {packet.risk.level}
+        {packet.risk.factors.length > 0 && ` — ${packet.risk.factors.join('; ')}`}
+      </dd>
+      <dt>Reversibility</dt>
+      <dd>{packet.reversibility.replace('_', ' ')}</dd>
+      <dt>Confidence</dt>
+      <dd>{packet.confidence === null ? 'not reported' : `${Math.round(packet.confidence * 100)}%`}</dd>
+      <dt>Cost</dt>
+      <dd>
+        {packet.cost.tokensUsed} tokens used{packet.cost.tokensLeft !== null && `, ${packet.cost.tokensLeft} left`}; ${packet.cost.estimatedUsd.toFixed(4)}
+      </dd>
+      <dt>Affects</dt>
+      <dd>{packet.downstream.length > 0 ? packet.downstream.join(', ') : 'no later steps'}</dd>
+      {packet.alternatives.length > 0 && (
+        <>
+          <dt>Alternatives</dt>
+          <dd>{packet.alternatives.join('; ')}</dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+/**
+ * The approval queue, oldest first, as a modal dialog. Approving takes an explicit click: focus
+ * starts on the dialog itself, Enter and Escape never approve, and nothing here submits a form.
+ */
+export function ApprovalDialog() {
+  const pending = useAppStore((state) => state.pending);
+  const request = pending[0];
+  return request ? <ApprovalCard key={request.id} request={request} waiting={pending.length - 1} /> : null;
+}
+
+/** One request; keyed by its id, so a new request starts with a fresh card. */
+function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting: number }) {
+  const decide = useAppStore((state) => state.decide);
+  const [mode, setMode] = useState<Mode>('view');
+  const [feedback, setFeedback] = useState('');
+  const [stop, setStop] = useState(false);
+  const dialog = useRef<HTMLDivElement>(null);
+  const feedbackId = useId();
+  const titleId = useId();
+  const countdown = useCountdown(request.expiresAt);
+
+  useEffect(() => {
+    dialog.current?.focus();
+  }, []);
+
+  const tool = request.kind === 'tool_call' ? (request.action as { tool: string }).tool : null;
+  const editable = request.kind === 'plan' || request.kind === 'tool_call';
+  const finish = (decision: Parameters<typeof decide>[1]) => void decide(request, decision);
+  return (
+    <div className="modal-backdrop">
+      <div
+        ref={dialog}
+        className="modal"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={titleId}
+        tabIndex={-1}
+        onKeyDown={(event) => {
+          if (event.key === 'Escape') event.preventDefault();
+        }}
+      >
+        <h2 id={titleId}>Approval: {request.kind.replace('_', ' ')}</h2>
+        <p className="queue">
+          {waiting > 0 ? `${waiting} more waiting` : 'Nothing else waiting'} · expires in <span className="countdown">{countdown}</span>
+        </p>
+        <p>
+          <strong>{request.summary}</strong>
+        </p>
+        <p className="origin">
+          Run {request.runId.slice(0, 8)}
+          {request.stepId && `, step ${request.stepId}`}
+        </p>
+        <details open>
+          <summary>{request.kind === 'plan' ? 'The plan' : 'The exact action'}</summary>
+          <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
+        </details>
+        <Explanation request={request} />
+        {mode === 'edit' && request.kind === 'plan' && <PlanEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+        {mode === 'edit' && request.kind === 'tool_call' && <ArgumentsEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+        {mode === 'reject' && (
+          <div className="editor">
+            <label htmlFor={feedbackId}>Feedback</label>
+            <textarea id={feedbackId} rows={3} value={feedback} onChange={(event) => setFeedback(event.target.value)} autoFocus />
+            <label className="inline">
+              <input type="checkbox" checked={stop} onChange={(event) => setStop(event.target.checked)} /> Stop the run
+            </label>
+            <div className="actions">
+              <button type="button" className="danger" onClick={() => finish({ verdict: 'reject', feedback: feedback.trim() || 'Rejected by the operator.', stop })}>
+                Send rejection
+              </button>
+              <button type="button" onClick={() => setMode('view')}>
+                Cancel
+              </button>
+            </div>
+          </div>
+        )}
+        {mode === 'view' && (
+          <div className="actions">
+            <button type="button" className="primary" onClick={() => finish({ verdict: 'approve' })}>
+              Approve
+            </button>
+            <button type="button" onClick={() => setMode('reject')}>
+              Reject
+            </button>
+            {editable && (
+              <button type="button" onClick={() => setMode('edit')}>
+                Edit
+              </button>
+            )}
+            {tool && (
+              <button type="button" onClick={() => finish({ verdict: 'lock', constraint: { kind: 'never_tool', tool }, feedback: `Never use ${tool}.` })}>
+                Lock constraint
+              </button>
+            )}
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}

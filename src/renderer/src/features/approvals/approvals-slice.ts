@@ -1,0 +1,20 @@
+import type { ApprovalDecision, ApprovalRequest } from '../../../../shared/schemas/approval';
+import type { SliceContext } from '../../store/slice';
+
+export interface ApprovalsSlice {
+  pending: ApprovalRequest[];
+  refreshApprovals(): Promise<void>;
+  decide(request: ApprovalRequest, decision: ApprovalDecision): Promise<void>;
+}
+
+export function createApprovalsSlice({ set, client, attempt }: SliceContext): ApprovalsSlice {
+  return {
+    pending: [],
+    refreshApprovals: () => attempt(async () => set({ pending: await client.commands['approvals.list']() })),
+    decide: (request, decision) =>
+      attempt(async () => {
+        set((state) => ({ pending: state.pending.filter((item) => item.id !== request.id) }));
+        await client.commands['approvals.decide']({ approvalId: request.id, actionHash: request.actionHash, decision });
+      }),
+  };
+}

@@ -1,0 +1,31 @@
+import type { RunEvent } from '../../../../shared/schemas/events';
+
+function Meter({ label, value, max, format }: { label: string; value: number; max: number | null; format(value: number): string }) {
+  return (
+    <div className="meter">
+      <span>{label}</span>
+      {max !== null ? <meter min={0} max={max} low={max * 0.8} high={max * 0.95} value={value} aria-label={label} /> : null}
+      <span>
+        {format(value)}
+        {max !== null ? ` / ${format(max)}` : ''}
+      </span>
+    </div>
+  );
+}
+
+/** Tokens, money, time and tool calls of the run, against its caps. */
+export function BudgetMeter({ events }: { events: readonly RunEvent[] }) {
+  const latest = events.findLast((event): event is Extract<RunEvent, { type: 'budget.updated' }> => event.type === 'budget.updated');
+  const first = events[0]?.ts;
+  const last = events.at(-1)?.ts;
+  const seconds = first && last ? Math.round((Date.parse(last) - Date.parse(first)) / 1000) : 0;
+  return (
+    <section className="budget" aria-label="Budget">
+      <Meter label="Tokens" value={latest?.tokens ?? 0} max={latest?.maxTokens ?? null} format={(value) => String(value)} />
+      <Meter label="Cost" value={latest?.costUsd ?? 0} max={latest?.maxCostUsd ?? null} format={(value) => `$${value.toFixed(4)}`} />
+      <Meter label="Model calls" value={latest?.modelCalls ?? 0} max={null} format={String} />
+      <Meter label="Tool calls" value={latest?.toolCalls ?? 0} max={null} format={String} />
+      <Meter label="Time" value={seconds} max={null} format={(value) => `${value} s`} />
+    </section>
+  );
+}

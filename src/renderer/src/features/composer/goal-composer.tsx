@@ -1,0 +1,78 @@
+import { useId, useState } from 'react';
+import { PolicySchema, type Policy } from '../../../../shared/schemas/run';
+import { useAppStore } from '../../store/use-app-store';
+
+const optionalNumber = (text: string) => (text.trim() === '' ? undefined : Number(text));
+
+/** The goal and how to run it. Run probes the endpoint first, shows what it found, and warns before starting. */
+export function GoalComposer() {
+  const defaults = useAppStore((state) => state.info?.runDefaults);
+  const probe = useAppStore((state) => state.probe);
+  const probing = useAppStore((state) => state.probing);
+  const probeEndpoint = useAppStore((state) => state.probeEndpoint);
+  const startRun = useAppStore((state) => state.startRun);
+  const latched = useAppStore((state) => state.estop.latched);
+  const [goal, setGoal] = useState('');
+  const [policy, setPolicy] = useState<Policy | ''>('');
+  const [modelUrl, setModelUrl] = useState('');
+  const [model, setModel] = useState('');
+  const [maxTokens, setMaxTokens] = useState('');
+  const [maxCost, setMaxCost] = useState('');
+  const [concurrency, setConcurrency] = useState('');
+  const [workspace, setWorkspace] = useState('');
+  const id = useId();
+  const url = modelUrl || defaults?.modelUrl || '';
+
+  async function run() {
+    const found = await probeEndpoint(url, model || defaults?.model || undefined);
+    if (!found) return;
+    await startRun({
+      goal,
+      ...(policy ? { policy } : {}),
+      ...(modelUrl ? { modelUrl } : {}),
+      model: found.model,
+      maxTokens: optionalNumber(maxTokens),
+      maxCostUsd: optionalNumber(maxCost),
+      concurrency: optionalNumber(concurrency),
+      ...(workspace ? { workspace } : {}),
+    });
+    setGoal('');
+  }
+
+  return (
+    <form className="composer" onSubmit={(event) => event.preventDefault()} aria-label="New run">
+      <label htmlFor={`${id}-goal`}>Goal</label>
+      <textarea id={`${id}-goal`} rows={3} value={goal} onChange={(event) => setGoal(event.target.value)} placeholder="What should the agents achieve?" />
+      <div className="composer-grid">
+        <label htmlFor={`${id}-policy`}>Policy</label>
+        <select id={`${id}-policy`} value={policy} onChange={(event) => setPolicy(event.target.value as Policy | '')}>
+          <option value="">default ({defaults?.policy ?? 'balanced'})</option>
+          {PolicySchema.options.map((option) => (
+            <option key={option}>{option}</option>
+          ))}
+        </select>
+        <label htmlFor={`${id}-url`}>Model server</label>
+        <input id={`${id}-url`} value={modelUrl} placeholder={defaults?.modelUrl} onChange={(event) => setModelUrl(event.target.value)} />
+        <label htmlFor={`${id}-model`}>Model</label>
+        <input id={`${id}-model`} value={model} placeholder={defaults?.model || 'first listed'} onChange={(event) => setModel(event.target.value)} />
+        <label htmlFor={`${id}-tokens`}>Token cap</label>
+        <input id={`${id}-tokens`} inputMode="numeric" value={maxTokens} placeholder="none" onChange={(event) => setMaxTokens(event.target.value)} />
+        <label htmlFor={`${id}-cost`}>Cost cap (USD)</label>
+        <input id={`${id}-cost`} inputMode="decimal" value={maxCost} placeholder="none" onChange={(event) => setMaxCost(event.target.value)} />
+        <label htmlFor={`${id}-concurrency`}>Concurrency</label>
+        <input id={`${id}-concurrency`} inputMode="numeric" value={concurrency} placeholder="server slots, else 4" onChange={(event) => setConcurrency(event.target.value)} />
+        <label htmlFor={`${id}-workspace`}>Workspace folder</label>
+        <input id={`${id}-workspace`} value={workspace} placeholder={defaults?.workspace} onChange={(event) => setWorkspace(event.target.value)} />
+      </div>
+      {probe && (
+        <p className="probe" role="status">
+          {probe.model} at {probe.baseUrl}: tool calling {probe.toolCalling ? 'yes' : 'no'}; context {probe.contextLength ?? 'unknown'}; parallel slots {probe.parallelSlots ?? 'unknown'}.
+          {!probe.toolCalling && <strong> This model cannot call tools natively; Archon will use the text protocol, which is less reliable.</strong>}
+        </p>
+      )}
+      <button type="button" className="primary" disabled={goal.trim() === '' || probing || latched} onClick={() => void run()}>
+        Run
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,79 @@
+import { Background, Controls, MiniMap, ReactFlow, type Edge } from '@xyflow/react';
+import '@xyflow/react/dist/style.css';
+import { useMemo, useState } from 'react';
+import type { RunEvent } from '../../../../shared/schemas/events';
+import type { StepView } from '../../../../shared/schemas/run-detail';
+import { layoutPlan } from './dag-layout';
+import { StepNode, type StepNodeData, type StepNodeType } from './step-node';
+
+const NODE_TYPES = { step: StepNode };
+
+interface StepActivity {
+  tool: string | null;
+  tokens: number;
+  startedAt: string | null;
+}
+
+/** What the events say each step is doing: its current tool, tokens so far, when it started. */
+function activityOf(events: readonly RunEvent[]): Map<string, StepActivity> {
+  const activity = new Map<string, StepActivity>();
+  const of = (id: string) => activity.get(id) ?? (activity.set(id, { tool: null, tokens: 0, startedAt: null }).get(id) as StepActivity);
+  for (const event of events) {
+    if (event.type === 'step.started') of(event.stepId).startedAt = event.ts;
+    else if (event.type === 'tool.started') of(event.stepId).tool = event.tool;
+    else if (event.type === 'tool.completed') of(event.stepId).tool = null;
+    else if (event.type === 'model.completed' && event.stepId) of(event.stepId).tokens += event.promptTokens + event.completionTokens;
+  }
+  return activity;
+}
+
+/** Keeps each node object as long as what it shows is unchanged, so React Flow re-renders only the nodes that changed. */
+class NodeCache {
+  private readonly entries = new Map<string, { key: string; node: StepNodeType }>();
+
+  nodesFor(steps: readonly StepView[], activity: Map<string, StepActivity>, positions: Map<string, { x: number; y: number }>, selectedStepId: string | null): StepNodeType[] {
+    return steps.map((step) => {
+      const now = activity.get(step.spec.id) ?? { tool: null, tokens: 0, startedAt: null };
+      const data: StepNodeData = { label: step.spec.id, description: step.spec.description, status: step.status, tool: now.tool, tokens: now.tokens, startedAt: now.startedAt };
+      const position = positions.get(step.spec.id) ?? { x: 0, y: 0 };
+      const selected = selectedStepId === step.spec.id;
+      const key = JSON.stringify([data, position, selected]);
+      const cached = this.entries.get(step.spec.id);
+      if (cached?.key === key) return cached.node;
+      const node: StepNodeType = { id: step.spec.id, type: 'step', position, data, selected, draggable: false };
+      this.entries.set(step.spec.id, { key, node });
+      return node;
+    });
+  }
+}
+
+export function DagView({ steps, events, selectedStepId, onSelectStep }: { steps: readonly StepView[]; events: readonly RunEvent[]; selectedStepId: string | null; onSelectStep(id: string | null): void }) {
+  const [cache] = useState(() => new NodeCache());
+  const planKey = steps.map((step) => `${step.spec.id}<${step.spec.dependencies.join(',')}`).join('|');
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the layout depends on the plan's shape only
+  const positions = useMemo(() => layoutPlan(steps.map((step) => step.spec)), [planKey]);
+  const nodes = useMemo(() => cache.nodesFor(steps, activityOf(events), positions, selectedStepId), [cache, steps, events, positions, selectedStepId]);
+  const statusKey = steps.map((step) => step.status).join(',');
+  const edges = useMemo<Edge[]>(
+    () =>
+      steps.flatMap((step) =>
+        step.spec.dependencies.map((dependency) => ({
+          id: `${dependency}->${step.spec.id}`,
+          source: dependency,
+          target: step.spec.id,
+          animated: step.status === 'running' || step.status === 'awaiting_approval',
+        })),
+      ),
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- edges change with the plan and the statuses only
+    [statusKey, steps.length],
+  );
+  return (
+    <div className="dag" aria-label="Plan graph">
+      <ReactFlow nodes={nodes} edges={edges} nodeTypes={NODE_TYPES} fitView minZoom={0.05} onNodeClick={(_event, node) => onSelectStep(node.id)} onPaneClick={() => onSelectStep(null)} nodesConnectable={false} proOptions={{ hideAttribution: true }}>
+        <Background />
+        <MiniMap pannable zoomable />
+        <Controls showInteractive={false} />
+      </ReactFlow>
+    </div>
+  );
+}

@@ -1,0 +1,52 @@
+import type { RunEvent } from '../../../../shared/schemas/events';
+import type { StepView } from '../../../../shared/schemas/run-detail';
+
+function line(event: RunEvent): string | null {
+  switch (event.type) {
+    case 'step.started':
+      return 'started';
+    case 'model.completed':
+      return `model (${event.purpose}): ${event.promptTokens} + ${event.completionTokens} tokens${event.attempts > 1 ? `, ${event.attempts} attempts` : ''}`;
+    case 'model.attempt_failed':
+      return `model attempt ${event.attempt} failed: ${event.error}`;
+    case 'tool.started':
+      return `→ ${event.tool} ${JSON.stringify(event.args)}`;
+    case 'tool.completed':
+      return `← ${event.tool} [${event.status}] ${event.content}`;
+    case 'approval.requested':
+      return `? ${event.kind}: ${event.summary}`;
+    case 'approval.resolved':
+      return `  ${event.status}${event.decision.verdict === 'reject' ? `: ${event.decision.feedback}` : ''}`;
+    case 'step.completed':
+      return `result: ${event.result}`;
+    case 'step.failed':
+      return `failed: ${event.reason}`;
+    case 'step.skipped':
+      return `skipped: ${event.reason}`;
+    default:
+      return null;
+  }
+}
+
+/** The selected step's trace: model turns, tool calls with arguments and results, approvals, timings. */
+export function StepInspector({ step, events }: { step: StepView | null; events: readonly RunEvent[] }) {
+  if (!step) return <p className="empty">Select a step in the graph to see its trace.</p>;
+  const own = events.filter((event) => 'stepId' in event && event.stepId === step.spec.id);
+  return (
+    <section className="inspector" aria-label={`Step ${step.spec.id}`}>
+      <h2>Step {step.spec.id}</h2>
+      <p>{step.spec.description}</p>
+      <p className={`status status-${step.status}`}>{step.status.replace('_', ' ')}</p>
+      <ol className="trace">
+        {own.map((event) => {
+          const text = line(event);
+          return text ? (
+            <li key={event.seq}>
+              <time dateTime={event.ts}>{new Date(event.ts).toLocaleTimeString()}</time> {text}
+            </li>
+          ) : null;
+        })}
+      </ol>
+    </section>
+  );
+}

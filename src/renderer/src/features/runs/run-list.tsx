@@ -1,0 +1,48 @@
+import { useAppStore } from '../../store/use-app-store';
+
+function duration(createdAt: string, updatedAt: string): string {
+  const seconds = Math.max(0, Math.round((Date.parse(updatedAt) - Date.parse(createdAt)) / 1000));
+  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
+
+const RESUMABLE = new Set(['stopped', 'running', 'planning', 'pending', 'awaiting_approval']);
+
+/** Run history: status, duration, cost, answer; open, resume an interrupted run, delete. */
+export function RunList() {
+  const runs = useAppStore((state) => state.runs);
+  const selectedRunId = useAppStore((state) => state.selectedRunId);
+  const selectRun = useAppStore((state) => state.selectRun);
+  const resumeRun = useAppStore((state) => state.resumeRun);
+  const deleteRun = useAppStore((state) => state.deleteRun);
+  const latched = useAppStore((state) => state.estop.latched);
+  const activeRunId = useAppStore((state) => (state.detail?.active ? state.detail.run.id : null));
+  if (runs.length === 0) return <p className="empty">No runs yet.</p>;
+  return (
+    <ul className="run-list" aria-label="Run history">
+      {runs.map((run) => (
+        <li key={run.id} className={run.id === selectedRunId ? 'selected' : undefined}>
+          <button type="button" className="run-open" aria-current={run.id === selectedRunId ? 'true' : undefined} onClick={() => void selectRun(run.id)}>
+            <span className="run-goal">{run.goal}</span>
+            <span className={`status status-${run.status}`}>{run.status.replace('_', ' ')}</span>
+            <span className="run-meta">
+              {duration(run.createdAt, run.updatedAt)} · {run.tokens} tok · ${run.costUsd.toFixed(4)}
+            </span>
+            {(run.answer ?? run.error) && <span className="run-answer">{run.answer ?? run.error}</span>}
+          </button>
+          <div className="run-actions">
+            {RESUMABLE.has(run.status) && run.id !== activeRunId && (
+              <button type="button" disabled={latched} onClick={() => void resumeRun(run.id)}>
+                Resume
+              </button>
+            )}
+            {run.id !== activeRunId && (
+              <button type="button" aria-label={`Delete run ${run.goal}`} onClick={() => void deleteRun(run.id)}>
+                Delete
+              </button>
+            )}
+          </div>
+        </li>
+      ))}
+    </ul>
+  );
+}

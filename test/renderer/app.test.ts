@@ -1,0 +1,167 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { planReply, requestText, startModelServer, stepIdOf, type ModelServerOptions, type RecordedRequest, type ScriptedModelServer } from '../kit/scripted-model-server';
+import { useServe } from '../support/archon-process';
+import { useBrowser } from '../support/browser';
+import { useTempDirs } from '../support/temp-dir';
+
+const tempDir = useTempDirs();
+const startServe = useServe();
+const launchBrowser = useBrowser();
+let server: ScriptedModelServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function openApp(reply: ModelServerOptions['reply'], extra: string[] = []) {
+  server = await startModelServer({ reply });
+  const workspace = tempDir();
+  const serve = await startServe(tempDir(), ['--model-url', server.url, '--workspace', workspace, ...extra]);
+  const browser = await launchBrowser();
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(serve.url.href);
+  await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
+  return { page, workspace, server };
+}
+
+async function startGoal(page: Page, goal: string) {
+  await page.getByLabel('Goal').fill(goal);
+  await page.getByRole('button', { name: 'Run', exact: true }).click();
+}
+
+const approval = (page: Page, kind: string) => page.getByRole('dialog', { name: `Approval: ${kind}` });
+
+describe('the app in Chromium through archon serve', () => {
+  it('runs a goal: approve the plan, the nodes complete, approve the final answer, the answer is shown', async () => {
+    const { page } = await openApp((request) => {
+      if (request.purpose === 'plan') return planReply([{ id: 'gather', description: 'gather facts' }, { id: 'answer', description: 'answer', dependencies: ['gather'] }]);
+      if (request.purpose === 'final') return { content: 'The answer is 42.' };
+      return { content: `done ${stepIdOf(request)}` };
+    });
+    await startGoal(page, 'What is the answer?');
+    await approval(page, 'plan').getByRole('button', { name: 'Approve' }).click();
+    await approval(page, 'final answer').waitFor();
+    expect(await page.locator('[data-status="completed"]').count()).toBe(2);
+    await approval(page, 'final answer').getByRole('button', { name: 'Approve' }).click();
+    await page.getByLabel('Answer').filter({ hasText: 'The answer is 42.' }).waitFor();
+    await page.getByRole('button', { name: /What is the answer\?.*completed/ }).waitFor();
+    await page.close();
+  });
+
+  it('rejects a plan with feedback: the re-plan request carries it', async () => {
+    const { page, server: model } = await openApp((request) => {
+      if (request.purpose === 'plan') return planReply([{ id: 'only', description: 'one step' }]);
+      if (request.purpose === 'final') return { content: 'fine' };
+      return { content: 'ok' };
+    });
+    await startGoal(page, 'Plan something');
+    const dialog = approval(page, 'plan');
+    await dialog.getByRole('button', { name: 'Reject' }).click();
+    await dialog.getByLabel('Feedback').fill('Use a smaller plan please');
+    await dialog.getByRole('button', { name: 'Send rejection' }).click();
+    await expect.poll(() => model.chatRequests.filter((request) => request.purpose === 'plan').length).toBe(2);
+    expect(requestText(model.chatRequests.filter((request) => request.purpose === 'plan')[1] as RecordedRequest)).toContain('Use a smaller plan please');
+    await approval(page, 'plan').getByRole('button', { name: 'Approve' }).click();
+    await approval(page, 'final answer').getByRole('button', { name: 'Approve' }).click();
+    await page.close();
+  });
+
+  it('edits a tool call: the edited arguments are the ones that run', async () => {
+    const { page, workspace } = await openApp((request) => {
+      if (request.purpose === 'plan') return planReply([{ id: 'write', description: 'write a note' }]);
+      if (request.purpose === 'final') return { content: 'written' };
+      return request.body.messages?.some((message) => message.role === 'tool') ? { content: 'done' } : { toolCalls: [{ name: 'write_file', arguments: { path: 'note.txt', content: 'from the model' } }] };
+    });
+    await startGoal(page, 'Write a note');
+    await approval(page, 'plan').getByRole('button', { name: 'Approve' }).click();
+    const dialog = approval(page, 'tool call');
+    await dialog.getByRole('button', { name: 'Edit' }).click();
+    await dialog.getByLabel('Arguments (JSON)').fill('{"path": "note.txt", "content": "from a person"}');
+    await dialog.getByRole('button', { name: 'Approve edited call' }).click();
+    await approval(page, 'final answer').getByRole('button', { name: 'Approve' }).click();
+    await page.getByLabel('Answer').waitFor();
+    expect(readFileSync(join(workspace, 'note.txt'), 'utf8')).toBe('from a person');
+    await page.close();
+  });
+
+  it('emergency stop: running nodes show stopped within 1 s, the banner offers Re-arm, Re-arm starts nothing; the Audit view reports it', async () => {
+    const { page, server: model } = await openApp(
+      (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'think' }, { id: 'b', description: 'think more' }]) : { hang: true }),
+      ['--policy', 'permissive'],
+    );
+    await startGoal(page, 'Think forever');
+    await page.locator('[data-status="running"]').nth(1).waitFor();
+    const pressed = Date.now();
+    await page.getByRole('button', { name: 'Emergency stop' }).click();
+    await page.locator('[data-status="stopped"]').nth(1).waitFor({ timeout: 1000 });
+    expect(Date.now() - pressed).toBeLessThan(1000);
+    expect(await page.locator('[data-status="running"]').count()).toBe(0);
+    const requests = model.requests.length;
+    await page.getByRole('button', { name: 'Re-arm', exact: true }).click();
+    await page.getByRole('button', { name: 'Re-arm', exact: true }).waitFor({ state: 'detached' });
+    await page.waitForTimeout(500);
+    expect(model.requests.length).toBe(requests);
+    await page.getByRole('button', { name: 'Resume' }).first().waitFor();
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Audit' }).click();
+    await page.getByLabel('Report on').selectOption({ label: 'Think forever (stopped)' });
+    await page.getByRole('list', { name: 'Findings' }).getByText('Emergency stop (operator)').waitFor();
+    await page.getByRole('button', { name: 'Verify log' }).click();
+    await page.getByText(/The audit log is intact/).waitFor();
+    await page.close();
+  });
+});
+
+describe('the DAG at scale', () => {
+  it('renders a synthetic 500-node DAG and re-renders only the node whose status changed', async () => {
+    server = undefined;
+    const serve = await startServe(tempDir());
+    const browser = await launchBrowser();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${serve.url.href}&perf-dag=500`);
+    await expect.poll(() => page.locator('[data-step-id]').count(), { timeout: 10_000 }).toBe(500);
+    const before = await page.evaluate(() => Object.fromEntries(window.archonPerf?.renderCounts ?? []));
+    await page.evaluate(() => window.archonPerf?.setStatus('n250', 'running'));
+    await page.locator('[data-step-id="n250"][data-status="running"]').waitFor();
+    const after = await page.evaluate(() => Object.fromEntries(window.archonPerf?.renderCounts ?? []));
+    const changed = Object.keys(after).filter((id) => after[id] !== before[id]);
+    expect(changed).toEqual(['n250']);
+    await page.close();
+  });
+});
+
+describe('accessibility', () => {
+  it('reaches every main control by keyboard and passes an automated contrast check on the main screens', async () => {
+    const serve = await startServe(tempDir());
+    const browser = await launchBrowser();
+    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(serve.url.href);
+    await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
+    await page.getByLabel('Goal').fill('keyboard');
+    const reached = new Set<string>();
+    await page.locator('body').focus();
+    for (let index = 0; index < 40; index++) {
+      await page.keyboard.press('Tab');
+      reached.add(await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent?.trim() ?? ''));
+    }
+    for (const control of ['Emergency stop', 'Runs', 'Audit', 'Settings', 'Run']) expect(reached, control).toContain(control);
+
+    const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    for (const screen of ['Runs', 'Audit', 'Settings']) {
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: screen }).click();
+      await page.getByRole('heading', { name: screen, exact: true }).waitFor();
+      await page.addScriptTag({ content: axe });
+      const violations = await page.evaluate(async () => {
+        const result = await (window as unknown as { axe: { run(options: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run({ runOnly: ['color-contrast', 'label', 'button-name'] });
+        return result.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
+      });
+      expect(violations, screen).toEqual([]);
+    }
+    await context.close();
+  });
+});
