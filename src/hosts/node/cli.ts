@@ -15,7 +15,7 @@ import { resolveModelUrl } from '../../shared/model-presets';
 import type { RunOptions } from '../../shared/schemas/run';
 import { auditPort, openAuditedRuntime, openAuditLog } from './audited-runtime';
 import { startHeadlessHost } from './headless-host';
-import { addRunFlags, addServeFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
+import { addRunFlags, addRunSettingFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5 } as const;
 
@@ -206,7 +206,7 @@ export function buildProgram(): Command {
       }
     });
 
-  addServeFlags(
+  addRunSettingFlags(
     program
       .command('serve')
       .description('start the headless host: the app in a browser, on 127.0.0.1 with a token; run flags are defaults for runs started there')

@@ -44,8 +44,8 @@ function positiveNumber(value: string): number {
   return number;
 }
 
-/** The run settings `archon serve` also takes, as defaults for runs started from the UI. */
-export function addServeFlags(command: Command): Command {
+/** The run settings `run`, `resume` and `serve` share (for `serve`, defaults for runs started in the UI). */
+export function addRunSettingFlags(command: Command): Command {
   return command
     .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset: ollama, lm-studio, llama-cpp, vllm, openai')
     .option('--model <name>', 'the model (default: from settings, else the first the server lists)')
@@ -58,21 +58,12 @@ export function addServeFlags(command: Command): Command {
     .option('--data-dir <dir>', 'the data folder (default: ARCHON_DATA_DIR, else the platform app-data folder)');
 }
 
-/** The flags `run` and `resume` share (the brief's CLI contract). */
+/** The flags of `run` and `resume` (the brief's CLI contract). */
 export function addRunFlags(command: Command): Command {
-  return command
-    .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset: ollama, lm-studio, llama-cpp, vllm, openai')
-    .option('--model <name>', 'the model (default: from settings, else the first the server lists)')
-    .option('--api-key <key>', 'API key (default: OPENAI_API_KEY)')
-    .addOption(new Option('--policy <policy>', 'who is asked before what').choices(PolicySchema.options))
+  return addRunSettingFlags(command)
     .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no').choices(ApproveModeSchema.options))
-    .option('--concurrency <n>', 'steps at once (default: the server’s parallel slots, else 4)', positiveInt('--concurrency', 64))
-    .option('--max-tokens <n>', 'token cap for the run', positiveInt('--max-tokens', 1e9))
-    .option('--max-cost <usd>', 'money cap for the run, in USD', positiveNumber)
     .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
     .addOption(new Option('--budget-preset <name>', 'named caps: seed-004 = 2,000 tokens a run, 10,000 a day').choices(['seed-004']))
-    .option('--workspace <dir>', 'the only folder file tools may touch (default: the current folder)')
-    .option('--data-dir <dir>', 'the data folder (default: ARCHON_DATA_DIR, else the platform app-data folder)')
     .option('--json', 'print one JSON event per line on stdout');
 }
 

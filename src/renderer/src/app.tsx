@@ -9,10 +9,17 @@ import { useAppStore } from './store/use-app-store';
 
 const VIEWS = { runs: RunsView, audit: AuditView, settings: SettingsView } as const;
 
+/** Sets `data-theme` to light or dark; "system" follows the operating system, also when it changes. */
 function useTheme() {
   const theme = useAppStore((state) => state.settings?.theme ?? 'system');
   useEffect(() => {
-    document.documentElement.dataset.theme = theme;
+    const dark = matchMedia('(prefers-color-scheme: dark)');
+    const apply = () => {
+      document.documentElement.dataset.theme = theme === 'system' ? (dark.matches ? 'dark' : 'light') : theme;
+    };
+    apply();
+    dark.addEventListener('change', apply);
+    return () => dark.removeEventListener('change', apply);
   }, [theme]);
 }
 

@@ -1,4 +1,6 @@
+import { useShallow } from 'zustand/react/shallow';
 import type { RunEvent } from '../../../../shared/schemas/events';
+import { useAppStore } from '../../store/use-app-store';
 
 function Meter({ label, value, max, format }: { label: string; value: number; max: number | null; format(value: number): string }) {
   return (
@@ -13,8 +15,15 @@ function Meter({ label, value, max, format }: { label: string; value: number; ma
   );
 }
 
-/** Tokens, money, time and tool calls of the run, against its caps. */
+/** Tokens, money, time and tool calls of the run against its caps, and what all of today's runs spent. */
 export function BudgetMeter({ events }: { events: readonly RunEvent[] }) {
+  const today = useAppStore(
+    useShallow((state) => {
+      const day = new Date().toISOString().slice(0, 10);
+      return state.runs.filter((run) => run.createdAt.startsWith(day)).reduce((sum, run) => ({ tokens: sum.tokens + run.tokens, costUsd: sum.costUsd + run.costUsd }), { tokens: 0, costUsd: 0 });
+    }),
+  );
+  const caps = useAppStore((state) => state.settings);
   const latest = events.findLast((event): event is Extract<RunEvent, { type: 'budget.updated' }> => event.type === 'budget.updated');
   const first = events[0]?.ts;
   const last = events.at(-1)?.ts;
@@ -26,6 +35,8 @@ export function BudgetMeter({ events }: { events: readonly RunEvent[] }) {
       <Meter label="Model calls" value={latest?.modelCalls ?? 0} max={null} format={String} />
       <Meter label="Tool calls" value={latest?.toolCalls ?? 0} max={null} format={String} />
       <Meter label="Time" value={seconds} max={null} format={(value) => `${value} s`} />
+      <Meter label="Today, tokens" value={today.tokens} max={caps?.dailyMaxTokens ?? null} format={String} />
+      <Meter label="Today, cost" value={today.costUsd} max={caps?.dailyMaxCostUsd ?? null} format={(value) => `$${value.toFixed(4)}`} />
     </section>
   );
 }

@@ -1,4 +1,4 @@
-import { Background, Controls, MiniMap, ReactFlow, type Edge } from '@xyflow/react';
+import { Background, Controls, MiniMap, ReactFlow, type ColorMode, type Edge } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useMemo, useState } from 'react';
 import type { RunEvent } from '../../../../shared/schemas/events';
@@ -47,7 +47,15 @@ class NodeCache {
   }
 }
 
-export function DagView({ steps, events, selectedStepId, onSelectStep }: { steps: readonly StepView[]; events: readonly RunEvent[]; selectedStepId: string | null; onSelectStep(id: string | null): void }) {
+interface DagViewProps {
+  steps: readonly StepView[];
+  events: readonly RunEvent[];
+  selectedStepId: string | null;
+  onSelectStep(id: string | null): void;
+  colorMode?: ColorMode;
+}
+
+export function DagView({ steps, events, selectedStepId, onSelectStep, colorMode = 'system' }: DagViewProps) {
   const [cache] = useState(() => new NodeCache());
   const planKey = steps.map((step) => `${step.spec.id}<${step.spec.dependencies.join(',')}`).join('|');
   // eslint-disable-next-line react-hooks/exhaustive-deps -- the layout depends on the plan's shape only
@@ -69,7 +77,7 @@ export function DagView({ steps, events, selectedStepId, onSelectStep }: { steps
   );
   return (
     <div className="dag" aria-label="Plan graph">
-      <ReactFlow nodes={nodes} edges={edges} nodeTypes={NODE_TYPES} fitView minZoom={0.05} onNodeClick={(_event, node) => onSelectStep(node.id)} onPaneClick={() => onSelectStep(null)} nodesConnectable={false} proOptions={{ hideAttribution: true }}>
+      <ReactFlow colorMode={colorMode} nodes={nodes} edges={edges} nodeTypes={NODE_TYPES} fitView minZoom={0.05} onNodeClick={(_event, node) => onSelectStep(node.id)} onPaneClick={() => onSelectStep(null)} nodesConnectable={false} proOptions={{ hideAttribution: true }}>
         <Background />
         <MiniMap pannable zoomable />
         <Controls showInteractive={false} />

@@ -95,7 +95,7 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
         if (planChanged && state.selectedRunId) void attempt(() => loadDetail(state.selectedRunId as string));
       }
       set({ approvalSteps });
-      if (events.some((event) => TERMINAL.has(event.type) || event.type === 'run.started')) {
+      if (events.some((event) => TERMINAL.has(event.type) || event.type === 'run.started' || event.type === 'plan.ready')) {
         void get().refreshRuns();
         if (state.selectedRunId && mine.some((event) => TERMINAL.has(event.type))) void attempt(() => loadDetail(state.selectedRunId as string));
       }

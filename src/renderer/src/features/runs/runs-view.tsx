@@ -9,6 +9,7 @@ export function RunsView() {
   const detail = useAppStore((state) => state.detail);
   const selectedStepId = useAppStore((state) => state.selectedStepId);
   const selectStep = useAppStore((state) => state.selectStep);
+  const theme = useAppStore((state) => state.settings?.theme ?? 'system');
   const step = detail?.steps.find((candidate) => candidate.spec.id === selectedStepId) ?? null;
   return (
     <div className="runs-layout">
@@ -31,7 +32,7 @@ export function RunsView() {
             )}
             {detail.run.error && <p className="run-error">{detail.run.error}</p>}
             <BudgetMeter events={detail.events} />
-            {detail.steps.length > 0 ? <DagView steps={detail.steps} events={detail.events} selectedStepId={selectedStepId} onSelectStep={selectStep} /> : <p className="empty">Planning…</p>}
+            {detail.steps.length > 0 ? <DagView steps={detail.steps} events={detail.events} selectedStepId={selectedStepId} onSelectStep={selectStep} colorMode={theme} /> : <p className="empty">Planning…</p>}
           </>
         ) : (
           <p className="empty">Start a run, or open one from the history.</p>
