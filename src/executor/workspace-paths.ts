@@ -35,7 +35,7 @@ export function resolveInWorkspace(workspace: string, requested: string): string
   const root = realpathSync(workspace);
   const target = resolve(root, requested);
   if (!inside(root, target)) {
-    throw new PathDenied(`"${requested}" is outside the workspace. Use a path relative to the workspace (e.g. "notes/todo.md"); nothing outside it can be touched.`);
+    throw new PathDenied(`"${requested}" is outside the workspace. Use a path relative to the workspace (e.g. "notes/list.md"); nothing outside it can be touched.`);
   }
   if (!inside(root, realPathOfNearest(target))) {
     throw new PathDenied(`"${requested}" leads outside the workspace through a symbolic link. Use a path whose folders are inside the workspace.`);

@@ -335,8 +335,8 @@ describe('tools in their own processes, seen from the model', () => {
         step: (_request, turn) =>
           [
             { toolCalls: [{ name: 'read_file', arguments: { path: 'missing.md' } }] },
-            { toolCalls: [{ name: 'write_file', arguments: { path: 'notes/todo.md', content: 'buy milk' } }, { name: 'write_file', arguments: { path: '../escape.md', content: 'x' } }] },
-            { toolCalls: [{ name: 'read_file', arguments: { path: 'notes/todo.md' } }] },
+            { toolCalls: [{ name: 'write_file', arguments: { path: 'notes/list.md', content: 'buy milk' } }, { name: 'write_file', arguments: { path: '../escape.md', content: 'x' } }] },
+            { toolCalls: [{ name: 'read_file', arguments: { path: 'notes/list.md' } }] },
             { content: 'The note says: buy milk' },
           ][turn] as ScriptedReply,
       }),
@@ -345,7 +345,7 @@ describe('tools in their own processes, seen from the model', () => {
     const last = engine.server.chatRequests.filter((request) => request.purpose === 'step').at(-1) as RecordedRequest;
     const [missing, written, escaped, read] = toolMessagesOf(last);
     expect(missing).toMatch(/^error: read_file: no such file/);
-    expect(written).toBe('Wrote 8 bytes to notes/todo.md.');
+    expect(written).toBe('Wrote 8 bytes to notes/list.md.');
     expect(escaped).toMatch(/^denied: "..\/escape.md" is outside the workspace/);
     expect(read).toBe('buy milk');
   });

@@ -87,10 +87,10 @@ describe('tool worker pool: the built-in tools', () => {
   it('lists files and searches text', async () => {
     const workspace = tempDir();
     mkdirSync(join(workspace, 'src'));
-    writeFileSync(join(workspace, 'src', 'main.ts'), 'const answer = 42;\n// TODO: Answer again\n');
+    writeFileSync(join(workspace, 'src', 'main.ts'), 'const answer = 42;\n// and the answer again\n');
     const pool = openPool(workspace);
     expect(await call(pool, 'list_files', {})).toMatchObject({ status: 'success', content: 'src/' });
-    expect((await call(pool, 'search_files', { query: 'answer' })).content).toBe('src/main.ts:1: const answer = 42;\nsrc/main.ts:2: // TODO: Answer again');
+    expect((await call(pool, 'search_files', { query: 'answer' })).content).toBe('src/main.ts:1: const answer = 42;\nsrc/main.ts:2: // and the answer again');
   });
 
   it('runs a command in the workspace with a minimal environment and reports its exit code', async () => {
