@@ -112,7 +112,11 @@ export async function requestApproval(context: RunContext, request: GateRequest)
   const signal = AbortSignal.any([context.signal, expiry]);
   let outcome: GateOutcome;
   try {
-    const decision = await untilAborted(context.approvals.decide(publicRequest, { signal }), signal);
+    const asked = context.approvals.decide(publicRequest, { signal });
+    // Announced once the channel holds the request and before the wait, so a UI that lists pending
+    // requests on this event finds it, and a terminal prints it before its prompt.
+    context.events.flush();
+    const decision = await untilAborted(asked, signal);
     outcome = { status: statusOf(decision), decision };
   } catch (error) {
     if (context.signal.aborted) {
