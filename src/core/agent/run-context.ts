@@ -152,6 +152,8 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
     context.events.append(context.runId, 'model.completed', {
       stepId,
       purpose: request.purpose,
+      content: response.content.slice(0, 2000),
+      toolCalls: response.toolCalls.map((call) => call.name),
       promptTokens: response.usage.promptTokens,
       completionTokens: response.usage.completionTokens,
       attempts: response.attempts,

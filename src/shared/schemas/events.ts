@@ -19,6 +19,9 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('model.completed', {
     stepId: z.string().nullable(),
     purpose: z.string(),
+    /** What the model said (cut at 2,000 characters) and the tools it called. */
+    content: z.string(),
+    toolCalls: z.array(z.string()),
     promptTokens: z.int().nonnegative(),
     completionTokens: z.int().nonnegative(),
     attempts: z.int().positive(),

@@ -183,3 +183,34 @@ describe('expiry', () => {
     expect((await running).status).toBe('rejected');
   });
 });
+
+describe('approvals across a restart', () => {
+  it('announces a request only once the app queue holds it', async () => {
+    const pending = new PendingApprovals((id) => engine.runtime.store.runs.approvalStatus(id));
+    const engine = await startEngine({ reply: routed(() => ({ content: 'ok' })) }, { approvals: pending });
+    const listedOnEvent: number[] = [];
+    engine.runtime.bus.subscribe((event) => {
+      if (event.type === 'approval.requested') listedOnEvent.push(pending.list().filter((request) => request.id === event.approvalId).length);
+    });
+    const running = engine.run('listed');
+    await expect.poll(() => pending.list().length).toBe(1);
+    const request = pending.list()[0] as ApprovalRequest;
+    pending.answer(request.id, request.actionHash, { verdict: 'reject', feedback: 'stop', stop: true });
+    await running;
+    expect(listedOnEvent).toEqual([1]);
+  });
+
+  it('a request left pending by a process that died is expired on resume, and asked again', async () => {
+    const human = scriptedHuman(() => ({ verdict: 'approve' }));
+    const engine = await startEngine({ reply: routed(() => ({ content: 'ok' })) }, { approvals: human });
+    const runs = engine.runtime.store.runs;
+    const options = { modelUrl: engine.server.url, model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: process.cwd(), maxIterations: 10 };
+    runs.createRun({ id: 'crashed', goal: 'g', policy: 'balanced', options, now: new Date().toISOString() });
+    runs.setRunStatus('crashed', 'planning', new Date().toISOString());
+    const explanation = { summary: '', confidence: null, risk: { level: 'low' as const, factors: [] }, reversibility: 'not_applicable' as const, cost: { tokensUsed: 0, tokensLeft: null, estimatedUsd: 0 }, downstream: [], alternatives: [] };
+    runs.createApproval({ id: 'old', runId: 'crashed', stepId: null, kind: 'plan', summary: 'old plan', action: {}, actionHash: 'h', explanation, requestedAt: new Date().toISOString(), expiresAt: null });
+    expect((await engine.resume('crashed')).status).toBe('completed');
+    expect(runs.approvalStatus('old')).toBe('expired');
+    expect(human.asked.map((request) => request.kind)).toEqual(['plan', 'final_answer']);
+  });
+});

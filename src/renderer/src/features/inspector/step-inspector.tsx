@@ -5,8 +5,10 @@ function line(event: RunEvent): string | null {
   switch (event.type) {
     case 'step.started':
       return 'started';
-    case 'model.completed':
-      return `model (${event.purpose}): ${event.promptTokens} + ${event.completionTokens} tokens${event.attempts > 1 ? `, ${event.attempts} attempts` : ''}`;
+    case 'model.completed': {
+      const said = event.content.trim() || (event.toolCalls.length > 0 ? `calls ${event.toolCalls.join(', ')}` : '(nothing)');
+      return `model: ${said} — ${event.promptTokens} + ${event.completionTokens} tokens${event.attempts > 1 ? `, ${event.attempts} attempts` : ''}`;
+    }
     case 'model.attempt_failed':
       return `model attempt ${event.attempt} failed: ${event.error}`;
     case 'tool.started':
