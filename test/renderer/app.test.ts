@@ -88,6 +88,26 @@ describe('the app in Chromium through archon serve', () => {
     await page.close();
   });
 
+  it('locks a constraint from the dialog: the tool is gone from later requests', async () => {
+    const { page, server: model } = await openApp((request) => {
+      if (request.purpose === 'plan') return planReply([{ id: 'shell', description: 'use the shell' }]);
+      if (request.purpose === 'final') return { content: 'done without a shell' };
+      return request.body.messages?.some((message) => message.role === 'tool') ? { content: 'gave up on the shell' } : { toolCalls: [{ name: 'run_command', arguments: { command: 'ls' } }] };
+    });
+    await startGoal(page, 'Use the shell');
+    await approval(page, 'plan').getByRole('button', { name: 'Approve' }).click();
+    const dialog = approval(page, 'tool call');
+    await dialog.getByRole('button', { name: 'Lock constraint' }).click();
+    await dialog.getByLabel('Never use').selectOption('run_command');
+    await dialog.getByRole('button', { name: 'Lock and refuse' }).click();
+    await approval(page, 'final answer').getByRole('button', { name: 'Approve' }).click();
+    await page.getByLabel('Answer').waitFor();
+    const steps = model.chatRequests.filter((request) => request.purpose === 'step');
+    expect(steps[0]?.body.tools?.map((tool) => tool.function.name)).toContain('run_command');
+    expect(steps.at(-1)?.body.tools?.map((tool) => tool.function.name)).not.toContain('run_command');
+    await page.close();
+  });
+
   it('emergency stop: running nodes show stopped within 1 s, the banner offers Re-arm, Re-arm starts nothing; the Audit view reports it', async () => {
     const { page, server: model } = await openApp(
       (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'think' }, { id: 'b', description: 'think more' }]) : { hang: true }),

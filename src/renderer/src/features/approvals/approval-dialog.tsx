@@ -2,7 +2,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { planGraphErrors } from '../../../../shared/plan-graph';
 import type { ApprovalRequest } from '../../../../shared/schemas/approval';
 import { PlanStepSchema, type PlanStep } from '../../../../shared/schemas/plan';
-import { isBuiltinTool, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
+import { BUILTIN_TOOL_NAMES, isBuiltinTool, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { describeZodError } from '../../../../shared/errors';
 import { useAppStore } from '../../store/use-app-store';
 
@@ -17,7 +17,7 @@ function useCountdown(expiresAt: string | null): string {
   return `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}`;
 }
 
-type Mode = 'view' | 'reject' | 'edit';
+type Mode = 'view' | 'reject' | 'edit' | 'lock';
 
 interface EditorProps {
   request: ApprovalRequest;
@@ -143,6 +143,52 @@ function Explanation({ request }: { request: ApprovalRequest }) {
   );
 }
 
+/** A budget raise: approve doubles the cap that was hit; a value given here sets it instead. */
+function BudgetEditor({ onDone, onCancel }: Omit<EditorProps, 'request'>) {
+  const [value, setValue] = useState('');
+  const id = useId();
+  const number = Number(value);
+  const valid = value.trim() !== '' && Number.isFinite(number) && number > 0;
+  return (
+    <div className="editor">
+      <label htmlFor={id}>New cap</label>
+      <input id={id} inputMode="decimal" value={value} onChange={(event) => setValue(event.target.value)} />
+      <div className="actions">
+        <button type="button" disabled={!valid} onClick={() => onDone(number)}>
+          Raise to this cap
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel edit
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** Locks "never use TOOL" for the rest of the run; the proposed action is refused with it. */
+function LockEditor({ initial, onDone, onCancel }: { initial: string | null; onDone(tool: string): void; onCancel(): void }) {
+  const [tool, setTool] = useState(initial ?? BUILTIN_TOOL_NAMES[0] ?? '');
+  const id = useId();
+  return (
+    <div className="editor">
+      <label htmlFor={id}>Never use</label>
+      <select id={id} value={tool} onChange={(event) => setTool(event.target.value)}>
+        {BUILTIN_TOOL_NAMES.map((name) => (
+          <option key={name}>{name}</option>
+        ))}
+      </select>
+      <div className="actions">
+        <button type="button" onClick={() => onDone(tool)}>
+          Lock and refuse
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}
+
 /**
  * The approval queue, oldest first, as a modal dialog. Approving takes an explicit click: focus
  * starts on the dialog itself, Enter and Escape never approve, and nothing here submits a form.
@@ -169,7 +215,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
   }, []);
 
   const tool = request.kind === 'tool_call' ? (request.action as { tool: string }).tool : null;
-  const editable = request.kind === 'plan' || request.kind === 'tool_call';
+  const editable = request.kind === 'plan' || request.kind === 'tool_call' || request.kind === 'budget_raise';
   const finish = (decision: Parameters<typeof decide>[1]) => void decide(request, decision);
   return (
     <div className="modal-backdrop">
@@ -202,6 +248,10 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
         <Explanation request={request} />
         {mode === 'edit' && request.kind === 'plan' && <PlanEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
         {mode === 'edit' && request.kind === 'tool_call' && <ArgumentsEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+        {mode === 'edit' && request.kind === 'budget_raise' && <BudgetEditor onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+        {mode === 'lock' && (
+          <LockEditor initial={tool} onDone={(locked) => finish({ verdict: 'lock', constraint: { kind: 'never_tool', tool: locked }, feedback: `Never use ${locked}.` })} onCancel={() => setMode('view')} />
+        )}
         {mode === 'reject' && (
           <div className="editor">
             <label htmlFor={feedbackId}>Feedback</label>
@@ -232,11 +282,9 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
                 Edit
               </button>
             )}
-            {tool && (
-              <button type="button" onClick={() => finish({ verdict: 'lock', constraint: { kind: 'never_tool', tool }, feedback: `Never use ${tool}.` })}>
-                Lock constraint
-              </button>
-            )}
+            <button type="button" onClick={() => setMode('lock')}>
+              Lock constraint
+            </button>
           </div>
         )}
       </div>
