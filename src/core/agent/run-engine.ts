@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ArchonError, describeZodError } from '../../shared/errors';
 import type { ApprovalKind } from '../../shared/schemas/approval';
+import { EstopTriggerSchema } from '../../shared/schemas/estop';
 import { PlanSchema, type Plan } from '../../shared/schemas/plan';
 import type { RunOptions, RunStatus } from '../../shared/schemas/run';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
@@ -64,9 +65,9 @@ function finish(context: RunContext, status: RunStatus, outcome: { answer?: stri
 function finishWithError(context: RunContext, error: unknown): RunResult {
   const reason: unknown = context.signal.aborted ? context.signal.reason : error;
   if (ArchonError.isInstance(reason) && reason.code === 'ESTOP_LATCHED') {
-    const details = reason.details as { triggeredBy?: string; reason?: string } | undefined;
+    const details = reason.details as { triggeredBy?: unknown; reason?: string } | undefined;
     context.events.append(context.runId, 'estop.triggered', {
-      triggeredBy: (details?.triggeredBy as never) ?? 'operator',
+      triggeredBy: EstopTriggerSchema.catch('operator').parse(details?.triggeredBy),
       reason: details?.reason ?? reason.message,
     });
     return finish(context, 'stopped', { error: reason.message });
