@@ -10,6 +10,8 @@ export interface RunsSlice {
   selectedStepId: string | null;
   /** Which step each pending approval belongs to, so its node shows awaiting_approval. */
   approvalSteps: Record<string, string>;
+  /** The selected run's events as they arrived, so a detail fetched meanwhile misses none of them. */
+  arrived: RunEvent[];
   refreshRuns(): Promise<void>;
   selectRun(runId: string | null): Promise<void>;
   selectStep(stepId: string | null): void;
@@ -47,8 +49,13 @@ export function foldStepEvents(steps: StepView[], events: readonly RunEvent[], a
 
 export function createRunsSlice({ set, get, client, attempt }: SliceContext): RunsSlice {
   const loadDetail = async (runId: string) => {
-    const detail = await client.commands['runs.get']({ runId });
-    if (get().selectedRunId === runId) set({ detail });
+    const fetched = await client.commands['runs.get']({ runId });
+    const state = get();
+    if (state.selectedRunId !== runId) return;
+    // Events that arrived while the detail was on its way are folded in on top of it.
+    const known = fetched.events.at(-1)?.seq ?? 0;
+    const late = state.arrived.filter((event) => event.seq > known);
+    set({ detail: { ...fetched, steps: foldStepEvents(fetched.steps, late, state.approvalSteps), events: [...fetched.events, ...late] } });
   };
   return {
     runs: [],
@@ -56,10 +63,11 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
     detail: null,
     selectedStepId: null,
     approvalSteps: {},
+    arrived: [],
     refreshRuns: () => attempt(async () => set({ runs: await client.commands['runs.list']() })),
     selectRun: (runId) =>
       attempt(async () => {
-        set({ selectedRunId: runId, selectedStepId: null, detail: null });
+        set({ selectedRunId: runId, selectedStepId: null, detail: null, arrived: [] });
         if (runId) await loadDetail(runId);
       }),
     selectStep: (stepId) => set({ selectedStepId: stepId }),
@@ -88,6 +96,7 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
         if (event.type === 'approval.requested' && event.stepId) approvalSteps[event.approvalId] = event.stepId;
       }
       const mine = events.filter((event) => event.runId === state.selectedRunId);
+      if (mine.length > 0) set({ arrived: [...state.arrived, ...mine].slice(-5000) });
       const detail = state.detail;
       if (detail && mine.length > 0) {
         const planChanged = mine.some((event) => event.type === 'plan.ready' || event.type === 'run.resumed');
