@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { canonicalJson } from '../shared/canonical-json';
+import { parseJsonOrUndefined } from '../shared/json';
 import { ArchonError } from '../shared/errors';
 import type { VerifyResult } from '../shared/schemas/audit';
 import type { ArchonEvent } from '../shared/schemas/events';
@@ -175,13 +176,7 @@ export class AuditLog {
 
   private readHead(): { seq: number; hash: string } | 'unsigned' | null {
     if (!existsSync(this.secrets.headFile)) return null;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(readFileSync(this.secrets.headFile, 'utf8'));
-    } catch {
-      return 'unsigned';
-    }
-    const parsed = HeadSchema.safeParse(raw);
+    const parsed = HeadSchema.safeParse(parseJsonOrUndefined(readFileSync(this.secrets.headFile, 'utf8')));
     if (!parsed.success || parsed.data.hmac !== this.sign(`${parsed.data.seq}:${parsed.data.hash}`)) return 'unsigned';
     return parsed.data;
   }

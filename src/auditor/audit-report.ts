@@ -1,3 +1,4 @@
+import { parseJsonOrUndefined } from '../shared/json';
 import { ArchonEventSchema, type RunEvent } from '../shared/schemas/events';
 import type { AuditLog } from './audit-log';
 import type { AuditReport, AuditRunSummary, Finding } from '../shared/schemas/audit';
@@ -7,7 +8,7 @@ const SEVERITY_ORDER = ['critical', 'high', 'medium', 'low', 'info'];
 
 function runEvents(records: ReturnType<AuditLog['records']>): AuditedEvent[] {
   return records.flatMap((record) => {
-    const parsed = ArchonEventSchema.safeParse(JSON.parse(record.canonical_json));
+    const parsed = ArchonEventSchema.safeParse(parseJsonOrUndefined(record.canonical_json));
     return parsed.success && 'runId' in parsed.data ? [{ seq: record.seq, event: parsed.data as RunEvent }] : [];
   });
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { RunEvent } from '../../shared/schemas/events';
 import { EstopStateSchema, type EstopState, type EstopTrigger } from '../../shared/schemas/estop';
 import { DEFAULT_SETTINGS, SettingsSchema, type Settings, type SettingsPatch } from '../../shared/schemas/settings';
+import { parseJsonOrUndefined } from '../../shared/json';
 import { MIGRATIONS } from './migrations';
 import { openDatabase, type SqliteDatabase } from './open-database';
 import { RunStore } from './run-store';
@@ -16,13 +17,6 @@ const EstopRowSchema = z.object({
   ts: z.string(),
 });
 
-function parseStoredJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * archon.db: the runtime's own state. Writes that a person relies on (approvals, emergency stops,
@@ -82,7 +76,7 @@ export class ArchonStore {
   getSettings(): Settings {
     const rows = this.db.prepare('SELECT key, value_json FROM settings').all() as { key: string; value_json: string }[];
     const stored: Record<string, unknown> = {};
-    for (const row of rows) stored[row.key] = parseStoredJson(row.value_json);
+    for (const row of rows) stored[row.key] = parseJsonOrUndefined(row.value_json);
     const merged = { ...DEFAULT_SETTINGS };
     for (const key of Object.keys(DEFAULT_SETTINGS) as (keyof Settings)[]) {
       const candidate = SettingsSchema.shape[key].safeParse(stored[key]);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseJsonOrUndefined } from '../../shared/json';
 import type { ApprovalRequest, ApprovalStatus } from '../../shared/schemas/approval';
 import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
@@ -102,7 +103,7 @@ export class RunStore {
   events(runId: string, limit = 5000): RunEvent[] {
     const rows = this.db.prepare('SELECT body_json FROM events WHERE run_id = ? ORDER BY seq LIMIT ?').all(runId, limit) as { body_json: string }[];
     return rows.flatMap((row) => {
-      const parsed = RunEventSchema.safeParse(JSON.parse(row.body_json));
+      const parsed = RunEventSchema.safeParse(parseJsonOrUndefined(row.body_json));
       return parsed.success ? [parsed.data] : [];
     });
   }

@@ -25,19 +25,10 @@ interface DataDirOption {
   dataDir?: string;
 }
 
-async function withRuntimeAsync<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => Promise<T>): Promise<T> {
+async function withRuntime<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => Promise<T>): Promise<T> {
   const audited = openAuditedRuntime(options.dataDir);
   try {
     return await use(audited.runtime);
-  } finally {
-    audited.close();
-  }
-}
-
-function withRuntime<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => T): T {
-  const audited = openAuditedRuntime(options.dataDir);
-  try {
-    return use(audited.runtime);
   } finally {
     audited.close();
   }
@@ -125,12 +116,12 @@ export function buildProgram(): Command {
 
   addRunFlags(program.command('run').description('run one goal to its end').argument('<goal>', 'what the agents should achieve')).action(
     async (goal: string, options: RunFlags & DataDirOption) => {
-      exitCode = await withRuntimeAsync(options, (runtime) => runFromCli(runtime, options, { goal }));
+      exitCode = await withRuntime(options, (runtime) => runFromCli(runtime, options, { goal }));
     },
   );
   addRunFlags(program.command('resume').description('continue an interrupted run (its own settings are the defaults)').argument('<run-id>')).action(
     async (runId: string, options: RunFlags & DataDirOption) => {
-      exitCode = await withRuntimeAsync(options, (runtime) => runFromCli(runtime, options, { resume: runId }));
+      exitCode = await withRuntime(options, (runtime) => runFromCli(runtime, options, { resume: runId }));
     },
   );
 
@@ -139,8 +130,8 @@ export function buildProgram(): Command {
     .description('list runs')
     .option(...dataDirOption)
     .option('--json', 'one JSON object per line')
-    .action((options: DataDirOption & { json?: boolean }) => {
-      const runs = withRuntime(options, (runtime) => runtime.store.runs.listRuns(500));
+    .action(async (options: DataDirOption & { json?: boolean }) => {
+      const runs = await withRuntime(options, async (runtime) => runtime.store.runs.listRuns(500));
       for (const run of runs) {
         process.stdout.write(options.json ? `${JSON.stringify(run)}\n` : `${run.id}  ${run.status.padEnd(16)}  ${run.createdAt}  ${run.goal}\n`);
       }
@@ -154,7 +145,7 @@ export function buildProgram(): Command {
     .option('--reset', 're-arm after a stop; restarts nothing')
     .option('--reason <text>', 'why', 'Emergency stop from the command line')
     .action(async (options: DataDirOption & { reset?: boolean; reason: string }) => {
-      const state = await withRuntimeAsync(options, (runtime) => {
+      const state = await withRuntime(options, (runtime) => {
         const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
         return options.reset ? Promise.resolve(estop.reset('Re-armed from the command line')) : estop.trigger('cli', options.reason);
       });

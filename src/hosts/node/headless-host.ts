@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { CONTENT_SECURITY_POLICY_HEADER } from '../../shared/csp';
 import { ArchonError, toErrorEnvelope } from '../../shared/errors';
+import { parseJsonOrUndefined } from '../../shared/json';
 import { dispatchCommand, type CommandHandlers } from '../../shared/ipc/dispatch';
 import { ClientFrameSchema, TOKEN_PARAM, WS_PATH, type ServerFrame } from '../../shared/ipc/ws-protocol';
 import type { EventBus } from '../../core/events/event-bus';
@@ -114,7 +115,7 @@ export async function startHeadlessHost(options: HeadlessHostOptions): Promise<H
     });
     ws.on('message', (data) => {
       void (async () => {
-        const parsed = ClientFrameSchema.safeParse(safeJson(String(data)));
+        const parsed = ClientFrameSchema.safeParse(parseJsonOrUndefined(String(data)));
         if (!parsed.success) {
           const error = new ArchonError('VALIDATION_FAILED', 'Malformed frame: send {"id": number, "command": string, "input": object}.');
           frame({ id: null, result: { ok: false, error: toErrorEnvelope(error) } });
@@ -145,10 +146,3 @@ export async function startHeadlessHost(options: HeadlessHostOptions): Promise<H
   };
 }
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}

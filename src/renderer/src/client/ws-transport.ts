@@ -1,5 +1,6 @@
 import { ArchonError, toErrorEnvelope } from '../../../shared/errors';
 import type { ConnectionState, Transport } from '../../../shared/ipc/client';
+import { parseJsonOrUndefined } from '../../../shared/json';
 import { ServerFrameSchema, TOKEN_PARAM, WS_PATH } from '../../../shared/ipc/ws-protocol';
 
 const RECONNECT_DELAYS_MS = [250, 500, 1000, 2000, 5000];
@@ -39,7 +40,7 @@ export function createWebSocketTransport(location: Location): Transport {
       openWaiters = [];
     });
     socket.addEventListener('message', (message) => {
-      const frame = ServerFrameSchema.safeParse(parseJson(String(message.data)));
+      const frame = ServerFrameSchema.safeParse(parseJsonOrUndefined(String(message.data)));
       if (!frame.success) return;
       if ('event' in frame.data) {
         for (const listener of eventListeners) listener(frame.data.event);
@@ -79,10 +80,3 @@ export function createWebSocketTransport(location: Location): Transport {
   };
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}

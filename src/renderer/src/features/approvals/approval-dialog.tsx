@@ -25,6 +25,20 @@ interface EditorProps {
   onCancel(): void;
 }
 
+/** A sub-form's two buttons: confirm (disabled while its input is invalid) and cancel. */
+function ConfirmOrCancel({ label, disabled = false, danger = false, onConfirm, onCancel }: { label: string; disabled?: boolean; danger?: boolean; onConfirm(): void; onCancel(): void }) {
+  return (
+    <div className="actions">
+      <button type="button" className={danger ? 'danger' : undefined} disabled={disabled} onClick={onConfirm}>
+        {label}
+      </button>
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}
+
 /** Plan steps as editable rows; re-validated as a DAG as you type. */
 function PlanEditor({ request, onDone, onCancel }: EditorProps) {
   const initial = (request.action as { steps: PlanStep[] }).steps;
@@ -65,14 +79,7 @@ function PlanEditor({ request, onDone, onCancel }: EditorProps) {
       <p role="status" className={errors.length > 0 ? 'invalid' : 'valid'}>
         {errors.length > 0 ? errors.join(' ') : 'The plan is a valid graph.'}
       </p>
-      <div className="actions">
-        <button type="button" disabled={errors.length > 0} onClick={() => onDone({ steps })}>
-          Approve edited plan
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel edit
-        </button>
-      </div>
+      <ConfirmOrCancel label="Approve edited plan" disabled={errors.length > 0} onConfirm={() => onDone({ steps })} onCancel={onCancel} />
     </div>
   );
 }
@@ -100,14 +107,7 @@ function ArgumentsEditor({ request, onDone, onCancel }: EditorProps) {
       <p role="status" className={problem ? 'invalid' : 'valid'}>
         {problem ?? `Valid arguments for ${action.tool}.`}
       </p>
-      <div className="actions">
-        <button type="button" disabled={problem !== null} onClick={() => onDone(value)}>
-          Approve edited call
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel edit
-        </button>
-      </div>
+      <ConfirmOrCancel label="Approve edited call" disabled={problem !== null} onConfirm={() => onDone(value)} onCancel={onCancel} />
     </div>
   );
 }
@@ -153,14 +153,7 @@ function BudgetEditor({ onDone, onCancel }: Omit<EditorProps, 'request'>) {
     <div className="editor">
       <label htmlFor={id}>New cap</label>
       <input id={id} inputMode="decimal" value={value} onChange={(event) => setValue(event.target.value)} />
-      <div className="actions">
-        <button type="button" disabled={!valid} onClick={() => onDone(number)}>
-          Raise to this cap
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel edit
-        </button>
-      </div>
+      <ConfirmOrCancel label="Raise to this cap" disabled={!valid} onConfirm={() => onDone(number)} onCancel={onCancel} />
     </div>
   );
 }
@@ -177,14 +170,7 @@ function LockEditor({ initial, onDone, onCancel }: { initial: string | null; onD
           <option key={name}>{name}</option>
         ))}
       </select>
-      <div className="actions">
-        <button type="button" onClick={() => onDone(tool)}>
-          Lock and refuse
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <ConfirmOrCancel label="Lock and refuse" onConfirm={() => onDone(tool)} onCancel={onCancel} />
     </div>
   );
 }
@@ -259,14 +245,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
             <label className="inline">
               <input type="checkbox" checked={stop} onChange={(event) => setStop(event.target.checked)} /> Stop the run
             </label>
-            <div className="actions">
-              <button type="button" className="danger" onClick={() => finish({ verdict: 'reject', feedback: feedback.trim() || 'Rejected by the operator.', stop })}>
-                Send rejection
-              </button>
-              <button type="button" onClick={() => setMode('view')}>
-                Cancel
-              </button>
-            </div>
+            <ConfirmOrCancel label="Send rejection" danger onConfirm={() => finish({ verdict: 'reject', feedback: feedback.trim() || 'Rejected by the operator.', stop })} onCancel={() => setMode('view')} />
           </div>
         )}
         {mode === 'view' && (
