@@ -5,6 +5,7 @@ import { RunManager } from './agent/run-manager';
 import { PendingApprovals } from './approval/pending-approvals';
 import { createCommandHandlers, type AuditPort } from './command-handlers';
 import { modelConnector } from './model/connect';
+import { retryPolicyFrom } from './model/retry-policy';
 import { probeEndpoint } from './model/endpoint-probe';
 import type { ProcessLauncher } from './process/process-launcher';
 import type { ArchonRuntime } from './runtime';
@@ -53,13 +54,11 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     });
   };
   const manager = new RunManager({
-    runs: runtime.store.runs,
-    events: runtime.events,
+    runtime,
     estop,
     approvals,
-    settings: () => runtime.store.getSettings(),
     defaults,
-    connect: modelConnector({ apiKey: options.apiKey }),
+    connect: (runOptions, signal) => modelConnector({ apiKey: options.apiKey, retry: retryPolicyFrom(runtime.store.getSettings()) })(runOptions, signal),
     toolHost: (settings) => new ToolHost({ launcher: options.launcher, entry: options.executorEntry, readableRoots: options.readableRoots, settings }),
   });
   const handlers = createCommandHandlers({

@@ -1,4 +1,5 @@
 import { EventBus } from './events/event-bus';
+import { openLog, type Log } from './log';
 import { RunEventLog } from './events/run-event-log';
 import { ArchonStore } from './store/archon-store';
 
@@ -13,6 +14,7 @@ export interface ArchonRuntime {
   readonly bus: EventBus;
   readonly events: RunEventLog;
   readonly now: () => Date;
+  readonly log: Log;
   close(): void;
 }
 
@@ -20,7 +22,8 @@ export interface ArchonRuntime {
 export function createRuntime(options: RuntimeOptions): ArchonRuntime {
   const now = options.now ?? (() => new Date());
   const store = ArchonStore.open(options.dataDir);
-  const bus = new EventBus();
+  const log = openLog(options.dataDir);
+  const bus = new EventBus((error, event) => log.error({ err: error, event: event.type }, 'an event subscriber failed'));
   const events = new RunEventLog(store, bus, now);
   return {
     dataDir: options.dataDir,
@@ -28,6 +31,7 @@ export function createRuntime(options: RuntimeOptions): ArchonRuntime {
     bus,
     events,
     now,
+    log,
     close() {
       events.flush();
       store.close();

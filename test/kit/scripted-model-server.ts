@@ -19,7 +19,7 @@ export interface ScriptedToolCall {
 export type ScriptedReply =
   | { content: string; toolCalls?: undefined; delayMs?: number; usage?: Usage }
   | { toolCalls: ScriptedToolCall[]; content?: string; delayMs?: number; usage?: Usage }
-  | { status: number; message?: string; delayMs?: number }
+  | { status: number; message?: string; delayMs?: number; retryAfterSeconds?: number }
   | { hang: true };
 
 export interface Usage {
@@ -202,6 +202,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
         return;
       }
       if ('status' in reply) {
+        if (reply.retryAfterSeconds !== undefined) response.setHeader('retry-after', String(reply.retryAfterSeconds));
         json(response, reply.status, { error: { message: reply.message ?? `Scripted HTTP ${reply.status}`, type: 'server_error' } });
       } else if (body.stream) {
         writeStream(response, body, reply);

@@ -46,7 +46,7 @@ export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (bui
       tools: () => registry,
       approvals: extra.approvals ?? approveAll,
       expiryMs: extra.expiryMs,
-      connect: modelConnector({ retry: { retries: 2, baseDelayMs: 10, maxDelayMs: 50 } }),
+      connect: modelConnector({ retry: { windowMs: 150, baseDelayMs: 10, maxDelayMs: 50, firstByteTimeoutMs: 10_000, idleTimeoutMs: 10_000 } }),
     };
     const defaults: RunOptions = { modelUrl: server.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10 };
     return {

@@ -1,3 +1,4 @@
+import { raceAbort } from '../../shared/abort';
 import { ArchonError } from '../../shared/errors';
 import type { ApprovalKind } from '../../shared/schemas/approval';
 import type { Plan } from '../../shared/schemas/plan';
@@ -8,6 +9,7 @@ import { explain, requestApproval, runRejected } from '../approval/approval-gate
 import { asksAt } from '../../shared/policy';
 import type { BudgetMeter, CapBreach } from '../budget/budget-meter';
 import type { RunEventLog } from '../events/run-event-log';
+import type { Log } from '../log';
 import { estimateTokens, type ChatRequest, type ChatResponse, type ModelClient, type ModelMode } from '../model/chat';
 import type { RunStore } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
@@ -35,6 +37,7 @@ export interface RunContext {
   plan: Plan | null;
   runs: RunStore;
   events: RunEventLog;
+  log?: Log;
   now(): Date;
   newId(): string;
 }
@@ -42,17 +45,6 @@ export interface RunContext {
 /** The tools the model may still use: the registry less anything locked. */
 export function availableTools(context: RunContext): ToolRegistry {
   return context.lockedTools.size === 0 ? context.tools : context.tools.without([...context.lockedTools]);
-}
-
-function abortable(promise: Promise<void>, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    void promise.then(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
-  });
 }
 
 /** Completion tokens assumed for a call when budgeting before it: a call is never let through on hope. */
@@ -114,7 +106,7 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
     context.signal.throwIfAborted();
     if (context.budget.callsInFlight() > 0) {
       // Calls in flight hold reservations that may prove larger than what they use: wait for one to settle.
-      await abortable(context.budget.nextRelease(), context.signal);
+      await raceAbort(context.budget.nextRelease(), context.signal);
       continue;
     }
     if (asks++ >= 3) throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}.`);

@@ -3,7 +3,7 @@ import { ArchonError, describeZodError } from '../../shared/errors';
 import type { ApprovalKind } from '../../shared/schemas/approval';
 import { EstopTriggerSchema } from '../../shared/schemas/estop';
 import { PlanSchema, type Plan } from '../../shared/schemas/plan';
-import type { RunOptions, RunStatus } from '../../shared/schemas/run';
+import type { RunOptions, RunStatus, StepStatus } from '../../shared/schemas/run';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { applyLock, explain, requestApproval, runRejected } from '../approval/approval-gate';
@@ -13,15 +13,19 @@ import { adaptPolicy, riskScore } from '../approval/policy';
 import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
 import { priceFor } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
+import type { Log } from '../log';
+import { asStoreError } from '../store/open-database';
 import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
 import { planGoal } from '../planner/planner';
 import { validatePlan } from '../planner/validate-plan';
 import type { EmergencyStop } from '../stop/emergency-stop';
-import type { RunStore } from '../store/run-store';
+import type { RunStore, StoredStep } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { callModel, type RunContext } from './run-context';
 import { runPlan, type StepState } from './scheduler';
+import { killOrphans } from './orphans';
+import { leaseRun } from './run-lease';
 import { executeStep } from './step-executor';
 
 export const DEFAULT_CONCURRENCY = 4;
@@ -43,6 +47,7 @@ export interface RunEngineDependencies {
   connect(options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient }>;
   now?: () => Date;
   newId?: () => string;
+  log?: Log;
 }
 
 export interface RunResult {
@@ -56,6 +61,7 @@ function finish(context: RunContext, status: RunStatus, outcome: { answer?: stri
   context.runs.setRunStatus(context.runId, status, context.now().toISOString(), outcome);
   if (status === 'completed') context.events.append(context.runId, 'run.completed', { answer: outcome.answer ?? '' });
   else if (status === 'stopped') context.events.append(context.runId, 'run.stopped', { reason: outcome.error ?? 'Stopped.' });
+  else if (status === 'paused') context.events.append(context.runId, 'run.paused', { reason: outcome.error ?? 'Paused.', whatToDo: `When the cause is fixed, continue it with \`archon resume ${context.runId}\` (or Resume in the app).` });
   else context.events.append(context.runId, 'run.failed', { error: outcome.error ?? 'The run failed.' });
   context.events.flush();
   return { runId: context.runId, status, answer: outcome.answer ?? null, error: outcome.error ?? null };
@@ -74,8 +80,12 @@ function finishWithError(context: RunContext, error: unknown): RunResult {
   }
   if (!ArchonError.isInstance(reason)) {
     if (context.signal.aborted) return finish(context, 'stopped', { error: 'Stopped before it finished.' });
-    throw error;
+    const storeError = asStoreError(reason);
+    if (storeError) return finishWithError(context, storeError);
+    context.log?.error({ err: reason, runId: context.runId }, 'unexpected error ended a run');
+    return finish(context, 'failed', { error: `Unexpected error: ${reason instanceof Error ? reason.message : String(reason)}. The run was stopped here; \`archon resume ${context.runId}\` continues it.` });
   }
+  if (reason.code === 'MODEL_UNAVAILABLE' || reason.code === 'DISK_FULL') return finish(context, 'paused', { error: reason.message });
   if (reason.code === 'CANCELLED') return finish(context, 'stopped', { error: reason.message });
   if (reason.code === 'BUDGET_EXCEEDED') return finish(context, 'budget_exhausted', { error: reason.message });
   if (reason.code === 'APPROVAL_REJECTED') return finish(context, 'rejected', { error: reason.message });
@@ -242,6 +252,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     plan: null,
     runs: dependencies.runs,
     events: dependencies.events,
+    log: dependencies.log,
     now,
     newId: dependencies.newId ?? randomUUID,
   };
@@ -259,55 +270,73 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   const resolved = { ...options, model: probe.model };
   const now = dependencies.now ?? (() => new Date());
   dependencies.runs.createRun({ id: runId, goal, policy: resolved.policy, options: resolved, now: now().toISOString() });
-  const context = createContext(dependencies, { runId, goal, options: resolved, model, probe }, signal);
-  context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
-  return drive(context, concurrencyFor(resolved, probe), null);
-}
-
-/**
- * A started tool call with no recorded result may or may not have happened. An idempotent one is
- * simply run again with its step; otherwise a person decides whether the step may run again.
- */
-async function settleInterruptedCalls(context: RunContext, states: Map<string, StepState>): Promise<void> {
-  for (const call of context.runs.unfinishedToolCalls(context.runId)) {
-    context.runs.abandonToolCall(call.id, context.now().toISOString());
-    if (call.idempotent) continue;
-    const outcome = await requestApproval(context, {
-      kind: 'resume_side_effect',
-      stepId: call.stepId,
-      summary: `Step ${call.stepId} was interrupted during ${call.tool} ${JSON.stringify(call.args)}; it may or may not have run. Run the step again?`,
-      action: { tool: call.tool, args: call.args, toolCallId: call.id },
-      explanation: explain(context, { summary: `A crash interrupted ${call.tool}; running the step again may repeat its effect.`, stepId: call.stepId, risk: 'high', factors: ['side effect may have happened'], reversibility: 'irreversible' }),
-    });
-    if (outcome.decision.verdict !== 'approve') {
-      states.set(call.stepId, { status: 'failed', result: null });
-      context.runs.setStepStatus(context.runId, call.stepId, 'failed', context.now().toISOString(), { error: 'Not run again: the operator declined to repeat a side effect that may have happened.' });
-    }
+  const lease = leaseRun(dependencies.runs, runId);
+  try {
+    const context = createContext(dependencies, { runId, goal, options: resolved, model, probe }, signal);
+    context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
+    return await drive(context, concurrencyFor(resolved, probe), null);
+  } finally {
+    lease.release();
   }
 }
 
-/** `archon resume`: completed steps keep their results and are not run again; pending questions are asked again. */
+const RERUN_STATUSES: readonly StepStatus[] = ['failed', 'skipped'];
+
+/** A failed or stopped run's failed and skipped steps run again only when the operator confirms (`--approve auto` does). */
+async function confirmRerun(context: RunContext, steps: readonly StoredStep[]): Promise<string[] | null> {
+  const rerun = steps.filter((step) => RERUN_STATUSES.includes(step.status)).map((step) => step.spec.id);
+  if (rerun.length === 0) return [];
+  const outcome = await requestApproval(context, {
+    kind: 'resume_run',
+    stepId: null,
+    summary: `Resume run ${context.runId}: run again ${rerun.join(', ')} (completed steps keep their results).`,
+    action: { rerun },
+    explanation: explain(context, { summary: `The run ended before every step completed; these steps start again from the beginning: ${rerun.join(', ')}.`, stepId: null, risk: 'medium', factors: ['steps start again and may repeat what they did'], reversibility: 'not_applicable' }),
+  });
+  if (outcome.decision.verdict !== 'approve') return null;
+  for (const id of rerun) context.runs.retryStep(context.runId, id);
+  return rerun;
+}
+
+/** A step that was not completed goes on where it stopped (its conversation is recorded); completed ones keep their results. */
+function stepStates(steps: readonly StoredStep[], rerun: readonly string[]): Map<string, StepState> {
+  return new Map<string, StepState>(
+    steps.map((step) => [step.spec.id, step.status === 'completed' && !rerun.includes(step.spec.id) ? { status: 'completed', result: step.result } : { status: 'pending', result: null }]),
+  );
+}
+
+/**
+ * `archon resume`: one process drives a run (a live holder is refused by PID); tool processes a dead
+ * one left behind are killed; completed steps keep their results and are not asked again; the others
+ * continue their recorded conversations, and a failed run's failed and skipped steps start again
+ * once the operator confirms.
+ */
 export async function resumeRun(dependencies: RunEngineDependencies, runId: string, overrides: Partial<RunOptions>, signal: AbortSignal): Promise<RunResult> {
   dependencies.estop?.assertArmed();
   const stored = dependencies.runs.getRun(runId);
   if (!stored) throw new ArchonError('NOT_FOUND', `There is no run ${runId} in this data folder. \`archon runs\` lists the runs.`);
-  if (['completed', 'failed', 'rejected', 'budget_exhausted'].includes(stored.summary.status)) {
-    throw new ArchonError('CONFIG_INVALID', `Run ${runId} already ended (${stored.summary.status}); there is nothing to resume.`);
+  if (stored.summary.status === 'completed' || stored.summary.status === 'rejected') {
+    throw new ArchonError('CONFIG_INVALID', `Run ${runId} already ended (${stored.summary.status}); there is nothing to resume. Start a new run instead.`);
   }
-  const options = { ...stored.options, ...overrides };
-  const { probe, model } = await dependencies.connect(options, signal);
-  const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: { ...options, model: probe.model }, model, probe }, signal);
-  context.runs.expireStaleApprovals(runId, context.now().toISOString());
-  const steps = dependencies.runs.getSteps(runId);
-  const states = new Map<string, StepState>(
-    steps.map((step) => [step.spec.id, step.status === 'completed' ? { status: 'completed', result: step.result } : { status: 'pending', result: null }]),
-  );
-  context.events.append(runId, 'run.resumed', { completedSteps: steps.filter((step) => step.status === 'completed').map((step) => step.spec.id) });
+  const lease = leaseRun(dependencies.runs, runId);
   try {
-    await settleInterruptedCalls(context, states);
-  } catch (error) {
-    return finishWithError(context, error);
+    const options = { ...stored.options, ...overrides };
+    const { probe, model } = await dependencies.connect(options, signal);
+    const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: { ...options, model: probe.model }, model, probe }, signal);
+    context.runs.expireStaleApprovals(runId, context.now().toISOString());
+    killOrphans(context);
+    const steps = dependencies.runs.getSteps(runId);
+    let rerun: string[] | null;
+    try {
+      rerun = await confirmRerun(context, steps);
+    } catch (error) {
+      return finishWithError(context, error);
+    }
+    if (rerun === null) return finish(context, 'failed', { error: 'Not resumed: the operator did not confirm running the failed steps again.' });
+    context.events.append(runId, 'run.resumed', { completedSteps: steps.filter((step) => step.status === 'completed').map((step) => step.spec.id), rerunSteps: rerun });
+    const plan = steps.length > 0 ? { goal: stored.summary.goal, steps: steps.map((step) => step.spec) } : null;
+    return await drive(context, concurrencyFor(context.options, probe), plan ? { plan, states: stepStates(steps, rerun) } : null);
+  } finally {
+    lease.release();
   }
-  const plan = steps.length > 0 ? { goal: stored.summary.goal, steps: steps.map((step) => step.spec) } : null;
-  return drive(context, concurrencyFor(context.options, probe), plan ? { plan, states } : null);
 }

@@ -4,18 +4,16 @@ import type { RunDetail, StartRunInput } from '../../shared/schemas/run-detail';
 import type { RunOptions } from '../../shared/schemas/run';
 import type { Settings } from '../../shared/schemas/settings';
 import type { PendingApprovals } from '../approval/pending-approvals';
-import type { RunEventLog } from '../events/run-event-log';
+import type { ArchonRuntime } from '../runtime';
 import type { EmergencyStop } from '../stop/emergency-stop';
-import type { RunStore } from '../store/run-store';
 import type { ToolHost } from '../tools/tool-host';
-import { resumeRun, startRun, type RunEngineDependencies, type RunResult } from './run-engine';
+import type { RunEngineDependencies, RunResult } from './run-engine';
+import { launchRun, type RunTarget } from './run-launcher';
 
 export interface RunManagerOptions {
-  runs: RunStore;
-  events: RunEventLog;
+  runtime: Pick<ArchonRuntime, 'store' | 'events' | 'log' | 'now'>;
   estop: EmergencyStop;
   approvals: PendingApprovals;
-  settings(): Settings;
   /** Defaults for runs started from the UI (`archon serve`'s flags, else the settings). */
   defaults(): RunOptions;
   connect: RunEngineDependencies['connect'];
@@ -36,32 +34,20 @@ export class RunManager {
 
   constructor(private readonly options: RunManagerOptions) {}
 
-  private dependencies(tools: ToolHost, connect: RunEngineDependencies['connect']): RunEngineDependencies {
-    const settings = this.options.settings();
-    return {
-      runs: this.options.runs,
-      events: this.options.events,
-      tools: (runOptions) => tools.registry(runOptions),
-      approvals: this.options.approvals,
-      toolApproval: settings.toolApproval,
-      expiryMs: Object.fromEntries(Object.entries(settings.approvalExpirySeconds).map(([kind, seconds]) => [kind, seconds * 1000])),
-      caps: { dayMaxTokens: settings.dailyMaxTokens, dayMaxCostUsd: settings.dailyMaxCostUsd },
-      estop: this.options.estop,
-      connect,
-    };
+  private get runs() {
+    return this.options.runtime.store.runs;
   }
 
-  private launch(runId: string, run: (dependencies: RunEngineDependencies, signal: AbortSignal) => Promise<RunResult>, connect = this.options.connect): void {
+  private launch(runId: string, target: RunTarget, connect = this.options.connect): void {
+    const settings = this.options.runtime.store.settingsForRun();
     const controller = new AbortController();
-    const tools = this.options.toolHost(this.options.settings());
-    const unhook = this.options.estop.onStop(() => tools.stopAll());
-    const done = run(this.dependencies(tools, connect), controller.signal)
-      .catch((error: unknown): RunResult => ({ runId, status: 'failed', answer: null, error: error instanceof Error ? error.message : String(error) }))
-      .finally(async () => {
-        unhook();
-        this.active.delete(runId);
-        await tools.close();
-      });
+    const launch = { runtime: this.options.runtime, settings, approvals: this.options.approvals, estop: this.options.estop, tools: this.options.toolHost(settings), connect };
+    const done = launchRun(launch, target, controller.signal)
+      .catch((error: unknown): RunResult => {
+        this.options.runtime.log.error({ err: error, runId }, 'a run from the app ended with an error');
+        return { runId, status: 'failed', answer: null, error: error instanceof Error ? error.message : String(error) };
+      })
+      .finally(() => this.active.delete(runId));
     this.active.set(runId, { controller, done });
   }
 
@@ -73,30 +59,30 @@ export class RunManager {
       ...defaults,
       ...Object.fromEntries(Object.entries(input).filter(([key, value]) => key !== 'goal' && value !== undefined)),
     };
+    this.options.runtime.store.settingsForRun();
     const connected = await this.options.connect(options, AbortSignal.timeout(60_000));
     const runId = randomUUID();
-    this.launch(runId, (dependencies, signal) => startRun(dependencies, input.goal, options, signal, runId), async () => connected);
+    this.launch(runId, { goal: input.goal, options, runId }, async () => connected);
     return { runId };
   }
 
   resume(runId: string): { runId: string } {
     this.options.estop.assertArmed();
     if (this.active.has(runId)) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is already running.`);
-    const stored = this.options.runs.getRun(runId);
-    if (!stored) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
-    this.launch(runId, (dependencies, signal) => resumeRun(dependencies, runId, {}, signal));
+    if (!this.runs.getRun(runId)) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
+    this.launch(runId, { resume: runId, overrides: {} });
     return { runId };
   }
 
   detail(runId: string): RunDetail {
-    const stored = this.options.runs.getRun(runId);
+    const stored = this.runs.getRun(runId);
     if (!stored) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
-    return { run: stored.summary, steps: this.options.runs.getSteps(runId), events: this.options.runs.events(runId), active: this.active.has(runId) };
+    return { run: stored.summary, steps: this.runs.getSteps(runId), events: this.runs.events(runId), active: this.active.has(runId) };
   }
 
   delete(runId: string): void {
     if (this.active.has(runId)) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is still running; stop it before deleting it.`);
-    if (!this.options.runs.deleteRun(runId)) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
+    if (!this.runs.deleteRun(runId)) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
   }
 
   isActive(runId: string): boolean {

@@ -11,9 +11,16 @@ export interface ApprovalChannel {
   decide(request: ApprovalRequest, options: { signal: AbortSignal }): Promise<ApprovalDecision>;
 }
 
+/**
+ * `--approve auto`: yes to every approval, except repeating a call that may already have happened
+ * (as it never raises a budget): that needs a person's word.
+ */
 export const approveAll: ApprovalChannel = {
   canRaiseBudgets: false,
-  decide: async () => ({ verdict: 'approve' }),
+  decide: async (request) =>
+    request.kind === 'uncertain_repeat'
+      ? { verdict: 'reject', feedback: 'Not repeated: --approve auto never repeats a call that may already have happened.' }
+      : { verdict: 'approve' },
 };
 
 export const denyAll: ApprovalChannel = {

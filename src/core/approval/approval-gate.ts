@@ -1,3 +1,4 @@
+import { raceAbort } from '../../shared/abort';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../shared/canonical-json';
 import { ArchonError } from '../../shared/errors';
@@ -13,7 +14,8 @@ export const DEFAULT_EXPIRY_MS: Record<ApprovalKind, number> = {
   model_call: 30 * 60_000,
   tool_call: 30 * 60_000,
   subagent_spawn: 30 * 60_000,
-  resume_side_effect: 30 * 60_000,
+  uncertain_repeat: 30 * 60_000,
+  resume_run: 10 * 60_000,
   step_result: 15 * 60_000,
   final_answer: 15 * 60_000,
   critical_decision: 10 * 60_000,
@@ -66,24 +68,6 @@ function statusOf(decision: ApprovalDecision): GateOutcome['status'] {
   return decision.verdict === 'approve' ? 'approved' : decision.verdict === 'edit' ? 'edited' : decision.verdict === 'lock' ? 'locked' : 'rejected';
 }
 
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
 /**
  * Asks the human channel. The request (bound to the hash of its exact action) is stored durably and
  * announced; the answer, or its expiry, is stored durably before anything acts on it. An expired
@@ -116,7 +100,7 @@ export async function requestApproval(context: RunContext, request: GateRequest)
     // Announced once the channel holds the request and before the wait, so a UI that lists pending
     // requests on this event finds it, and a terminal prints it before its prompt.
     context.events.flush();
-    const decision = await untilAborted(asked, signal);
+    const decision = await raceAbort(asked, signal);
     outcome = { status: statusOf(decision), decision };
   } catch (error) {
     if (context.signal.aborted) {

@@ -9,6 +9,8 @@ export type EventListener = (event: ArchonEvent) => void;
 export class EventBus {
   private readonly listeners = new Set<EventListener>();
 
+  constructor(private readonly onListenerError: (error: unknown, event: ArchonEvent) => void = () => undefined) {}
+
   subscribe(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -18,8 +20,9 @@ export class EventBus {
     for (const listener of this.listeners) {
       try {
         listener(event);
-      } catch {
+      } catch (error) {
         // A faulty subscriber (a closed socket, a destroyed window) must not silence the rest.
+        this.onListenerError(error, event);
       }
     }
   }

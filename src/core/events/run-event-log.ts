@@ -12,6 +12,7 @@ export class RunEventLog {
   private readonly seqs = new Map<string, number>();
   private pending: RunEvent[] = [];
   private flushScheduled = false;
+  private failure: unknown = null;
 
   constructor(
     private readonly store: ArchonStore,
@@ -20,23 +21,41 @@ export class RunEventLog {
   ) {}
 
   append<T extends RunEventType>(runId: string, type: T, body: RunEventBody<T>): RunEvent {
+    if (this.failure !== null) this.flush();
     const seq = (this.seqs.get(runId) ?? this.store.lastSeq(runId)) + 1;
     const event = RunEventSchema.parse({ ...body, type, runId, seq, ts: this.now().toISOString() });
     this.seqs.set(runId, seq);
     this.pending.push(event);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      setImmediate(() => this.flush());
+      setImmediate(() => {
+        try {
+          this.flush();
+        } catch (error) {
+          // Kept, not lost: the next append or flush tries again, and throws to code that can pause the run.
+          this.failure = error;
+        }
+      });
     }
     return event;
   }
 
+  /** Stores what is pending, then announces it; a failed write keeps the batch for the next try and throws. */
   flush(): void {
     this.flushScheduled = false;
-    if (this.pending.length === 0) return;
+    if (this.pending.length === 0) {
+      this.failure = null;
+      return;
+    }
     const batch = this.pending;
+    try {
+      this.store.appendEvents(batch);
+    } catch (error) {
+      this.failure = error;
+      throw error;
+    }
+    this.failure = null;
     this.pending = [];
-    this.store.appendEvents(batch);
     for (const event of batch) this.bus.publish(event);
   }
 }

@@ -11,7 +11,9 @@ import {
   type ToolCallRequest,
   type Usage,
 } from './chat';
-import { abortableSleep, backoffDelay, cancelled, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy';
+import { abortableSleep, backoffDelay, cancelled, DEFAULT_RETRY_POLICY, MAX_ATTEMPTS, type RetryPolicy } from './retry-policy';
+import { StallWatchdog } from './stall-watchdog';
+import { anySignal } from '../../shared/abort';
 
 export interface OpenAIModelClientOptions {
   baseUrl: string;
@@ -39,7 +41,31 @@ function toolsToWire(request: ChatRequest): ChatCompletionTool[] | undefined {
   return request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));
 }
 
+/** An attempt the watchdog ended: the server stopped answering. */
+class StalledAttempt extends Error {
+  constructor(
+    message: string,
+    readonly chunks: number,
+  ) {
+    super(message);
+  }
+}
+
+const NETWORK_ERROR_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/** A connection that broke mid-stream surfaces as a plain error whose cause names the socket. */
+function isNetworkFailure(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if ((typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) || current.message === 'terminated') return true;
+    current = current.cause;
+  }
+  return false;
+}
+
 function isRetryable(error: unknown): boolean {
+  if (error instanceof StalledAttempt || isNetworkFailure(error)) return true;
   if (error instanceof OpenAI.APIUserAbortError) return false;
   if (error instanceof OpenAI.APIConnectionError) return true;
   if (error instanceof OpenAI.APIError) return error.status === 429 || error.status === 408 || (error.status !== undefined && error.status >= 500);
@@ -49,7 +75,22 @@ function isRetryable(error: unknown): boolean {
 function retryAfterMs(error: unknown): number | null {
   if (!(error instanceof OpenAI.APIError) || !error.headers) return null;
   const seconds = Number(error.headers.get('retry-after'));
-  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 30) * 1000 : null;
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : null;
+}
+
+/** A failed attempt costs tokens only when the model generated some before it failed. */
+function failedUsage(error: unknown, promptEstimate: number): Usage {
+  const generated = error instanceof StalledAttempt ? error.chunks : 0;
+  return generated > 0 ? { promptTokens: promptEstimate, completionTokens: generated, estimated: true } : { promptTokens: 0, completionTokens: 0, estimated: true };
+}
+
+function unavailable(baseUrl: string, windowMs: number, tries: string, reason: string, cause: unknown): ArchonError {
+  return new ArchonError(
+    'MODEL_UNAVAILABLE',
+    `The model server at ${baseUrl} did not answer for ${Math.round(windowMs / 1000)} s (${tries}; last: ${reason}). The run is paused: ` +
+      'check that the server is running and has the model loaded, then resume the run.',
+    { cause },
+  );
 }
 
 function describe(error: unknown, baseUrl: string): string {
@@ -82,10 +123,10 @@ async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ co
 
 /** Every model server, through the official openai SDK: streaming, AbortSignal, our own retries. */
 export function createOpenAIModelClient(options: OpenAIModelClientOptions): ModelClient {
-  const client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey || 'not-needed', maxRetries: 0, timeout: 10 * 60 * 1000 });
+  const client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey || 'not-needed', maxRetries: 0, timeout: 24 * 60 * 60 * 1000 });
   const policy = options.retry ?? DEFAULT_RETRY_POLICY;
 
-  async function attempt(request: ChatRequest, signal: AbortSignal) {
+  async function attempt(request: ChatRequest, signal: AbortSignal, watchdog: StallWatchdog) {
     const stream = await client.chat.completions.create(
       {
         model: options.model,
@@ -95,9 +136,22 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
         stream_options: { include_usage: true },
         ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
       },
-      { signal, headers: { 'X-Archon-Purpose': request.purpose } },
+      { signal: anySignal(signal, watchdog.signal), headers: { 'X-Archon-Purpose': request.purpose } },
     );
-    return collect(stream);
+    return collect(watchdog.watch(stream));
+  }
+
+  /** One attempt under the stall watchdog; a stall is an error like a dropped connection. */
+  async function watchedAttempt(request: ChatRequest, signal: AbortSignal) {
+    const watchdog = new StallWatchdog(policy.firstByteTimeoutMs, policy.idleTimeoutMs);
+    try {
+      return await attempt(request, signal, watchdog);
+    } catch (error) {
+      if (watchdog.stall && !signal.aborted) throw new StalledAttempt(watchdog.stall, watchdog.chunks);
+      throw error;
+    } finally {
+      watchdog.dispose();
+    }
   }
 
   return {
@@ -105,10 +159,11 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
     model: options.model,
     async chat(request: ChatRequest, chatOptions: ChatOptions): Promise<ChatResponse> {
       const promptEstimate = estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? []));
-      for (let number = 1; ; number++) {
+      let firstFailureAt: number | null = null;
+      for (let number = 1; number <= MAX_ATTEMPTS; number++) {
         chatOptions.signal.throwIfAborted();
         try {
-          const result = await attempt(request, chatOptions.signal);
+          const result = await watchedAttempt(request, chatOptions.signal);
           const usage: Usage = result.usage
             ? { promptTokens: result.usage.prompt_tokens, completionTokens: result.usage.completion_tokens, estimated: false }
             : { promptTokens: promptEstimate, completionTokens: estimateTokens(result.content + JSON.stringify(result.toolCalls)), estimated: true };
@@ -117,14 +172,19 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
         } catch (error) {
           if (chatOptions.signal.aborted) throw cancelled(chatOptions.signal);
           const reason = describe(error, options.baseUrl);
-          chatOptions.onAttempt?.({ attempt: number, ok: false, usage: { promptTokens: promptEstimate, completionTokens: 0, estimated: true }, error: reason });
-          if (!isRetryable(error) || number > policy.retries) {
-            const tries = number > 1 ? ` after ${number} attempts` : '';
+          chatOptions.onAttempt?.({ attempt: number, ok: false, usage: failedUsage(error, promptEstimate), error: reason });
+          const tries = number > 1 ? ` after ${number} attempts` : '';
+          if (!isRetryable(error)) {
             throw new ArchonError('MODEL_CALL_FAILED', `The model call failed${tries}: ${reason}`, { cause: error, details: { status: error instanceof OpenAI.APIError ? error.status : undefined } });
           }
-          await abortableSleep(backoffDelay(policy, number - 1, retryAfterMs(error)), chatOptions.signal);
+          firstFailureAt ??= Date.now();
+          const left = policy.windowMs - (Date.now() - firstFailureAt);
+          const delay = backoffDelay(policy, number - 1, retryAfterMs(error));
+          if (delay > left) throw unavailable(options.baseUrl, policy.windowMs, `${number} attempts`, reason, error);
+          await abortableSleep(delay, chatOptions.signal);
         }
       }
+      throw unavailable(options.baseUrl, policy.windowMs, `${MAX_ATTEMPTS} attempts`, 'too many attempts', null);
     },
   };
 }

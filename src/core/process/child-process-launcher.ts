@@ -22,10 +22,16 @@ export const childProcessLauncher: ProcessLauncher = {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
     });
+    // A pipe to a dying child fails (EPIPE); the child is then finished off, and its exit settles its calls.
+    const finishOff = () => signalGroup(child.pid, 'SIGKILL');
+    child.on('error', finishOff);
     return {
       pid: child.pid,
       send(message) {
-        if (child.connected) child.send(message);
+        if (!child.connected) return;
+        child.send(message, (error) => {
+          if (error) finishOff();
+        });
       },
       onMessage(listener) {
         const handle = (raw: unknown) => listener(parseExecutorMessage(raw));

@@ -4,6 +4,7 @@ import type { RunEvent } from '../../shared/schemas/events';
 import { EstopStateSchema, type EstopState, type EstopTrigger } from '../../shared/schemas/estop';
 import { DEFAULT_SETTINGS, SettingsSchema, type Settings, type SettingsPatch } from '../../shared/schemas/settings';
 import { parseJsonOrUndefined } from '../../shared/json';
+import { ArchonError, describeZodError } from '../../shared/errors';
 import { MIGRATIONS } from './migrations';
 import { openDatabase, type SqliteDatabase } from './open-database';
 import { RunStore } from './run-store';
@@ -73,16 +74,37 @@ export class ArchonStore {
     return this.estopState();
   }
 
+  private storedSettings(): { key: string; value_json: string }[] {
+    return this.db.prepare('SELECT key, value_json FROM settings').all() as { key: string; value_json: string }[];
+  }
+
+  /** The settings to show and edit: a stored value that does not parse shows its default (and `settingsForRun` refuses it). */
   getSettings(): Settings {
-    const rows = this.db.prepare('SELECT key, value_json FROM settings').all() as { key: string; value_json: string }[];
     const stored: Record<string, unknown> = {};
-    for (const row of rows) stored[row.key] = parseJsonOrUndefined(row.value_json);
+    for (const row of this.storedSettings()) stored[row.key] = parseJsonOrUndefined(row.value_json);
     const merged = { ...DEFAULT_SETTINGS };
     for (const key of Object.keys(DEFAULT_SETTINGS) as (keyof Settings)[]) {
       const candidate = SettingsSchema.shape[key].safeParse(stored[key]);
       if (candidate.success) Object.assign(merged, { [key]: candidate.data });
     }
     return merged;
+  }
+
+  /** The settings a run starts under: a stored value that does not parse refuses the run instead of falling back to a default that may be less safe. */
+  settingsForRun(): Settings {
+    for (const row of this.storedSettings()) {
+      const schema = SettingsSchema.shape[row.key as keyof Settings] as z.ZodType | undefined;
+      if (!schema) continue;
+      const parsed = schema.safeParse(parseJsonOrUndefined(row.value_json));
+      if (!parsed.success) {
+        throw new ArchonError(
+          'CONFIG_INVALID',
+          `The stored setting "${row.key}" has an invalid value ${JSON.stringify(row.value_json.slice(0, 200))} (${describeZodError(parsed.error)}). ` +
+            `No run starts until it is fixed: set it again in Settings, or remove it to use its default (sqlite3 "${this.file}" "DELETE FROM settings WHERE key = '${row.key}'").`,
+        );
+      }
+    }
+    return this.getSettings();
   }
 
   updateSettings(patch: SettingsPatch): Settings {

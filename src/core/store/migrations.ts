@@ -131,4 +131,31 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE VIRTUAL TABLE memory_vec USING vec0 (embedding float[384]);
     `,
   },
+  {
+    name: 'step conversations, attempts, run leases, tool process groups',
+    sql: `
+      ALTER TABLE steps ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;
+
+      CREATE TABLE step_turns (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        step_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        position INTEGER NOT NULL,
+        message_json TEXT NOT NULL,
+        PRIMARY KEY (run_id, step_id, attempt, position)
+      ) WITHOUT ROWID;
+
+      ALTER TABLE runs ADD COLUMN lease_pid INTEGER;
+      ALTER TABLE runs ADD COLUMN lease_heartbeat_ms INTEGER;
+
+      CREATE TABLE tool_processes (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        call_id TEXT NOT NULL,
+        pgid INTEGER NOT NULL,
+        start_ticks TEXT,
+        ended INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (run_id, call_id, pgid)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -50,6 +50,16 @@ function toStoreError(error: unknown, file: string): ArchonError {
   return new ArchonError('STORE_FAILED', `Cannot use the database ${file}: ${message}`, { cause: error });
 }
 
+/** A failed write the operator can fix, as a typed error: a full disk pauses a run rather than failing it. */
+export function asStoreError(error: unknown): ArchonError | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return null;
+  if (code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_WRITE' || code === 'SQLITE_IOERR_FSYNC') {
+    return new ArchonError('DISK_FULL', `The disk holding Archon's data is full or failing (${(error as Error).message}). Free some space, then resume the run.`, { cause: error });
+  }
+  return new ArchonError('STORE_FAILED', `Archon's database failed: ${(error as Error).message}.`, { cause: error });
+}
+
 /** sqlite-vec cannot be loaded from inside an asar archive; packaged apps unpack it beside it. */
 function vectorExtensionPath(): string {
   return getLoadablePath().replace(/app\.asar([\\/])/, 'app.asar.unpacked$1');

@@ -5,6 +5,7 @@ import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
 import { RunOptionsSchema, RunSummarySchema, StepStatusSchema, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
 import { ToolResultSchema, type SideEffects, type ToolResult } from '../../shared/schemas/tool';
+import type { ChatMessage } from '../model/chat';
 import type { SqliteDatabase } from './open-database';
 
 const RunRowSchema = z
@@ -40,6 +41,7 @@ const StepRowSchema = z.object({
   status: StepStatusSchema,
   result: z.string().nullable(),
   error: z.string().nullable(),
+  attempt: z.int().positive(),
 });
 
 export interface StoredStep {
@@ -47,6 +49,23 @@ export interface StoredStep {
   status: StepStatus;
   result: string | null;
   error: string | null;
+  /** Starts at 1; a failed step run again on resume starts a new attempt with a new conversation. */
+  attempt: number;
+}
+
+export interface RecordedToolCall {
+  status: string;
+  args: unknown;
+  result: ToolResult | null;
+  idempotent: boolean;
+}
+
+export type LeaseOutcome = { ok: true } | { ok: false; pid: number };
+
+export interface ToolProcessRecord {
+  callId: string;
+  pgid: number;
+  startTicks: string | null;
 }
 
 export interface UnfinishedToolCall {
@@ -117,11 +136,33 @@ export class RunStore {
   }
 
   getSteps(runId: string): StoredStep[] {
-    const rows = this.db.prepare('SELECT spec_json, status, result, error FROM steps WHERE run_id = ? ORDER BY position').all(runId);
+    const rows = this.db.prepare('SELECT spec_json, status, result, error, attempt FROM steps WHERE run_id = ? ORDER BY position').all(runId);
     return rows.map((row) => {
       const parsed = StepRowSchema.parse(row);
-      return { spec: parsed.spec_json, status: parsed.status, result: parsed.result, error: parsed.error };
+      return { spec: parsed.spec_json, status: parsed.status, result: parsed.result, error: parsed.error, attempt: parsed.attempt };
     });
+  }
+
+  stepAttempt(runId: string, stepId: string): number {
+    const row = this.db.prepare('SELECT attempt FROM steps WHERE run_id = ? AND id = ?').get(runId, stepId) as { attempt: number } | undefined;
+    return row?.attempt ?? 1;
+  }
+
+  /** A failed or skipped step run again: a new attempt, pending, with a conversation of its own. */
+  retryStep(runId: string, stepId: string): void {
+    this.db.prepare("UPDATE steps SET status = 'pending', result = NULL, error = NULL, attempt = attempt + 1 WHERE run_id = ? AND id = ?").run(runId, stepId);
+  }
+
+  /** One message of a step's conversation, in order: what resume continues from. */
+  appendTurn(turn: { runId: string; stepId: string; attempt: number; position: number; message: ChatMessage }): void {
+    this.db
+      .prepare('INSERT INTO step_turns (run_id, step_id, attempt, position, message_json) VALUES (?, ?, ?, ?, ?)')
+      .run(turn.runId, turn.stepId, turn.attempt, turn.position, JSON.stringify(turn.message));
+  }
+
+  turns(runId: string, stepId: string, attempt: number): ChatMessage[] {
+    const rows = this.db.prepare('SELECT message_json FROM step_turns WHERE run_id = ? AND step_id = ? AND attempt = ? ORDER BY position').all(runId, stepId, attempt) as { message_json: string }[];
+    return rows.map((row) => JSON.parse(row.message_json) as ChatMessage);
   }
 
   setStepStatus(runId: string, stepId: string, status: StepStatus, now: string, outcome: { result?: string; error?: string } = {}): void {
@@ -163,7 +204,10 @@ export class RunStore {
   startToolCall(call: { id: string; runId: string; stepId: string; tool: string; args: unknown; sideEffects: SideEffects; idempotent: boolean; now: string }): void {
     const write = () =>
       this.db
-        .prepare("INSERT INTO tool_calls (id, run_id, step_id, tool, args_json, side_effects, idempotent, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'started', ?)")
+        .prepare(
+          `INSERT INTO tool_calls (id, run_id, step_id, tool, args_json, side_effects, idempotent, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'started', ?)
+           ON CONFLICT (id) DO UPDATE SET args_json = excluded.args_json, status = 'started', result_json = NULL, started_at = excluded.started_at, ended_at = NULL`,
+        )
         .run(call.id, call.runId, call.stepId, call.tool, JSON.stringify(call.args ?? null), call.sideEffects, call.idempotent ? 1 : 0, call.now);
     // A side effect about to happen must be on disk before it happens, or resume could repeat it.
     if (call.sideEffects === 'none') write();
@@ -172,6 +216,13 @@ export class RunStore {
 
   finishToolCall(id: string, result: ToolResult, now: string): void {
     this.db.prepare('UPDATE tool_calls SET status = ?, result_json = ?, ended_at = ? WHERE id = ?').run(result.status, JSON.stringify(ToolResultSchema.parse(result)), now, id);
+  }
+
+  /** What the journal holds for a call id: its result when it finished, `started` with none when it was interrupted. */
+  toolCall(id: string): RecordedToolCall | null {
+    const row = this.db.prepare('SELECT status, args_json, result_json, idempotent FROM tool_calls WHERE id = ?').get(id) as { status: string; args_json: string; result_json: string | null; idempotent: number } | undefined;
+    if (!row) return null;
+    return { status: row.status, args: JSON.parse(row.args_json) as unknown, result: row.result_json === null ? null : ToolResultSchema.parse(JSON.parse(row.result_json)), idempotent: row.idempotent === 1 };
   }
 
   /** Tool calls that started but recorded no result: the process died in between. */
@@ -186,8 +237,40 @@ export class RunStore {
     return rows.map((row) => ({ id: row.id, stepId: row.step_id, tool: row.tool, args: JSON.parse(row.args_json) as unknown, idempotent: row.idempotent === 1 }));
   }
 
-  abandonToolCall(id: string, now: string): void {
-    this.db.prepare("UPDATE tool_calls SET status = 'cancelled', result_json = ?, ended_at = ? WHERE id = ?").run(JSON.stringify({ status: 'cancelled', content: 'Interrupted by a crash; not known to have finished.', metadata: {} }), now, id);
+  /**
+   * Takes the run for this process unless a live one holds it: a lease whose process is gone or
+   * whose heartbeat is older than `staleMs` is taken over. One transaction, so two takers race safely.
+   */
+  acquireLease(runId: string, pid: number, nowMs: number, staleMs: number, isAlive: (pid: number) => boolean): LeaseOutcome {
+    return this.durably(() => {
+      const row = this.db.prepare('SELECT lease_pid, lease_heartbeat_ms FROM runs WHERE id = ?').get(runId) as { lease_pid: number | null; lease_heartbeat_ms: number | null } | undefined;
+      const holder = row?.lease_pid ?? null;
+      if (holder !== null && holder !== pid && isAlive(holder) && nowMs - (row?.lease_heartbeat_ms ?? 0) < staleMs) return { ok: false, pid: holder };
+      this.db.prepare('UPDATE runs SET lease_pid = ?, lease_heartbeat_ms = ? WHERE id = ?').run(pid, nowMs, runId);
+      return { ok: true };
+    });
+  }
+
+  heartbeat(runId: string, pid: number, nowMs: number): void {
+    this.db.prepare('UPDATE runs SET lease_heartbeat_ms = ? WHERE id = ? AND lease_pid = ?').run(nowMs, runId, pid);
+  }
+
+  releaseLease(runId: string, pid: number): void {
+    this.db.prepare('UPDATE runs SET lease_pid = NULL, lease_heartbeat_ms = NULL WHERE id = ? AND lease_pid = ?').run(runId, pid);
+  }
+
+  /** A process group a tool call started, so a later process can kill it if this one dies first. */
+  recordToolProcess(entry: { runId: string; callId: string; pgid: number; startTicks: string | null }): void {
+    this.db.prepare('INSERT OR IGNORE INTO tool_processes (run_id, call_id, pgid, start_ticks) VALUES (?, ?, ?, ?)').run(entry.runId, entry.callId, entry.pgid, entry.startTicks);
+  }
+
+  endToolProcesses(runId: string, callId: string): void {
+    this.db.prepare('UPDATE tool_processes SET ended = 1 WHERE run_id = ? AND call_id = ?').run(runId, callId);
+  }
+
+  toolProcesses(runId: string): ToolProcessRecord[] {
+    const rows = this.db.prepare('SELECT call_id, pgid, start_ticks FROM tool_processes WHERE run_id = ? AND ended = 0').all(runId) as { call_id: string; pgid: number; start_ticks: string | null }[];
+    return rows.map((row) => ({ callId: row.call_id, pgid: row.pgid, startTicks: row.start_ticks }));
   }
 
   createApproval(request: ApprovalRequest): void {

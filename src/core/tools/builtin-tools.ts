@@ -17,7 +17,7 @@ function builtinTool(name: BuiltinToolName, pool: ToolWorkerPool): ToolDefinitio
     idempotent: spec.idempotent,
     timeoutMs: spec.timeoutMs,
     timeoutFor: (args) => callTimeout(name, args),
-    run: (args, context) => pool.call(name, args, { signal: context.signal, timeoutMs: context.timeoutMs }),
+    run: (args, context) => pool.call(name, args, { signal: context.signal, timeoutMs: context.timeoutMs, onSpawn: context.onSpawn }),
   });
 }
 

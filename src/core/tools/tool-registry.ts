@@ -10,6 +10,8 @@ export interface ToolContext {
   stepId: string;
   /** This call's time limit (the tool's, or less when the call asks for less). */
   timeoutMs: number;
+  /** Told of each process group the call starts, so it can be recorded before it can outlive the runtime. */
+  onSpawn?(pgid: number): void;
 }
 
 /** A tool as the runtime knows it. The input schema is both the validator and the JSON Schema the model sees. */

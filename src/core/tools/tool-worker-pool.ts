@@ -38,6 +38,13 @@ interface Worker {
 interface PendingCall {
   worker: Worker;
   settle(result: ToolResult, kill: boolean): void;
+  onSpawn?(pgid: number): void;
+}
+
+export interface CallOptions {
+  signal: AbortSignal;
+  timeoutMs: number;
+  onSpawn?(pgid: number): void;
 }
 
 const COMMAND_TOOLS = new Set(['run_command']);
@@ -111,7 +118,10 @@ export class ToolWorkerPool {
 
   private onMessage(worker: Worker, message: ExecutorMessage, markReady: (ok: boolean) => void): void {
     if (message.type === 'ready') markReady(true);
-    else if (message.type === 'spawned') worker.groups.add(message.pgid);
+    else if (message.type === 'spawned') {
+      worker.groups.add(message.pgid);
+      this.calls.get(message.id)?.onSpawn?.(message.pgid);
+    }
     else if (message.type === 'result') {
       const call = this.calls.get(message.id);
       if (call?.worker === worker) call.settle(message.result, false);
@@ -213,7 +223,7 @@ export class ToolWorkerPool {
     }
   }
 
-  private exchange(worker: Worker, id: number, tool: string, args: unknown, options: { signal: AbortSignal; timeoutMs: number }): Promise<{ result: ToolResult; kill: boolean }> {
+  private exchange(worker: Worker, id: number, tool: string, args: unknown, options: CallOptions): Promise<{ result: ToolResult; kill: boolean }> {
     return new Promise((resolve) => {
       const finish = (result: ToolResult, kill: boolean) => {
         clearTimeout(timer);
@@ -223,13 +233,14 @@ export class ToolWorkerPool {
       const timer = setTimeout(() => finish(toolResult('timeout', `${tool} did not finish within ${options.timeoutMs / 1000} s; it and every process it started were killed.`), true), options.timeoutMs);
       const onAbort = () => finish(toolResult('cancelled', `${tool} was stopped; it and every process it started were killed.`), true);
       options.signal.addEventListener('abort', onAbort, { once: true });
-      this.calls.set(id, { worker, settle: finish });
+      this.calls.set(id, { worker, settle: finish, onSpawn: options.onSpawn });
+      if (!worker.alive) return finish(toolResult('error', `The tool process for ${tool} had stopped before the call reached it; it was replaced: try again.`), false);
       worker.process.send({ type: 'call', id, tool, args, workspace: this.options.workspace, networkTools: this.options.networkTools, timeoutMs: options.timeoutMs });
     });
   }
 
   /** Runs one tool call in a worker; it never throws. */
-  async call(tool: string, args: unknown, options: { signal: AbortSignal; timeoutMs: number }): Promise<ToolResult> {
+  async call(tool: string, args: unknown, options: CallOptions): Promise<ToolResult> {
     if (this.closed) return toolResult('cancelled', 'The tool host is shut down.');
     const kind: WorkerKind = COMMAND_TOOLS.has(tool) ? 'command' : 'plain';
     const worker = await this.acquire(kind, options.signal).catch(() => null);

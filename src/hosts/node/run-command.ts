@@ -5,7 +5,10 @@ import { ArchonError, describeZodError } from '../../shared/errors';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
 import { ApproveModeSchema, PolicySchema, RunOptionsSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
-import { resumeRun, startRun, type RunEngineDependencies, type RunResult } from '../../core/agent/run-engine';
+import type { RunResult } from '../../core/agent/run-engine';
+import { launchRun } from '../../core/agent/run-launcher';
+import { retryPolicyFrom } from '../../core/model/retry-policy';
+import { asStoreError } from '../../core/store/open-database';
 import { modelConnector } from '../../core/model/connect';
 import { EmergencyStop } from '../../core/stop/emergency-stop';
 import type { ArchonRuntime } from '../../core/runtime';
@@ -28,7 +31,7 @@ export interface RunFlags {
   json?: boolean;
 }
 
-const EXIT_BY_STATUS: Partial<Record<RunStatus, number>> = { completed: 0, failed: 1, stopped: 3, budget_exhausted: 4, rejected: 5 };
+const EXIT_BY_STATUS: Partial<Record<RunStatus, number>> = { completed: 0, failed: 1, stopped: 3, budget_exhausted: 4, rejected: 5, paused: 6 };
 
 function positiveInt(name: string, max: number) {
   return (value: string) => {
@@ -87,6 +90,10 @@ function describeEvent(event: ArchonEvent): string | null {
       return `Run failed: ${event.error}`;
     case 'run.stopped':
       return `Run stopped: ${event.reason}`;
+    case 'run.paused':
+      return `Run paused: ${event.reason}\n${event.whatToDo}`;
+    case 'tool.orphan_killed':
+      return `  killed a tool process group (${event.pgid}) a previous process left running`;
     case 'estop.triggered':
       return `Emergency stop (${event.triggeredBy}): ${event.reason}`;
     case 'approval.requested':
@@ -150,21 +157,11 @@ export const APP_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Named budget presets: seed 004's caps are 2,000 tokens a run and 10,000 a day. */
 const BUDGET_PRESETS = { 'seed-004': { maxTokens: 2000, dayMaxTokens: 10_000 } } as const;
 
-function engineDependencies(runtime: ArchonRuntime, flags: RunFlags, tools: ToolHost, estop: EmergencyStop): RunEngineDependencies {
-  const settings = runtime.store.getSettings();
-  const preset = flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset] : undefined;
-  return {
-    runs: runtime.store.runs,
-    events: runtime.events,
-    tools: (options) => tools.registry(options),
-    approvals: approvalChannelFor(flags.approve),
-    toolApproval: settings.toolApproval,
-    expiryMs: Object.fromEntries(Object.entries(settings.approvalExpirySeconds).map(([kind, seconds]) => [kind, seconds * 1000])),
-    caps: { dayMaxTokens: preset?.dayMaxTokens ?? settings.dailyMaxTokens, dayMaxCostUsd: settings.dailyMaxCostUsd },
-    estop,
-    connect: modelConnector({ apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY }),
-    now: runtime.now,
-  };
+/** What a run or resume ended as, or how it could not start, as the brief's exit code. */
+function exitCodeFor(error: unknown): number | null {
+  const typed = ArchonError.isInstance(error) ? error : asStoreError(error);
+  if (typed?.code === 'MODEL_UNAVAILABLE' || typed?.code === 'DISK_FULL') return EXIT_BY_STATUS.paused ?? 6;
+  return null;
 }
 
 /**
@@ -172,27 +169,36 @@ function engineDependencies(runtime: ArchonRuntime, flags: RunFlags, tools: Tool
  * SIGTERM are an emergency stop; so is `archon estop` from another process (noticed by polling).
  */
 export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: { goal: string } | { resume: string }): Promise<number> {
+  const settings = runtime.store.settingsForRun();
   const controller = new AbortController();
   const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
-  const tools = new ToolHost({ launcher: childProcessLauncher, entry: EXECUTOR_ENTRY, readableRoots: [APP_ROOT], settings: runtime.store.getSettings() });
-  const unhook = estop.onStop(() => tools.stopAll());
+  const tools = new ToolHost({ launcher: childProcessLauncher, entry: EXECUTOR_ENTRY, readableRoots: [APP_ROOT], settings });
   const unwatch = estop.watch();
   const stop = (signal: NodeJS.Signals) => void estop.trigger('signal', `${signal} received by archon run`);
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   const unsubscribe = printEvents(runtime, flags.json ?? false);
   try {
-    const dependencies = engineDependencies(runtime, flags, tools, estop);
-    const result: RunResult =
-      'goal' in what
-        ? await startRun(dependencies, what.goal, runOptionsFrom(runtime, flags), controller.signal)
-        : await resumeRun(dependencies, what.resume, overridesFrom(flags), controller.signal);
+    const launch = {
+      runtime,
+      settings,
+      approvals: approvalChannelFor(flags.approve),
+      estop,
+      tools,
+      connect: modelConnector({ apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY, retry: retryPolicyFrom(settings) }),
+      dayMaxTokens: flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset].dayMaxTokens : undefined,
+    };
+    const target = 'goal' in what ? { goal: what.goal, options: runOptionsFrom(runtime, flags) } : { resume: what.resume, overrides: overridesFrom(flags) };
+    const result: RunResult = await launchRun(launch, target, controller.signal);
     if (result.status === 'completed' && !flags.json) process.stdout.write(`${result.answer ?? ''}\n`);
     return EXIT_BY_STATUS[result.status] ?? 1;
+  } catch (error) {
+    const code = exitCodeFor(error);
+    if (code === null) throw error;
+    process.stderr.write(`archon: ${(ArchonError.isInstance(error) ? error : asStoreError(error))?.message ?? String(error)}\n`);
+    return code;
   } finally {
     unwatch();
-    unhook();
-    await tools.close();
     runtime.events.flush();
     unsubscribe();
     process.off('SIGINT', stop);

@@ -11,7 +11,8 @@ export const ApprovalKindSchema = z.enum([
   'critical_decision',
   'final_answer',
   'budget_raise',
-  'resume_side_effect',
+  'uncertain_repeat',
+  'resume_run',
 ]);
 export type ApprovalKind = z.infer<typeof ApprovalKindSchema>;
 

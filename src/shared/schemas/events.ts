@@ -15,7 +15,7 @@ const toolShape = { stepId: z.string(), tool: z.string(), callId: z.string() };
 /** Everything a run announces. `seq` is per run and strictly increasing; the event is stored before it goes out. */
 export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('run.started', { goal: z.string(), policy: PolicySchema, toolApproval: z.record(z.string(), ToolApprovalOverrideSchema) }),
-  runEvent('run.resumed', { completedSteps: z.array(z.string()) }),
+  runEvent('run.resumed', { completedSteps: z.array(z.string()), rerunSteps: z.array(z.string()).optional() }),
   runEvent('model.completed', {
     stepId: z.string().nullable(),
     purpose: z.string(),
@@ -60,6 +60,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('run.completed', { answer: z.string() }),
   runEvent('run.failed', { error: z.string() }),
   runEvent('run.stopped', { reason: z.string() }),
+  runEvent('run.paused', { reason: z.string(), whatToDo: z.string() }),
+  runEvent('tool.orphan_killed', { callId: z.string(), pgid: z.int().positive() }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;
 export type RunEventType = RunEvent['type'];

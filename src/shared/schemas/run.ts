@@ -13,6 +13,8 @@ export const RunStatusSchema = z.enum([
   'stopped',
   'rejected',
   'budget_exhausted',
+  /** Waiting for the model server or the disk to come back; `archon resume` continues it. */
+  'paused',
 ]);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 

@@ -21,6 +21,10 @@ export const SettingsSchema = z.object({
   dailyMaxTokens: z.int().positive().nullable(),
   dailyMaxCostUsd: z.number().positive().nullable(),
   theme: ThemeSchema,
+  /** Model calls: how long to wait for the first chunk and between chunks, and how long to keep retrying before the run pauses. */
+  modelFirstByteTimeoutSeconds: z.number().positive().max(3600),
+  modelIdleTimeoutSeconds: z.number().positive().max(3600),
+  modelRetryWindowSeconds: z.number().nonnegative().max(24 * 3600),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
@@ -39,4 +43,7 @@ export const DEFAULT_SETTINGS: Settings = {
   dailyMaxTokens: null,
   dailyMaxCostUsd: null,
   theme: 'system',
+  modelFirstByteTimeoutSeconds: 300,
+  modelIdleTimeoutSeconds: 60,
+  modelRetryWindowSeconds: 120,
 };

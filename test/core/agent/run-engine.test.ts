@@ -171,18 +171,19 @@ describe('run engine against the scripted server (real openai client)', () => {
     expect(requestText(engine.server.chatRequests[0] as RecordedRequest)).toContain('Reply with one JSON object');
   });
 
-  it('retries 429 and 500, then fails the step with a clear reason; usage counts every attempt', async () => {
+  it('retries 429 and 500 for the retry window, then pauses the run (run.paused, what to do); failed attempts cost nothing', async () => {
     const engine = await startEngine({
-      reply: script({ plan: () => planReply([{ id: 'flaky', description: 'call a flaky server' }]), step: (_request, turn) => (turn < 3 ? { status: turn === 0 ? 429 : 500 } : { content: 'never seen' }) }),
+      reply: script({ plan: () => planReply([{ id: 'flaky', description: 'call a flaky server' }]), step: (_request, turn) => ({ status: turn === 0 ? 429 : 500 }) }),
     });
     const result = await engine.run('flaky');
-    expect(result.status).toBe('failed');
-    expect(engine.events).toContainEqual(expect.objectContaining({ type: 'step.failed', stepId: 'flaky', reason: expect.stringMatching(/after 3 attempts: HTTP 500/) }));
-    const attempts = engine.runtime.store.db.prepare("SELECT status FROM model_calls WHERE purpose = 'step'").all();
-    expect(attempts).toEqual([{ status: 'failed' }, { status: 'failed' }, { status: 'failed' }]);
-    const tokens = engine.runtime.store.runs.tokensUsed(result.runId);
-    const planTokens = (engine.runtime.store.db.prepare("SELECT prompt_tokens + completion_tokens AS t FROM model_calls WHERE purpose = 'plan'").get() as { t: number }).t;
-    expect(tokens).toBeGreaterThan(planTokens);
+    expect(result.status).toBe('paused');
+    expect(engine.runtime.store.runs.getRun(result.runId)?.summary.status).toBe('paused');
+    expect(engine.events).toContainEqual(expect.objectContaining({ type: 'run.paused', reason: expect.stringMatching(/did not answer.*HTTP 500/s), whatToDo: expect.stringContaining(`archon resume ${result.runId}`) }));
+    expect(engine.events.some((event) => event.type === 'step.failed')).toBe(false);
+    const failed = engine.runtime.store.db.prepare("SELECT prompt_tokens + completion_tokens AS t FROM model_calls WHERE purpose = 'step'").all() as { t: number }[];
+    expect(failed.length).toBeGreaterThan(1);
+    expect(failed.every((row) => row.t === 0)).toBe(true);
+    expect(engine.runtime.store.runs.getSteps(result.runId)[0]?.status).toBe('stopped');
   });
 
   it('asks before a side-effecting tool; refused, it never runs and the model is told it did NOT run', async () => {
@@ -266,8 +267,9 @@ describe('run engine against the scripted server (real openai client)', () => {
 });
 
 describe('resuming after a crash in the middle of a tool call', () => {
-  async function crashedRun(tool: 'write_note' | 'calculator') {
+  async function crashedRun(tool: 'write_note' | 'calculator', verdict: 'approve' | 'reject') {
     const asked: string[] = [];
+    let written = 0;
     const write = defineTool({
       name: 'write_note',
       description: 'writes a note',
@@ -275,55 +277,74 @@ describe('resuming after a crash in the middle of a tool call', () => {
       sideEffects: 'irreversible',
       idempotent: false,
       timeoutMs: 1000,
-      run: async () => toolResult('success', 'written'),
+      run: async () => {
+        written++;
+        return toolResult('success', 'written');
+      },
     });
-    const approvals = (verdict: 'approve' | 'reject') => ({
+    const approvals = {
       canRaiseBudgets: false,
       decide: async (request: { kind: string }) => {
-        if (request.kind !== 'resume_side_effect') return { verdict: 'approve' } as const;
+        if (request.kind !== 'uncertain_repeat') return { verdict: 'approve' } as const;
         asked.push(request.kind);
         return verdict === 'approve' ? ({ verdict } as const) : ({ verdict, feedback: 'no' } as const);
       },
-    });
-    const reply = script({ plan: () => planReply([]), step: () => ({ content: 'step done again' }), final: () => ({ content: 'finished' }) });
-    const make = (verdict: 'approve' | 'reject') => startEngine({ reply }, { tools: (builtin) => new ToolRegistry([builtin.get('calculator') as ToolDefinition, write]), approvals: approvals(verdict) });
-    const seed = (engine: Awaited<ReturnType<typeof make>>) => {
-      const runs = engine.runtime.store.runs;
-      const options = { modelUrl: engine.server.url, model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10 };
-      runs.createRun({ id: 'crashed', goal: 'g', policy: 'balanced', options, now: new Date().toISOString() });
-      runs.savePlan('crashed', [{ id: 'w', description: 'write it', dependencies: [] }]);
-      runs.setStepStatus('crashed', 'w', 'running', new Date().toISOString());
-      runs.setRunStatus('crashed', 'running', new Date().toISOString());
-      runs.startToolCall({ id: 'call-1', runId: 'crashed', stepId: 'w', tool, args: { text: 'hi' }, sideEffects: tool === 'calculator' ? 'none' : 'irreversible', idempotent: tool === 'calculator', now: new Date().toISOString() });
     };
-    return { make, seed, asked };
+    const args = tool === 'calculator' ? { expression: '1+1' } : { text: 'hi' };
+    const reply = script({ plan: () => planReply([]), step: () => ({ content: 'step done' }), final: () => ({ content: 'finished' }) });
+    const engine = await startEngine({ reply }, { tools: (builtin) => new ToolRegistry([builtin.get('calculator') as ToolDefinition, write]), approvals });
+    const runs = engine.runtime.store.runs;
+    const now = new Date().toISOString();
+    const options = { modelUrl: engine.server.url, model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10 };
+    runs.createRun({ id: 'crashed', goal: 'g', policy: 'balanced', options, now });
+    runs.savePlan('crashed', [{ id: 'w', description: 'write it', dependencies: [] }]);
+    runs.setStepStatus('crashed', 'w', 'running', now);
+    runs.setRunStatus('crashed', 'running', now);
+    // The step's conversation as a crash left it: the model's reply with its call, and the call started with no result.
+    const messages = [
+      { role: 'system' as const, content: 'you carry out a step' },
+      { role: 'user' as const, content: 'Step w: write it' },
+      { role: 'assistant' as const, content: null, toolCalls: [{ id: 'model-call-1', name: tool, arguments: JSON.stringify(args) }] },
+    ];
+    messages.forEach((message, position) => runs.appendTurn({ runId: 'crashed', stepId: 'w', attempt: 1, position, message }));
+    const callId = 'crashed/w#1@2.0';
+    runs.startToolCall({ id: callId, runId: 'crashed', stepId: 'w', tool, args, sideEffects: tool === 'calculator' ? 'none' : 'irreversible', idempotent: tool === 'calculator', now });
+    return { engine, asked, written: () => written, callId };
   }
 
-  it('asks the human before re-running a step whose non-idempotent call may have happened; a no fails the step', async () => {
-    const setup = await crashedRun('write_note');
-    const engine = await setup.make('reject');
-    setup.seed(engine);
-    const result = await engine.resume('crashed');
-    expect(setup.asked).toEqual(['resume_side_effect']);
-    expect(result.status).toBe('failed');
-    expect(engine.server.chatRequests.filter((request) => request.purpose === 'step')).toHaveLength(0);
-    expect(engine.runtime.store.runs.unfinishedToolCalls('crashed')).toEqual([]);
-  });
-
-  it('re-runs that step when the human says yes', async () => {
-    const setup = await crashedRun('write_note');
-    const engine = await setup.make('approve');
-    setup.seed(engine);
+  it('asks (uncertain_repeat) before repeating a call that may have happened; without a yes the model is told the outcome is unknown', async () => {
+    const { engine, asked, written, callId } = await crashedRun('write_note', 'reject');
     expect(await engine.resume('crashed')).toMatchObject({ status: 'completed', answer: 'finished' });
-    expect(setup.asked).toEqual(['resume_side_effect']);
+    expect(asked).toEqual(['uncertain_repeat']);
+    expect(written()).toBe(0);
+    const step = engine.server.chatRequests.find((request) => request.purpose === 'step') as RecordedRequest;
+    expect(toolMessagesOf(step)).toEqual([expect.stringMatching(/^error: Outcome unknown: .*Check its effect first/s)]);
+    expect(requestText(step)).toContain('write it');
+    expect(engine.runtime.store.runs.toolCall(callId)).toMatchObject({ status: 'error' });
   });
 
-  it('simply re-runs a step whose interrupted call was idempotent', async () => {
-    const setup = await crashedRun('calculator');
-    const engine = await setup.make('reject');
-    setup.seed(engine);
+  it('repeats it once when the human says yes, and feeds the new result back', async () => {
+    const { engine, asked, written } = await crashedRun('write_note', 'approve');
+    expect(await engine.resume('crashed')).toMatchObject({ status: 'completed', answer: 'finished' });
+    expect(asked).toEqual(['uncertain_repeat']);
+    expect(written()).toBe(1);
+    expect(toolMessagesOf(engine.server.chatRequests.find((request) => request.purpose === 'step') as RecordedRequest)).toEqual(['written']);
+  });
+
+  it('simply repeats an interrupted idempotent call, without asking', async () => {
+    const { engine, asked } = await crashedRun('calculator', 'reject');
     expect((await engine.resume('crashed')).status).toBe('completed');
-    expect(setup.asked).toEqual([]);
+    expect(asked).toEqual([]);
+    expect(toolMessagesOf(engine.server.chatRequests.find((request) => request.purpose === 'step') as RecordedRequest)).toEqual(['2']);
+  });
+
+  it('feeds back a call that finished before the crash and never runs it again', async () => {
+    const { engine, asked, written, callId } = await crashedRun('write_note', 'approve');
+    engine.runtime.store.runs.finishToolCall(callId, toolResult('success', 'written before the crash'), new Date().toISOString());
+    expect((await engine.resume('crashed')).status).toBe('completed');
+    expect(asked).toEqual([]);
+    expect(written()).toBe(0);
+    expect(toolMessagesOf(engine.server.chatRequests.find((request) => request.purpose === 'step') as RecordedRequest)).toEqual(['written before the crash']);
   });
 });
 

@@ -10,7 +10,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-const fastRetry = { retries: 3, baseDelayMs: 20, maxDelayMs: 100 };
+const fastRetry = { windowMs: 400, baseDelayMs: 20, maxDelayMs: 100, firstByteTimeoutMs: 10_000, idleTimeoutMs: 10_000 };
 const request = { purpose: 'step' as const, messages: [{ role: 'user' as const, content: 'hello' }] };
 
 describe('OpenAI model client', () => {
@@ -23,7 +23,7 @@ describe('OpenAI model client', () => {
     expect(server.chatRequests[0]?.purpose).toBe('step');
   });
 
-  it('retries 429 and 500 with backoff, and every attempt counts toward usage', async () => {
+  it('retries 429 and 500 with backoff; an attempt that generated nothing is not charged', async () => {
     server = await startModelServer({ reply: [{ status: 429 }, { status: 500 }, { content: 'finally' }] });
     const attempts: AttemptRecord[] = [];
     const client = createOpenAIModelClient({ baseUrl: server.url, model: 'm', retry: fastRetry });
@@ -31,19 +31,44 @@ describe('OpenAI model client', () => {
     expect(response.content).toBe('finally');
     expect(response.attempts).toBe(3);
     expect(attempts.map((attempt) => attempt.ok)).toEqual([false, false, true]);
-    expect(attempts.every((attempt) => attempt.usage.promptTokens > 0)).toBe(true);
+    expect(attempts.slice(0, 2).map((attempt) => attempt.usage.promptTokens + attempt.usage.completionTokens)).toEqual([0, 0]);
+    expect(attempts[2]?.usage.promptTokens).toBeGreaterThan(0);
     const [first, second, third] = server.chatRequests.map((recorded) => recorded.at);
     expect((second as number) - (first as number)).toBeGreaterThanOrEqual(10);
     expect((third as number) - (second as number)).toBeGreaterThanOrEqual(20);
   });
 
-  it('gives up after its retries with a clear reason', async () => {
+  it('keeps retrying for its window, then says the server is unavailable and what to do', async () => {
     server = await startModelServer({ reply: () => ({ status: 500, message: 'model crashed' }) });
     const client = createOpenAIModelClient({ baseUrl: server.url, model: 'm', retry: fastRetry });
     const failure = await client.chat(request, { signal: new AbortController().signal }).catch((error: unknown) => error);
-    expect(ArchonError.isInstance(failure) && failure.code).toBe('MODEL_CALL_FAILED');
-    expect((failure as Error).message).toMatch(/after 4 attempts: HTTP 500 .*model crashed/);
-    expect(server.chatRequests).toHaveLength(4);
+    expect(ArchonError.isInstance(failure) && failure.code).toBe('MODEL_UNAVAILABLE');
+    expect((failure as Error).message).toMatch(/did not answer .*last: HTTP 500 .*model crashed.*paused.*resume/s);
+    expect(server.chatRequests.length).toBeGreaterThan(2);
+  });
+
+  it('ends an attempt that gets no first byte, and retries it', async () => {
+    server = await startModelServer({ reply: [{ hang: true }, { content: 'woke up' }] });
+    const client = createOpenAIModelClient({ baseUrl: server.url, model: 'm', retry: { ...fastRetry, firstByteTimeoutMs: 150 } });
+    const attempts: AttemptRecord[] = [];
+    const response = await client.chat(request, { signal: new AbortController().signal, onAttempt: (attempt) => attempts.push(attempt) });
+    expect(response.content).toBe('woke up');
+    expect(attempts[0]).toMatchObject({ ok: false, error: expect.stringMatching(/first-byte timeout/) });
+    await expect.poll(() => server?.stats.aborted).toBe(1);
+  });
+
+  it('pauses when a server that never answers outlasts the window', async () => {
+    server = await startModelServer({ reply: () => ({ hang: true }) });
+    const client = createOpenAIModelClient({ baseUrl: server.url, model: 'm', retry: { ...fastRetry, windowMs: 0, firstByteTimeoutMs: 100 } });
+    await expect(client.chat(request, { signal: new AbortController().signal })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE', message: expect.stringMatching(/first-byte timeout/) });
+  });
+
+  it('honours Retry-After beyond its own backoff', async () => {
+    server = await startModelServer({ reply: [{ status: 429, retryAfterSeconds: 1 }, { content: 'after the wait' }] });
+    const client = createOpenAIModelClient({ baseUrl: server.url, model: 'm', retry: { ...fastRetry, windowMs: 5000 } });
+    expect((await client.chat(request, { signal: new AbortController().signal })).content).toBe('after the wait');
+    const [first, second] = server.chatRequests.map((recorded) => recorded.at);
+    expect((second as number) - (first as number)).toBeGreaterThanOrEqual(1000);
   });
 
   it('does not retry a request the server refuses as malformed', async () => {

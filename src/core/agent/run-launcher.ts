@@ -1,0 +1,55 @@
+import type { RunOptions } from '../../shared/schemas/run';
+import type { Settings } from '../../shared/schemas/settings';
+import type { ApprovalChannel } from '../approval/approval-channel';
+import type { BudgetCaps } from '../budget/budget-meter';
+import type { ArchonRuntime } from '../runtime';
+import type { EmergencyStop } from '../stop/emergency-stop';
+import type { ToolHost } from '../tools/tool-host';
+import { resumeRun, startRun, type RunEngineDependencies, type RunResult } from './run-engine';
+
+export interface RunLaunch {
+  runtime: Pick<ArchonRuntime, 'store' | 'events' | 'log' | 'now'>;
+  settings: Settings;
+  approvals: ApprovalChannel;
+  estop: EmergencyStop;
+  tools: ToolHost;
+  connect: RunEngineDependencies['connect'];
+  /** Caps beyond the settings' (a budget preset's day cap). */
+  dayMaxTokens?: number | null;
+}
+
+export type RunTarget = { goal: string; options: RunOptions; runId?: string } | { resume: string; overrides: Partial<RunOptions> };
+
+/** The engine's wiring from a host's parts: one place for the CLI and the app's run manager alike. */
+function engineDependencies(launch: RunLaunch): RunEngineDependencies {
+  const { settings, runtime } = launch;
+  const caps: RunEngineDependencies['caps'] = { dayMaxTokens: launch.dayMaxTokens ?? settings.dailyMaxTokens, dayMaxCostUsd: settings.dailyMaxCostUsd } satisfies Partial<BudgetCaps>;
+  return {
+    runs: runtime.store.runs,
+    events: runtime.events,
+    log: runtime.log,
+    tools: (options) => launch.tools.registry(options),
+    approvals: launch.approvals,
+    toolApproval: settings.toolApproval,
+    expiryMs: Object.fromEntries(Object.entries(settings.approvalExpirySeconds).map(([kind, seconds]) => [kind, seconds * 1000])),
+    caps,
+    estop: launch.estop,
+    connect: launch.connect,
+    now: runtime.now,
+  };
+}
+
+/**
+ * Runs a goal, or resumes a run, to its end: the emergency stop kills the run's tool processes, and
+ * its tool host is closed however it ends.
+ */
+export async function launchRun(launch: RunLaunch, target: RunTarget, signal: AbortSignal): Promise<RunResult> {
+  const unhook = launch.estop.onStop(() => launch.tools.stopAll());
+  try {
+    const dependencies = engineDependencies(launch);
+    return 'goal' in target ? await startRun(dependencies, target.goal, target.options, signal, target.runId) : await resumeRun(dependencies, target.resume, target.overrides, signal);
+  } finally {
+    unhook();
+    await launch.tools.close();
+  }
+}

@@ -1,0 +1,152 @@
+import { readFileSync } from 'node:fs';
+import type { PlanStep } from '../../shared/schemas/plan';
+import type { ToolResult } from '../../shared/schemas/tool';
+import { asksForTool } from '../../shared/policy';
+import { applyLock, explain, requestApproval, runRejected } from '../approval/approval-gate';
+import { decide } from '../approval/edit-loop';
+import { toolResult, type ToolDefinition } from '../tools/tool-registry';
+import { availableTools, type RunContext } from './run-context';
+
+/** Long tool output is cut, and the model is told so. */
+export const MAX_OBSERVATION_CHARS = 8000;
+
+export function capObservation(text: string, limit = MAX_OBSERVATION_CHARS): string {
+  if (text.length <= limit) return text;
+  return `${text.slice(0, limit)}\n[truncated: ${text.length - limit} more characters not shown]`;
+}
+
+export function observationOf(result: ToolResult): string {
+  return capObservation(result.status === 'success' ? result.content : `${result.status}: ${result.content}`);
+}
+
+export const OUTCOME_UNKNOWN =
+  'Outcome unknown: this call started before Archon was interrupted and may or may not have happened; it was not run again. ' +
+  'Check its effect first (for example read the file, or list the folder) and repeat it only if it did not happen.';
+
+type ToolDecision = { run: true; args: unknown } | { run: false; result: ToolResult };
+
+/** Puts a call to a person when the policy (or the operator's per-tool setting) says so. */
+async function approveToolCall(context: RunContext, step: PlanStep, tool: ToolDefinition, args: unknown): Promise<ToolDecision> {
+  if (!asksForTool(context.policy, tool, context.toolApproval[tool.name])) return { run: true, args };
+  const verdict = await decide(
+    context,
+    {
+      kind: 'tool_call',
+      stepId: step.id,
+      summary: `${tool.name} ${JSON.stringify(args)}`,
+      action: { tool: tool.name, args },
+      explanation: explain(context, {
+        summary: `Step ${step.id} wants to call ${tool.name}.`,
+        stepId: step.id,
+        risk: tool.sideEffects === 'irreversible' ? 'high' : tool.sideEffects === 'reversible' ? 'medium' : 'low',
+        factors: [`side effects: ${tool.sideEffects}`, tool.idempotent ? 'idempotent' : 'not idempotent'],
+        reversibility: tool.sideEffects,
+      }),
+    },
+    (edited) => {
+      const prepared = context.tools.prepare(tool.name, edited);
+      return prepared.ok ? { ok: true, value: prepared.args, action: { tool: tool.name, args: prepared.args } } : { ok: false, reason: prepared.result.content };
+    },
+  );
+  if (verdict.verdict === 'approve') return { run: true, args };
+  if (verdict.verdict === 'edit') return { run: true, args: verdict.value };
+  if (verdict.verdict === 'lock') {
+    applyLock(context, verdict.outcome.decision);
+    return { run: false, result: toolResult('denied', `The operator did NOT approve this call, so it did not run, and locked a constraint for the rest of the run: never use ${verdict.outcome.decision.verdict === 'lock' ? verdict.outcome.decision.constraint.tool : tool.name}.`) };
+  }
+  if (verdict.stop) throw runRejected(`The operator stopped the run at a ${tool.name} call: ${verdict.feedback}`);
+  return { run: false, result: toolResult('denied', `The operator did NOT approve this call, so it did not run. Their feedback: ${verdict.feedback} Try another way, or say in your result what could not be done.`) };
+}
+
+type Admission = { run: true; tool: ToolDefinition; args: unknown } | { run: false; result: ToolResult; tool?: ToolDefinition };
+
+/** Whether a call may run, and with which arguments: not locked, valid, approved, within the tool-call cap. */
+async function admitToolCall(context: RunContext, step: PlanStep, name: string, rawArgs: unknown): Promise<Admission> {
+  if (context.lockedTools.has(name)) return { run: false, result: toolResult('denied', `The operator locked a constraint: never use ${name}. It did not run; use another way.`) };
+  const prepared = availableTools(context).prepare(name, rawArgs);
+  if (!prepared.ok) return { run: false, result: prepared.result };
+  const decision = await approveToolCall(context, step, prepared.tool, prepared.args);
+  if (!decision.run) return { run: false, result: decision.result, tool: prepared.tool };
+  context.budget.countToolCall();
+  return { run: true, tool: prepared.tool, args: decision.args };
+}
+
+interface CallRecord {
+  step: PlanStep;
+  name: string;
+  callId: string;
+  args: unknown;
+  tool?: ToolDefinition;
+}
+
+/** Recorded before it runs (durably when it has side effects) and after it ends; its process groups are recorded as they start. */
+async function journalled(context: RunContext, call: CallRecord, outcome: () => Promise<ToolResult>): Promise<ToolResult> {
+  const { runs, events, runId } = context;
+  const { step, name, callId, args, tool } = call;
+  runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, now: context.now().toISOString() });
+  events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args });
+  const result = await outcome();
+  runs.finishToolCall(callId, result, context.now().toISOString());
+  runs.endToolProcesses(runId, callId);
+  events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000) });
+  return result;
+}
+
+function execute(context: RunContext, step: PlanStep, tool: ToolDefinition, args: unknown, callId: string): Promise<ToolResult> {
+  return context.tools.execute(tool, args, {
+    signal: context.signal,
+    workspace: context.options.workspace,
+    runId: context.runId,
+    stepId: step.id,
+    onSpawn: (pgid) => context.runs.recordToolProcess({ runId: context.runId, callId, pgid, startTicks: processStartTicks(pgid) }),
+  });
+}
+
+/** The kernel's start time of a process (Linux), so a recorded group id is never mistaken for a later process that reused it. */
+export function processStartTicks(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A call that started and recorded no result: it may or may not have happened. An idempotent one
+ * runs again; otherwise a person decides (`uncertain_repeat`), and without a yes the model is told
+ * the outcome is unknown.
+ */
+async function settleInterrupted(context: RunContext, step: PlanStep, name: string, args: unknown, callId: string): Promise<ToolResult> {
+  const tool = availableTools(context).get(name);
+  const call = { step, name, callId, args, tool };
+  if (tool?.idempotent) return journalled(context, call, () => execute(context, step, tool, args, callId));
+  const outcome = await requestApproval(context, {
+    kind: 'uncertain_repeat',
+    stepId: step.id,
+    summary: `${name} ${JSON.stringify(args)} was interrupted and may already have happened. Run it again?`,
+    action: { tool: name, args, callId },
+    explanation: explain(context, {
+      summary: `Archon stopped while ${name} was running; its effect may already be there. Running it again may repeat it.`,
+      stepId: step.id,
+      risk: 'high',
+      factors: ['the call may already have happened', `side effects: ${tool?.sideEffects ?? 'unknown'}`],
+      reversibility: tool?.sideEffects ?? 'irreversible',
+    }),
+  });
+  if (outcome.decision.verdict === 'approve' && tool) return journalled(context, call, () => execute(context, step, tool, args, callId));
+  return journalled(context, call, async () => toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }));
+}
+
+/**
+ * One tool call under its stable id. A call the journal holds a result for is fed back, never run
+ * again; an interrupted one is settled; a new one is admitted (locks, schema, approval, caps) first.
+ */
+export async function runToolCall(context: RunContext, step: PlanStep, name: string, rawArgs: unknown, callId: string): Promise<ToolResult> {
+  const recorded = context.runs.toolCall(callId);
+  if (recorded?.result) return recorded.result;
+  if (recorded) return settleInterrupted(context, step, name, recorded.args, callId);
+  const admission = await admitToolCall(context, step, name, rawArgs);
+  const call = { step, name, callId, args: admission.run ? admission.args : rawArgs, tool: admission.tool };
+  return journalled(context, call, async () => (admission.run ? execute(context, step, admission.tool, admission.args, callId) : admission.result));
+}
