@@ -59,6 +59,8 @@ export interface ModelServerOptions {
   /** llama.cpp's /props and /slots, when set. */
   llamaCpp?: { contextLength: number; slots: number };
   embeddingDimensions?: number;
+  /** Listen on this port (a server restarted where the old one was); any free port when unset. */
+  port?: number;
 }
 
 export interface ScriptedModelServer {
@@ -242,7 +244,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
       json(response, 404, { error: { message: `No route ${request.method} ${path} on the scripted server.` } });
     })();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/v1`,

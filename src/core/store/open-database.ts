@@ -65,6 +65,12 @@ function vectorExtensionPath(): string {
   return getLoadablePath().replace(/app\.asar([\\/])/, 'app.asar.unpacked$1');
 }
 
+/** A damaged page is found before anything is written: the file is refused, with advice, and left as it is. */
+function assertIntact(db: SqliteDatabase, file: string): void {
+  const problems = (db.pragma('quick_check(5)') as { quick_check: string }[]).map((row) => row.quick_check).filter((line) => line !== 'ok');
+  if (problems.length > 0) throw corrupt(file, `damaged: ${problems.join('; ')}`);
+}
+
 function schemaVersion(db: SqliteDatabase, file: string, migrations: readonly Migration[]): number {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version > migrations.length) {
@@ -102,6 +108,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Sqlite
   try {
     db.loadExtension(vectorExtensionPath());
     db.prepare('SELECT count(*) FROM sqlite_master').get();
+    assertIntact(db, file);
     const version = schemaVersion(db, file, options.migrations);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');

@@ -76,6 +76,22 @@ describe('openDatabase', () => {
     expect(readFileSync(file).equals(bytes)).toBe(true);
   });
 
+  it('finds a damaged page inside a valid database when it opens (quick_check), and never writes to it', () => {
+    const dir = tempDir();
+    const store = ArchonStore.open(dir);
+    const options = { modelUrl: 'http://127.0.0.1:1/v1', model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10 };
+    for (let index = 0; index < 300; index++) store.runs.createRun({ id: `run-${index}`, goal: 'x'.repeat(200), policy: 'balanced', options, now: new Date().toISOString() });
+    const { rootpage } = store.db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'runs'").get() as { rootpage: number };
+    store.close();
+    const file = join(dir, 'archon.db');
+    const bytes = readFileSync(file);
+    const pageSize = bytes.readUInt16BE(16);
+    Buffer.alloc(pageSize - 16, 0x5a).copy(bytes, pageSize * (rootpage - 1) + 16);
+    writeFileSync(file, bytes);
+    expectStoreError(() => ArchonStore.open(dir), 'STORE_CORRUPT', /damaged.*left untouched.*restore a backup/s);
+    expect(readFileSync(file).equals(bytes)).toBe(true);
+  });
+
   it('refuses a database from a newer Archon without touching it', () => {
     const dir = tempDir();
     const file = join(dir, 'archon.db');
