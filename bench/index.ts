@@ -1,4 +1,5 @@
 import { auditorBenchmarks } from './auditor.bench';
+import { crashLoopBenchmarks } from './crash-loop.bench';
 import { humanControlBenchmarks } from './human-control.bench';
 import { runtimeBenchmarks } from './runtime.bench';
 import { uiBenchmarks } from './ui.bench';
@@ -10,4 +11,5 @@ await runtimeBenchmarks();
 await toolBenchmarks();
 await humanControlBenchmarks();
 await auditorBenchmarks();
+await crashLoopBenchmarks();
 await uiBenchmarks();

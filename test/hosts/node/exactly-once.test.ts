@@ -80,15 +80,14 @@ describe('outages pause, they do not fail', () => {
   }
 
   it('a server down for 20 s mid-run and back on the same port: the run completes, exit 0', async () => {
-    let server = await serve({ reply: slowSteps });
+    const server = await serve({ reply: slowSteps });
     const port = Number(new URL(server.url).port);
     const [dataDir, workspace] = [tempDir(), tempDir()];
     const run = archon(['run', 'survive an outage', ...flags(server, dataDir, workspace)]);
-    const stepStarted = whenEvent(run.child, 'step.completed');
-    await stepStarted;
+    await whenEvent(run.child, 'step.completed');
     await server.close();
     await new Promise((resolve) => setTimeout(resolve, 20_000));
-    server = await serve({ reply: slowSteps, port });
+    await serve({ reply: slowSteps, port });
     const result = await run.done;
     expect(result.status, result.stderr).toBe(0);
     const events = eventsOf(result.stdout);
