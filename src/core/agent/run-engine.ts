@@ -204,7 +204,12 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     }
     return finish(context, 'completed', { answer: await finalAnswer(context, plan, states) });
   } catch (error) {
-    return finishWithError(context, error);
+    try {
+      return finishWithError(context, error);
+    } catch (unrecorded) {
+      // Even the ending could not be written (a full disk): the run stays resumable; say why, typed.
+      throw asStoreError(unrecorded) ?? unrecorded;
+    }
   }
 }
 

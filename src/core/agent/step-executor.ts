@@ -5,6 +5,7 @@ import { decide } from '../approval/edit-loop';
 import { asksAt } from '../../shared/policy';
 import type { ChatMessage, ToolCallRequest } from '../model/chat';
 import { observationMessage, parseTextReply, textProtocolInstructions } from '../model/text-protocol';
+import { asStoreError } from '../store/open-database';
 import { availableTools, callModel, type RunContext } from './run-context';
 import { StepConversation } from './step-conversation';
 import { capObservation, observationOf, runToolCall } from './tool-call';
@@ -215,6 +216,8 @@ export async function executeStep(context: RunContext, step: PlanStep, dependenc
     return { status: 'failed', reason: `iteration_cap: the step did not finish within ${context.options.maxIterations} model turns.` };
   } catch (error) {
     if (context.signal.aborted || isRunLevel(error)) throw error;
+    const storeError = asStoreError(error);
+    if (storeError) throw storeError;
     if (ArchonError.isInstance(error)) return { status: 'failed', reason: error.message };
     throw error;
   }

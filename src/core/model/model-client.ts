@@ -162,13 +162,9 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
       let firstFailureAt: number | null = null;
       for (let number = 1; number <= MAX_ATTEMPTS; number++) {
         chatOptions.signal.throwIfAborted();
+        let result: Awaited<ReturnType<typeof watchedAttempt>>;
         try {
-          const result = await watchedAttempt(request, chatOptions.signal);
-          const usage: Usage = result.usage
-            ? { promptTokens: result.usage.prompt_tokens, completionTokens: result.usage.completion_tokens, estimated: false }
-            : { promptTokens: promptEstimate, completionTokens: estimateTokens(result.content + JSON.stringify(result.toolCalls)), estimated: true };
-          chatOptions.onAttempt?.({ attempt: number, ok: true, usage });
-          return { content: result.content, toolCalls: result.toolCalls, usage, attempts: number };
+          result = await watchedAttempt(request, chatOptions.signal);
         } catch (error) {
           if (chatOptions.signal.aborted) throw cancelled(chatOptions.signal);
           const reason = describe(error, options.baseUrl);
@@ -182,7 +178,13 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
           const delay = backoffDelay(policy, number - 1, retryAfterMs(error));
           if (delay > left) throw unavailable(options.baseUrl, policy.windowMs, `${number} attempts`, reason, error);
           await abortableSleep(delay, chatOptions.signal);
+          continue;
         }
+        const usage: Usage = result.usage
+          ? { promptTokens: result.usage.prompt_tokens, completionTokens: result.usage.completion_tokens, estimated: false }
+          : { promptTokens: promptEstimate, completionTokens: estimateTokens(result.content + JSON.stringify(result.toolCalls)), estimated: true };
+        chatOptions.onAttempt?.({ attempt: number, ok: true, usage });
+        return { content: result.content, toolCalls: result.toolCalls, usage, attempts: number };
       }
       throw unavailable(options.baseUrl, policy.windowMs, `${MAX_ATTEMPTS} attempts`, 'too many attempts', null);
     },

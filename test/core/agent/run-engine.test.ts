@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { denyAll } from '../../../src/core/approval/approval-channel';
+import { ArchonError } from '../../../src/shared/errors';
 import { defineTool, ToolRegistry, toolResult, type ToolDefinition } from '../../../src/core/tools/tool-registry';
 import { planReply, requestText, stepIdOf, toolMessagesOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
@@ -369,5 +370,42 @@ describe('tools in their own processes, seen from the model', () => {
     expect(written).toBe('Wrote 8 bytes to notes/list.md.');
     expect(escaped).toMatch(/^denied: "..\/escape.md" is outside the workspace/);
     expect(read).toBe('buy milk');
+  });
+});
+
+describe('nothing is left running', () => {
+  it('an unexpected error ends the run failed, with its cause in run.failed', async () => {
+    const broken = { canRaiseBudgets: false, decide: async () => Promise.reject(new TypeError('the approval channel broke')) };
+    const engine = await startEngine({ reply: script({ plan: () => planReply([{ id: 'a', description: 'anything' }]) }) }, { approvals: broken });
+    const result = await engine.run('meet a bug');
+    expect(result).toMatchObject({ status: 'failed', error: expect.stringMatching(/Unexpected error: the approval channel broke.*archon resume/s) });
+    expect(engine.runtime.store.runs.getRun(result.runId)?.summary.status).toBe('failed');
+    expect(engine.events.at(-1)).toMatchObject({ type: 'run.failed', error: expect.stringContaining('the approval channel broke') });
+  });
+
+  it('a full disk mid-run: a typed DISK_FULL, nothing lost, and resume continues once there is room', async () => {
+    let full = false;
+    const engine = await startEngine({
+      reply: script({
+        plan: () => planReply([{ id: 'one', description: 'first' }, { id: 'two', description: 'second', dependencies: ['one'] }]),
+        step: (request) => {
+          if (stepIdOf(request) === 'two' && !full) {
+            full = true;
+            // The disk fills up while step two is being answered: SQLite refuses every new page.
+            const db = engine.runtime.store.db;
+            db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+          }
+          return { content: `result of ${stepIdOf(request)}` };
+        },
+      }),
+    });
+    // Not even the ending can be written: the run throws a typed DISK_FULL (the CLI exits 6) and stays resumable.
+    const failure = await engine.run('fill the disk').catch((error: unknown) => error);
+    expect(ArchonError.isInstance(failure) && failure.code).toBe('DISK_FULL');
+    expect((failure as Error).message).toMatch(/disk .* is full.*Free some space, then resume/);
+    engine.runtime.store.db.pragma('max_page_count = 1073741823');
+    const runId = engine.runtime.store.runs.listRuns(1)[0]?.id as string;
+    expect(await engine.resume(runId)).toMatchObject({ status: 'completed' });
+    expect(engine.server.chatRequests.filter((request) => request.purpose === 'step').map(stepIdOf).filter((id) => id === 'one')).toHaveLength(1);
   });
 });
