@@ -26,12 +26,22 @@ export function leaseRun(runs: RunStore, runId: string, now: () => number = Date
       details: { pid: taken.pid },
     });
   }
-  const timer = setInterval(() => runs.heartbeat(runId, process.pid, now()), LEASE_HEARTBEAT_MS);
+  const timer = setInterval(() => {
+    try {
+      runs.heartbeat(runId, process.pid, now());
+    } catch {
+      // A missed heartbeat (a full disk) only lets the lease go stale sooner; the run's own writes report the cause.
+    }
+  }, LEASE_HEARTBEAT_MS);
   timer.unref();
   return {
     release() {
       clearInterval(timer);
-      runs.releaseLease(runId, process.pid);
+      try {
+        runs.releaseLease(runId, process.pid);
+      } catch {
+        // Released by staleness instead: this process is ending.
+      }
     },
   };
 }

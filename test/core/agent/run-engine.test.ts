@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { processStartTicks } from '../../../src/core/agent/tool-call';
 import { z } from 'zod';
 import { denyAll } from '../../../src/core/approval/approval-channel';
 import { ArchonError } from '../../../src/shared/errors';
@@ -337,6 +339,17 @@ describe('resuming after a crash in the middle of a tool call', () => {
     expect((await engine.resume('crashed')).status).toBe('completed');
     expect(asked).toEqual([]);
     expect(toolMessagesOf(engine.server.chatRequests.find((request) => request.purpose === 'step') as RecordedRequest)).toEqual(['2']);
+  });
+
+  it('kills a tool process group the dead process left running before the run goes on (tool.orphan_killed)', async () => {
+    const { engine, callId } = await crashedRun('calculator', 'reject');
+    const orphan = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' });
+    const gone = new Promise((resolve) => orphan.on('exit', (_code, signal) => resolve(signal)));
+    engine.runtime.store.runs.recordToolProcess({ runId: 'crashed', callId, pgid: orphan.pid as number, startTicks: processStartTicks(orphan.pid as number) });
+    expect((await engine.resume('crashed')).status).toBe('completed');
+    expect(await gone).toBe('SIGKILL');
+    expect(engine.events).toContainEqual(expect.objectContaining({ type: 'tool.orphan_killed', callId, pgid: orphan.pid }));
+    expect(engine.runtime.store.runs.toolProcesses('crashed')).toEqual([]);
   });
 
   it('feeds back a call that finished before the crash and never runs it again', async () => {
