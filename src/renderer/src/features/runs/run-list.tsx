@@ -5,7 +5,7 @@ function duration(createdAt: string, updatedAt: string): string {
   return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
-const RESUMABLE = new Set(['stopped', 'running', 'planning', 'pending', 'awaiting_approval']);
+const RESUMABLE = new Set(['stopped', 'paused', 'failed', 'budget_exhausted', 'running', 'planning', 'pending', 'awaiting_approval']);
 
 /** Run history: status, duration, cost, answer; open, resume an interrupted run, delete. */
 export function RunList() {

@@ -21,7 +21,7 @@ export interface RunsSlice {
   applyRunEvents(events: readonly RunEvent[]): void;
 }
 
-const TERMINAL = new Set(['run.completed', 'run.failed', 'run.stopped']);
+const TERMINAL = new Set(['run.completed', 'run.failed', 'run.stopped', 'run.paused']);
 
 function withStatus(steps: StepView[], stepId: string, status: StepStatus, extra: Partial<StepView> = {}): StepView[] {
   return steps.map((step) => (step.spec.id === stepId && (step.status !== status || Object.keys(extra).length > 0) ? { ...step, status, ...extra } : step));
@@ -40,7 +40,7 @@ export function foldStepEvents(steps: StepView[], events: readonly RunEvent[], a
     } else if (event.type === 'approval.resolved') {
       const stepId = approvalSteps[event.approvalId];
       if (stepId && next.some((step) => step.spec.id === stepId && step.status === 'awaiting_approval')) next = withStatus(next, stepId, 'running');
-    } else if (event.type === 'run.stopped') {
+    } else if (event.type === 'run.stopped' || event.type === 'run.paused') {
       next = next.map((step) => (step.status === 'running' || step.status === 'awaiting_approval' ? { ...step, status: 'stopped' } : step));
     }
   }
