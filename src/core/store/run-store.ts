@@ -68,14 +68,6 @@ export interface ToolProcessRecord {
   startTicks: string | null;
 }
 
-export interface UnfinishedToolCall {
-  id: string;
-  stepId: string;
-  tool: string;
-  args: unknown;
-  idempotent: boolean;
-}
-
 const RUN_COLUMNS =
   'id, goal, status, policy, answer, error, created_at, updated_at, ' +
   '(SELECT COALESCE(SUM(tokens), 0) FROM budget_ledger WHERE run_id = runs.id) AS tokens, ' +
@@ -223,18 +215,6 @@ export class RunStore {
     const row = this.db.prepare('SELECT status, args_json, result_json, idempotent FROM tool_calls WHERE id = ?').get(id) as { status: string; args_json: string; result_json: string | null; idempotent: number } | undefined;
     if (!row) return null;
     return { status: row.status, args: JSON.parse(row.args_json) as unknown, result: row.result_json === null ? null : ToolResultSchema.parse(JSON.parse(row.result_json)), idempotent: row.idempotent === 1 };
-  }
-
-  /** Tool calls that started but recorded no result: the process died in between. */
-  unfinishedToolCalls(runId: string): UnfinishedToolCall[] {
-    const rows = this.db.prepare("SELECT id, step_id, tool, args_json, idempotent FROM tool_calls WHERE run_id = ? AND status = 'started' ORDER BY rowid").all(runId) as {
-      id: string;
-      step_id: string;
-      tool: string;
-      args_json: string;
-      idempotent: number;
-    }[];
-    return rows.map((row) => ({ id: row.id, stepId: row.step_id, tool: row.tool, args: JSON.parse(row.args_json) as unknown, idempotent: row.idempotent === 1 }));
   }
 
   /**
