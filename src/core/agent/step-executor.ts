@@ -4,10 +4,10 @@ import type { ToolResult } from '../../shared/schemas/tool';
 import { actionHash, applyLock, explain, runRejected } from '../approval/approval-gate';
 import { decide } from '../approval/edit-loop';
 import { asksAt, asksForTool } from '../../shared/policy';
-import type { ChatMessage, ToolCallRequest } from '../model/chat';
+import type { ChatMessage, ChatResponse, ToolCallRequest } from '../model/chat';
 import { observationMessage, parseTextReply, textProtocolInstructions } from '../model/text-protocol';
 import { toolResult, type ToolDefinition } from '../tools/tool-registry';
-import { availableTools, callModel, type RunContext } from './run-context';
+import { availableTools, callModel, noteDialect, type RunContext } from './run-context';
 
 export type StepOutcome = { status: 'completed'; result: string } | { status: 'failed'; reason: string };
 
@@ -138,16 +138,21 @@ async function nativeTurn(context: RunContext, step: PlanStep, messages: ChatMes
   return null;
 }
 
-async function textTurn(context: RunContext, step: PlanStep, messages: ChatMessage[], guard: RepetitionGuard, content: string): Promise<StepOutcome | null> {
-  const reply = parseTextReply(content);
+/** Text mode: the reply is read in Archon's format or the model's own dialect; its calls run one after another. */
+async function textTurn(context: RunContext, step: PlanStep, messages: ChatMessage[], guard: RepetitionGuard, response: ChatResponse): Promise<StepOutcome | null> {
+  const reply = parseTextReply(response.content, { tools: availableTools(context).specs(), reasoning: response.reasoning, dialect: context.dialect });
   if (reply.kind === 'final') return { status: 'completed', result: reply.answer };
   if (reply.kind === 'invalid') {
     messages.push({ role: 'user', content: reply.error });
     return null;
   }
-  if (guard.isThirdRepeat(reply.tool, reply.arguments)) return loopDetected(reply.tool);
-  const result = await runToolCall(context, step, reply.tool, reply.arguments, context.newId());
-  messages.push({ role: 'user', content: observationMessage(observationOf(result)) });
+  noteDialect(context, reply.dialect);
+  const observations: string[] = [];
+  for (const call of reply.calls) {
+    if (guard.isThirdRepeat(call.tool, call.arguments)) return loopDetected(call.tool);
+    observations.push(observationOf(await runToolCall(context, step, call.tool, call.arguments, context.newId())));
+  }
+  messages.push({ role: 'user', content: observations.map(observationMessage).join('\n') });
   return null;
 }
 
@@ -249,7 +254,7 @@ export async function executeStep(context: RunContext, step: PlanStep, dependenc
       const outcome =
         context.mode === 'native'
           ? await nativeTurn(context, step, messages, guard, response.toolCalls)
-          : await textTurn(context, step, messages, guard, response.content);
+          : await textTurn(context, step, messages, guard, response);
       if (outcome?.status === 'completed') {
         const reviewed = await reviewResult(context, step, outcome.result, messages);
         if (reviewed) return reviewed;

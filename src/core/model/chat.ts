@@ -1,3 +1,5 @@
+import type { DialectName } from './dialects/dialect';
+
 /** The runtime's own view of a chat exchange; model-client.ts maps it to the OpenAI wire format. */
 export interface ToolCallRequest {
   id: string;
@@ -40,6 +42,10 @@ export interface Usage {
 export interface ChatResponse {
   content: string;
   toolCalls: ToolCallRequest[];
+  /** What the model thought (a reasoning field or `<think>` text), apart from its content. */
+  reasoning?: string;
+  /** Set when the tool calls were read from text the model wrote in its own dialect. */
+  dialect?: DialectName;
   usage: Usage;
   attempts: number;
 }

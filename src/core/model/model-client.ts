@@ -11,6 +11,7 @@ import {
   type ToolCallRequest,
   type Usage,
 } from './chat';
+import { readModelTurn } from './dialects/read-tool-calls';
 import { abortableSleep, backoffDelay, cancelled, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy';
 
 export interface OpenAIModelClientOptions {
@@ -59,8 +60,9 @@ function describe(error: unknown, baseUrl: string): string {
 }
 
 /** Reads a streamed completion into content, tool calls and usage. */
-async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ content: string; toolCalls: ToolCallRequest[]; usage: ChatCompletionChunk['usage'] }> {
+async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ content: string; reasoning: string; toolCalls: ToolCallRequest[]; usage: ChatCompletionChunk['usage'] }> {
   let content = '';
+  let reasoning = '';
   let usage: ChatCompletionChunk['usage'] = null;
   const calls = new Map<number, ToolCallRequest>();
   for await (const chunk of stream) {
@@ -68,6 +70,7 @@ async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ co
     const delta = chunk.choices[0]?.delta;
     if (!delta) continue;
     content += delta.content ?? '';
+    reasoning += reasoningOf(delta);
     for (const part of delta.tool_calls ?? []) {
       const call = calls.get(part.index) ?? { id: '', name: '', arguments: '' };
       call.id = part.id ?? call.id;
@@ -77,7 +80,13 @@ async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ co
     }
   }
   const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
-  return { content, toolCalls, usage };
+  return { content, reasoning, toolCalls, usage };
+}
+
+/** llama.cpp and vLLM send `reasoning_content`, Ollama and LM Studio `reasoning`: neither is in the SDK's types. */
+function reasoningOf(delta: object): string {
+  const { reasoning_content: content, reasoning } = delta as { reasoning_content?: unknown; reasoning?: unknown };
+  return typeof content === 'string' ? content : typeof reasoning === 'string' ? reasoning : '';
 }
 
 /** Every model server, through the official openai SDK: streaming, AbortSignal, our own retries. */
@@ -97,7 +106,9 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
       },
       { signal, headers: { 'X-Archon-Purpose': request.purpose } },
     );
-    return collect(stream);
+    const collected = await collect(stream);
+    // A call the server's parser missed (left as text in the content or reasoning) is still a call.
+    return { ...readModelTurn(collected, request.tools), usage: collected.usage };
   }
 
   return {
@@ -113,7 +124,7 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
             ? { promptTokens: result.usage.prompt_tokens, completionTokens: result.usage.completion_tokens, estimated: false }
             : { promptTokens: promptEstimate, completionTokens: estimateTokens(result.content + JSON.stringify(result.toolCalls)), estimated: true };
           chatOptions.onAttempt?.({ attempt: number, ok: true, usage });
-          return { content: result.content, toolCalls: result.toolCalls, usage, attempts: number };
+          return { content: result.content, toolCalls: result.toolCalls, reasoning: result.reasoning, dialect: result.dialect, usage, attempts: number };
         } catch (error) {
           if (chatOptions.signal.aborted) throw cancelled(chatOptions.signal);
           const reason = describe(error, options.baseUrl);

@@ -53,7 +53,7 @@ export function splitReasoning(text: string): Split {
   return { content, reasoning: reasoning.map((part) => part.trim()).filter(Boolean).join('\n') };
 }
 
-/** Content with Harmony's frame tokens removed, for showing as the model's words. */
+/** Content with Harmony's frame tokens removed, for showing as the model's words; a Harmony call keeps its frame to be read. */
 export function plainContent(text: string): string {
-  return text.replace(HARMONY_FRAME, '').trim();
+  return (/to=functions\./.test(text) ? text : text.replace(HARMONY_FRAME, '')).trim();
 }
