@@ -46,6 +46,7 @@ export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]
     options: { modelUrl: 'http://127.0.0.1:1/v1', model: 'x', policy: 'balanced', concurrency: 8, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10 },
     policy: 'balanced',
     mode: 'native',
+    dialect: null,
     signal: new AbortController().signal,
     stopRun: () => undefined,
     tools: new ToolRegistry([]),

@@ -17,7 +17,8 @@ export interface ScriptedToolCall {
 }
 
 export type ScriptedReply =
-  | { content: string; toolCalls?: undefined; delayMs?: number; usage?: Usage }
+  /** `reasoning` goes out as `reasoning_content`, before the content, as llama.cpp and vLLM send it. */
+  | { content: string; reasoning?: string; toolCalls?: undefined; delayMs?: number; usage?: Usage }
   | { toolCalls: ScriptedToolCall[]; content?: string; delayMs?: number; usage?: Usage }
   | { status: number; message?: string; delayMs?: number; retryAfterSeconds?: number }
   | { hang: true };
@@ -116,7 +117,9 @@ function toolCallsOf(reply: { toolCalls?: ScriptedToolCall[] }) {
   }));
 }
 
-function writeCompletion(response: ServerResponse, body: ChatRequestBody, reply: { content?: string; toolCalls?: ScriptedToolCall[]; usage?: Usage }): void {
+type Answer = { content?: string; reasoning?: string; toolCalls?: ScriptedToolCall[]; usage?: Usage };
+
+function writeCompletion(response: ServerResponse, body: ChatRequestBody, reply: Answer): void {
   const toolCalls = toolCallsOf(reply);
   json(response, 200, {
     id: `chatcmpl-${Date.now()}`,
@@ -126,7 +129,7 @@ function writeCompletion(response: ServerResponse, body: ChatRequestBody, reply:
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: reply.content ?? null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        message: { role: 'assistant', content: reply.content ?? null, ...(reply.reasoning ? { reasoning_content: reply.reasoning } : {}), ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
         finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
       },
     ],
@@ -134,11 +137,15 @@ function writeCompletion(response: ServerResponse, body: ChatRequestBody, reply:
   });
 }
 
-function writeStream(response: ServerResponse, body: ChatRequestBody, reply: { content?: string; toolCalls?: ScriptedToolCall[]; usage?: Usage }): void {
+function writeStream(response: ServerResponse, body: ChatRequestBody, reply: Answer): void {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const base = { id: `chatcmpl-${Date.now()}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body.model ?? 'scripted' };
   const send = (choices: unknown[], extra: Record<string, unknown> = {}) => response.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
   send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
+  const reasoning = reply.reasoning ?? '';
+  for (let offset = 0; offset < reasoning.length; offset += 8) {
+    send([{ index: 0, delta: { reasoning_content: reasoning.slice(offset, offset + 8) }, finish_reason: null }]);
+  }
   const content = reply.content ?? '';
   for (let offset = 0; offset < content.length; offset += 8) {
     send([{ index: 0, delta: { content: content.slice(offset, offset + 8) }, finish_reason: null }]);

@@ -10,6 +10,7 @@ import { asksAt } from '../../shared/policy';
 import type { BudgetMeter, CapBreach } from '../budget/budget-meter';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
+import type { DialectName } from '../model/dialects/dialect';
 import { estimateTokens, type ChatRequest, type ChatResponse, type ModelClient, type ModelMode } from '../model/chat';
 import type { RunStore } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
@@ -22,6 +23,8 @@ export interface RunContext {
   /** The policy in force: the operator's, or stricter when adaptive autonomy tightened it. */
   policy: Policy;
   mode: ModelMode;
+  /** The tool-call dialect the model has written in this run, once seen: read first from then on. */
+  dialect: DialectName | null;
   signal: AbortSignal;
   /** Ends the whole run: every step's model stream and tool call is aborted. */
   stopRun(reason: unknown): void;
@@ -45,6 +48,13 @@ export interface RunContext {
 /** The tools the model may still use: the registry less anything locked. */
 export function availableTools(context: RunContext): ToolRegistry {
   return context.lockedTools.size === 0 ? context.tools : context.tools.without([...context.lockedTools]);
+}
+
+/** Records the dialect the model writes in (on the run, as an event) when it is new. */
+export function noteDialect(context: RunContext, dialect: DialectName | undefined): void {
+  if (!dialect || context.dialect === dialect) return;
+  context.dialect = dialect;
+  context.events.append(context.runId, 'model.dialect_detected', { dialect });
 }
 
 /** Completion tokens assumed for a call when budgeting before it: a call is never let through on hope. */
@@ -141,6 +151,7 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
         startedAt = endedAt;
       },
     });
+    noteDialect(context, response.dialect);
     context.events.append(context.runId, 'model.completed', {
       stepId,
       purpose: request.purpose,

@@ -22,7 +22,7 @@ import { validatePlan } from '../planner/validate-plan';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
-import { callModel, type RunContext } from './run-context';
+import { callModel, noteDialect, type RunContext } from './run-context';
 import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
@@ -187,7 +187,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
       plan = await approvedPlan(context, (feedback) =>
-        planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null) }, feedback),
+        planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback),
       );
       context.runs.savePlan(context.runId, plan.steps);
       context.events.append(context.runId, 'plan.ready', { plan });
@@ -245,6 +245,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     options: run.options,
     policy: run.options.policy,
     mode: run.probe.toolCalling ? 'native' : 'text',
+    dialect: null,
     signal: AbortSignal.any([signal, controller.signal, ...(dependencies.estop ? [dependencies.estop.signal] : [])]),
     stopRun: (reason) => controller.abort(reason),
     tools: dependencies.tools(run.options),

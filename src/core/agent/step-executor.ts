@@ -6,7 +6,7 @@ import { asksAt } from '../../shared/policy';
 import type { ChatMessage, ToolCallRequest } from '../model/chat';
 import { observationMessage, parseTextReply, textProtocolInstructions } from '../model/text-protocol';
 import { asStoreError } from '../store/open-database';
-import { availableTools, callModel, type RunContext } from './run-context';
+import { availableTools, callModel, noteDialect, type RunContext } from './run-context';
 import { StepConversation } from './step-conversation';
 import { capObservation, observationOf, runToolCall } from './tool-call';
 
@@ -69,16 +69,21 @@ async function nativeTurn(context: RunContext, step: PlanStep, conversation: Ste
   return null;
 }
 
-async function textTurn(context: RunContext, step: PlanStep, conversation: StepConversation, guard: RepetitionGuard, reply: { content: string; position: number }): Promise<StepOutcome | null> {
-  const parsed = parseTextReply(reply.content);
+/** Text mode: the reply is read in Archon's format or the model's own dialect; its calls run one after another. */
+async function textTurn(context: RunContext, step: PlanStep, conversation: StepConversation, guard: RepetitionGuard, reply: { message: AssistantMessage; position: number }): Promise<StepOutcome | null> {
+  const parsed = parseTextReply(reply.message.content ?? '', { tools: availableTools(context).specs(), reasoning: reply.message.reasoning, dialect: context.dialect });
   if (parsed.kind === 'final') return { status: 'completed', result: parsed.answer };
   if (parsed.kind === 'invalid') {
     conversation.push({ role: 'user', content: parsed.error });
     return null;
   }
-  if (guard.isThirdRepeat(parsed.tool, parsed.arguments)) return loopDetected(parsed.tool);
-  const result = await runToolCall(context, step, parsed.tool, parsed.arguments, conversation.callId(reply.position));
-  conversation.push({ role: 'user', content: observationMessage(observationOf(result)) });
+  noteDialect(context, parsed.dialect);
+  const observations: string[] = [];
+  for (const [index, call] of parsed.calls.entries()) {
+    if (guard.isThirdRepeat(call.tool, call.arguments)) return loopDetected(call.tool);
+    observations.push(observationOf(await runToolCall(context, step, call.tool, call.arguments, conversation.callId(reply.position, index))));
+  }
+  conversation.push({ role: 'user', content: observations.map(observationMessage).join('\n') });
   return null;
 }
 
@@ -152,7 +157,7 @@ async function actOn(context: RunContext, step: PlanStep, conversation: StepConv
     }
     return reviewResult(context, step, content.trim(), conversation);
   }
-  const outcome = await textTurn(context, step, conversation, guard, { content, position: reply.position });
+  const outcome = await textTurn(context, step, conversation, guard, reply);
   return outcome?.status === 'completed' ? reviewResult(context, step, outcome.result, conversation) : outcome;
 }
 
@@ -166,7 +171,7 @@ export function isRunLevel(error: unknown): boolean {
 }
 
 /** The calls the model already made in this conversation count toward the repeat limit after a resume. */
-function guardFor(conversation: StepConversation, upTo: number): RepetitionGuard {
+function guardFor(context: RunContext, conversation: StepConversation, upTo: number): RepetitionGuard {
   const guard = new RepetitionGuard();
   for (const message of conversation.messages.slice(0, upTo)) {
     if (message.role !== 'assistant') continue;
@@ -174,8 +179,8 @@ function guardFor(conversation: StepConversation, upTo: number): RepetitionGuard
       const args = parseNativeArguments(call);
       if (args.ok) guard.isThirdRepeat(call.name, args.value);
     }
-    const text = message.toolCalls?.length ? null : parseTextReply(message.content ?? '');
-    if (text?.kind === 'action') guard.isThirdRepeat(text.tool, text.arguments);
+    const text = message.toolCalls?.length ? null : parseTextReply(message.content ?? '', { tools: context.tools.specs(), reasoning: message.reasoning });
+    if (text?.kind === 'action') for (const call of text.calls) guard.isThirdRepeat(call.tool, call.arguments);
   }
   return guard;
 }
@@ -192,7 +197,7 @@ export async function executeStep(context: RunContext, step: PlanStep, dependenc
     { role: 'user', content: stepBrief(context, step, dependencyResults) },
   ]);
   const pending = conversation.unansweredReply();
-  const guard = guardFor(conversation, pending?.position ?? conversation.messages.length);
+  const guard = guardFor(context, conversation, pending?.position ?? conversation.messages.length);
   try {
     if (conversation.isFresh) {
       const refused = await confirmCriticalStep(context, step);
@@ -208,7 +213,12 @@ export async function executeStep(context: RunContext, step: PlanStep, dependenc
       context.signal.throwIfAborted();
       const tools = context.mode === 'native' ? availableTools(context).specs() : undefined;
       const response = await callModel(context, { purpose: 'step', messages: conversation.messages, tools: tools && tools.length > 0 ? tools : undefined }, step.id);
-      const message: AssistantMessage = { role: 'assistant', content: response.content || null, toolCalls: context.mode === 'native' && response.toolCalls.length > 0 ? response.toolCalls : undefined };
+      const message: AssistantMessage = {
+        role: 'assistant',
+        content: response.content || null,
+        toolCalls: context.mode === 'native' && response.toolCalls.length > 0 ? response.toolCalls : undefined,
+        ...(context.mode === 'text' && response.reasoning ? { reasoning: response.reasoning } : {}),
+      };
       const position = conversation.push(message);
       const outcome = await actOn(context, step, conversation, guard, { message, position });
       if (outcome) return outcome;

@@ -1,3 +1,5 @@
+import type { DialectName } from './dialects/dialect';
+
 /** The runtime's own view of a chat exchange; model-client.ts maps it to the OpenAI wire format. */
 export interface ToolCallRequest {
   id: string;
@@ -8,7 +10,8 @@ export interface ToolCallRequest {
 
 export type ChatMessage =
   | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string | null; toolCalls?: ToolCallRequest[] }
+  /** `reasoning`: what a text-mode model wrote in the server's reasoning field, kept so a resumed step reads its calls the same way (never sent back). */
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCallRequest[]; reasoning?: string }
   | { role: 'tool'; toolCallId: string; content: string };
 
 export interface ToolSpec {
@@ -40,6 +43,10 @@ export interface Usage {
 export interface ChatResponse {
   content: string;
   toolCalls: ToolCallRequest[];
+  /** What the model thought (a reasoning field or `<think>` text), apart from its content. */
+  reasoning?: string;
+  /** Set when the tool calls were read from text the model wrote in its own dialect. */
+  dialect?: DialectName;
   usage: Usage;
   attempts: number;
 }

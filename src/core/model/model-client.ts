@@ -11,6 +11,7 @@ import {
   type ToolCallRequest,
   type Usage,
 } from './chat';
+import { readModelTurn } from './dialects/read-tool-calls';
 import { abortableSleep, backoffDelay, cancelled, DEFAULT_RETRY_POLICY, MAX_ATTEMPTS, type RetryPolicy } from './retry-policy';
 import { StallWatchdog } from './stall-watchdog';
 import { anySignal } from '../../shared/abort';
@@ -100,8 +101,9 @@ function describe(error: unknown, baseUrl: string): string {
 }
 
 /** Reads a streamed completion into content, tool calls and usage. */
-async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ content: string; toolCalls: ToolCallRequest[]; usage: ChatCompletionChunk['usage'] }> {
+async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ content: string; reasoning: string; toolCalls: ToolCallRequest[]; usage: ChatCompletionChunk['usage'] }> {
   let content = '';
+  let reasoning = '';
   let usage: ChatCompletionChunk['usage'] = null;
   const calls = new Map<number, ToolCallRequest>();
   for await (const chunk of stream) {
@@ -109,6 +111,7 @@ async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ co
     const delta = chunk.choices[0]?.delta;
     if (!delta) continue;
     content += delta.content ?? '';
+    reasoning += reasoningOf(delta);
     for (const part of delta.tool_calls ?? []) {
       const call = calls.get(part.index) ?? { id: '', name: '', arguments: '' };
       call.id = part.id ?? call.id;
@@ -118,7 +121,13 @@ async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ co
     }
   }
   const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
-  return { content, toolCalls, usage };
+  return { content, reasoning, toolCalls, usage };
+}
+
+/** llama.cpp and vLLM send `reasoning_content`, Ollama and LM Studio `reasoning`: neither is in the SDK's types. */
+function reasoningOf(delta: object): string {
+  const { reasoning_content: content, reasoning } = delta as { reasoning_content?: unknown; reasoning?: unknown };
+  return typeof content === 'string' ? content : typeof reasoning === 'string' ? reasoning : '';
 }
 
 /** Every model server, through the official openai SDK: streaming, AbortSignal, our own retries. */
@@ -138,7 +147,9 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
       },
       { signal: anySignal(signal, watchdog.signal), headers: { 'X-Archon-Purpose': request.purpose } },
     );
-    return collect(watchdog.watch(stream));
+    const collected = await collect(watchdog.watch(stream));
+    // A call the server's parser missed (left as text in the content or reasoning) is still a call.
+    return { ...readModelTurn(collected, request.tools), usage: collected.usage };
   }
 
   /** One attempt under the stall watchdog; a stall is an error like a dropped connection. */
@@ -184,7 +195,7 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
           ? { promptTokens: result.usage.prompt_tokens, completionTokens: result.usage.completion_tokens, estimated: false }
           : { promptTokens: promptEstimate, completionTokens: estimateTokens(result.content + JSON.stringify(result.toolCalls)), estimated: true };
         chatOptions.onAttempt?.({ attempt: number, ok: true, usage });
-        return { content: result.content, toolCalls: result.toolCalls, usage, attempts: number };
+        return { content: result.content, toolCalls: result.toolCalls, reasoning: result.reasoning, dialect: result.dialect, usage, attempts: number };
       }
       throw unavailable(options.baseUrl, policy.windowMs, `${MAX_ATTEMPTS} attempts`, 'too many attempts', null);
     },

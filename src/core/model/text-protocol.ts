@@ -1,16 +1,34 @@
 import { z } from 'zod';
 import type { ToolSpec } from './chat';
+import type { DialectName, OfferedTool } from './dialects/dialect';
+import { readToolCalls } from './dialects/read-tool-calls';
+import { plainContent, splitReasoning } from './dialects/reasoning';
 import { extractFirstJsonObject, parseLenientJson } from './lenient-json';
 
 /**
  * The text protocol for servers without tool calling (see docs/model-protocol.md):
  *   Thought: …   Action: {"tool": NAME, "arguments": {…}}   or   Final Answer: …
+ * Archon asks in its own format and reads every dialect a model may answer in instead.
  */
+
+export interface TextCall {
+  tool: string;
+  arguments: unknown;
+}
 
 export type TextReply =
   | { kind: 'final'; answer: string }
-  | { kind: 'action'; tool: string; arguments: unknown }
+  | { kind: 'action'; calls: TextCall[]; dialect: DialectName }
   | { kind: 'invalid'; error: string };
+
+export interface TextReplyContext {
+  /** The tools offered: a call in a model's own dialect counts only for these names. */
+  tools: readonly OfferedTool[];
+  /** Reasoning the server sent apart from the content. */
+  reasoning?: string;
+  /** The dialect the model has used in this run: tried first, and its plain text is its answer. */
+  dialect?: DialectName | null;
+}
 
 const ActionSchema = z.union([
   z.object({ tool: z.string().min(1), arguments: z.unknown().optional() }),
@@ -35,20 +53,36 @@ function markerIndex(text: string, marker: RegExp): number {
   return match ? match.index : -1;
 }
 
-export function parseTextReply(text: string): TextReply {
-  const actionAt = markerIndex(text, /Action\s*:/i);
-  const finalAt = markerIndex(text, /Final Answer\s*:/i);
-  if (finalAt >= 0 && (actionAt < 0 || finalAt < actionAt)) {
-    return { kind: 'final', answer: text.slice(finalAt).replace(/^Final Answer\s*:\s*/i, '').trim() };
-  }
-  if (actionAt < 0) return { kind: 'invalid', error: `Your reply had neither an Action nor a Final Answer. ${FORMAT_REMINDER}` };
-  const json = extractFirstJsonObject(text, actionAt);
+/** Archon's own `Action:` read leniently, so a wrong tool name or bad JSON is explained back to the model. */
+function archonAction(content: string, actionAt: number): TextReply {
+  const json = extractFirstJsonObject(content, actionAt);
   if (!json) return { kind: 'invalid', error: `The Action had no JSON object after it. ${FORMAT_REMINDER}` };
   const parsed = parseLenientJson(json);
   if (!parsed.ok) return { kind: 'invalid', error: `The Action's JSON could not be read (${parsed.error}). ${FORMAT_REMINDER}` };
   const action = ActionSchema.safeParse(parsed.value);
   if (!action.success) return { kind: 'invalid', error: `The Action must be {"tool": NAME, "arguments": {…}}. ${FORMAT_REMINDER}` };
-  return { kind: 'action', tool: action.data.tool, arguments: action.data.arguments ?? {} };
+  return { kind: 'action', calls: [{ tool: action.data.tool, arguments: action.data.arguments ?? {} }], dialect: 'archon' };
+}
+
+/** Unreadable arguments go on as text, so the tool's schema check says what was wrong. */
+function argumentsValue(text: string): unknown {
+  const parsed = parseLenientJson(text);
+  return parsed.ok ? parsed.value : text;
+}
+
+export function parseTextReply(text: string, context: TextReplyContext = { tools: [] }): TextReply {
+  const { content } = splitReasoning(text);
+  const finalAt = markerIndex(content, /Final Answer\s*:/i);
+  const found = readToolCalls(text, context.tools, { reasoning: context.reasoning, preferred: context.dialect });
+  if (found && (finalAt < 0 || (found.at >= 0 && found.at < finalAt))) {
+    return { kind: 'action', calls: found.calls.map((call) => ({ tool: call.name, arguments: argumentsValue(call.arguments) })), dialect: found.dialect };
+  }
+  const actionAt = markerIndex(content, /Action\s*:/i);
+  if (finalAt >= 0 && (actionAt < 0 || finalAt < actionAt)) return { kind: 'final', answer: content.slice(finalAt).replace(/^Final Answer\s*:\s*/i, '').trim() };
+  if (actionAt >= 0) return archonAction(content, actionAt);
+  const said = plainContent(content);
+  if (context.dialect && context.dialect !== 'archon' && said !== '') return { kind: 'final', answer: said };
+  return { kind: 'invalid', error: `Your reply had neither an Action nor a Final Answer. ${FORMAT_REMINDER}` };
 }
 
 export function observationMessage(content: string): string {

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { ArchonError, describeZodError } from '../../shared/errors';
 import { PlanSchema, type Plan } from '../../shared/schemas/plan';
 import type { ChatMessage, ChatResponse, ModelMode, ToolSpec } from '../model/chat';
+import type { DialectName } from '../model/dialects/dialect';
+import { readToolCalls } from '../model/dialects/read-tool-calls';
+import { splitReasoning } from '../model/dialects/reasoning';
 import { extractFirstJsonObject, parseLenientJson } from '../model/lenient-json';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { validatePlan } from './validate-plan';
@@ -13,6 +16,8 @@ export interface PlannerDependencies {
   mode: ModelMode;
   tools: ToolRegistry;
   callModel(request: { messages: ChatMessage[]; tools?: ToolSpec[] }): Promise<ChatResponse>;
+  /** Told when a text-mode plan came as a submit_plan call in the model's own dialect. */
+  onDialect?(dialect: DialectName): void;
 }
 
 const submitPlanSpec: ToolSpec = {
@@ -36,9 +41,19 @@ function plannerPrompt(mode: ModelMode, tools: ToolRegistry): string {
 
 type Candidate = { ok: true; value: unknown } | { ok: false; error: string };
 
-function candidateFrom(response: ChatResponse, mode: ModelMode): Candidate {
+/** A plan written as text: a submit_plan call in any dialect, else the first JSON object outside the reasoning. */
+function textPlan(response: ChatResponse, onDialect: PlannerDependencies['onDialect']): string | null {
+  const call = readToolCalls(response.content, [submitPlanSpec], { reasoning: response.reasoning });
+  if (call) {
+    onDialect?.(call.dialect);
+    return call.calls[0]?.arguments ?? null;
+  }
+  return extractFirstJsonObject(splitReasoning(response.content).content);
+}
+
+function candidateFrom(response: ChatResponse, mode: ModelMode, onDialect?: PlannerDependencies['onDialect']): Candidate {
   const call = mode === 'native' ? response.toolCalls.find((toolCall) => toolCall.name === SUBMIT_PLAN) : undefined;
-  const text = call ? call.arguments : extractFirstJsonObject(response.content);
+  const text = call ? call.arguments : textPlan(response, onDialect);
   if (text === null) {
     return { ok: false, error: mode === 'native' ? `No plan was submitted. Call ${SUBMIT_PLAN} with the plan.` : 'No JSON object was found in your reply. Reply with the plan as one JSON object.' };
   }
@@ -75,7 +90,7 @@ export async function planGoal(goal: string, dependencies: PlannerDependencies, 
   let lastErrors = '';
   for (let attempt = 0; attempt <= MAX_PLAN_REPAIRS; attempt++) {
     const response = await dependencies.callModel({ messages, tools: dependencies.mode === 'native' ? [submitPlanSpec] : undefined });
-    const candidate = candidateFrom(response, dependencies.mode);
+    const candidate = candidateFrom(response, dependencies.mode, dependencies.onDialect);
     let errors: string[];
     if (!candidate.ok) errors = [candidate.error];
     else {

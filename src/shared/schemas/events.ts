@@ -26,6 +26,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     completionTokens: z.int().nonnegative(),
     attempts: z.int().positive(),
   }),
+  /** The tool-call dialect the model writes in, when it is not native tool calls; read for the rest of the run. */
+  runEvent('model.dialect_detected', { dialect: z.string() }),
   runEvent('model.attempt_failed', { stepId: z.string().nullable(), purpose: z.string(), attempt: z.int().positive(), error: z.string() }),
   runEvent('plan.ready', { plan: PlanSchema }),
   runEvent('step.started', stepShape),

@@ -16,12 +16,13 @@ describe('lenient JSON', () => {
     ['```json\n{"a": 1}\n```', { a: 1 }],
     ['{"a": {"b": 1}', { a: { b: 1 } }],
     ['{"text": "it\'s fine",}', { text: "it's fine" }],
+    ["{'flag': True, 'none': None}", { flag: true, none: null }],
   ])('repairs %j', (text, value) => {
     expect(parseLenientJson(text)).toEqual({ ok: true, value });
   });
 
   it('says why when it cannot', () => {
-    const result = parseLenientJson('{"a": ]');
+    const result = parseLenientJson('{"a" 1 2 }}}');
     expect(result.ok).toBe(false);
   });
 });

@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { parseTextReply, textProtocolInstructions } from '../../../src/core/model/text-protocol';
+import { tool } from '../../fixtures/dialects/fixture';
+
+const tools = [tool('calculator', { expression: 'string' })];
 
 describe('text protocol', () => {
   it('reads an Action with its JSON, leniently', () => {
     expect(parseTextReply('Thought: I need math.\nAction: {"tool": "calculator", "arguments": {"expression": "2+2",}}')).toEqual({
       kind: 'action',
-      tool: 'calculator',
-      arguments: { expression: '2+2' },
+      calls: [{ tool: 'calculator', arguments: { expression: '2+2' } }],
+      dialect: 'archon',
     });
-    expect(parseTextReply('Action: {"name": "calculator", "arguments": {"expression": "1"}}')).toMatchObject({ kind: 'action', tool: 'calculator' });
+    expect(parseTextReply('Action: {"name": "calculator", "arguments": {"expression": "1"}}')).toMatchObject({ kind: 'action', calls: [{ tool: 'calculator' }] });
   });
 
   it('reads a Final Answer', () => {
@@ -27,6 +30,22 @@ describe('text protocol', () => {
     const reply = parseTextReply(text);
     expect(reply.kind).toBe('invalid');
     if (reply.kind === 'invalid') expect(reply.error).toMatch(error);
+  });
+
+  it("reads a call in the model's own dialect, for offered tools only", () => {
+    const text = 'I will compute it. <|tool_call_start|>[calculator(expression="6*7")]<|tool_call_end|>';
+    expect(parseTextReply(text, { tools })).toEqual({ kind: 'action', calls: [{ tool: 'calculator', arguments: { expression: '6*7' } }], dialect: 'lfm2' });
+    expect(parseTextReply(text, { tools: [tool('read_file')] }).kind).toBe('invalid');
+  });
+
+  it('finds a call written in the reasoning field', () => {
+    expect(parseTextReply('', { tools, reasoning: '<tool_call>{"name": "calculator", "arguments": {"expression": "6*7"}}</tool_call>' })).toMatchObject({ kind: 'action', dialect: 'hermes' });
+  });
+
+  it("takes plain text as the answer once the model has shown its own dialect, and not before", () => {
+    expect(parseTextReply('<think>done</think>6*7 = 42', { tools, dialect: 'hermes' })).toEqual({ kind: 'final', answer: '6*7 = 42' });
+    expect(parseTextReply('6*7 = 42', { tools, dialect: 'archon' }).kind).toBe('invalid');
+    expect(parseTextReply('6*7 = 42', { tools }).kind).toBe('invalid');
   });
 
   it('lists the tools with their argument schemas', () => {

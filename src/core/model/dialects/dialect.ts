@@ -1,0 +1,129 @@
+import type { ToolSpec } from '../chat';
+import { parseLenientJson } from '../lenient-json';
+
+/**
+ * The tool-call dialects Archon reads: its own text protocol and every family of local models
+ * (docs/model-protocol.md lists each with its source).
+ */
+export const DIALECT_NAMES = [
+  'archon',
+  'hermes',
+  'qwen3-coder',
+  'llama3-json',
+  'python-tag',
+  'pythonic',
+  'mistral',
+  'deepseek',
+  'functionary-v3',
+  'functionary-v3.1',
+  'functools',
+  'granite',
+  'nemotron',
+  'xlam',
+  'command-r',
+  'glm',
+  'minimax',
+  'kimi-k2',
+  'harmony',
+  'gemma',
+  'lfm2',
+  'olmo',
+] as const;
+
+export type DialectName = (typeof DIALECT_NAMES)[number];
+
+/** A tool as the request offered it: only these names count as calls. */
+export type OfferedTool = Pick<ToolSpec, 'name'> & { parameters?: Record<string, unknown> };
+
+/** A call as a dialect wrote it, before its name is checked and its arguments typed. */
+export interface RawCall {
+  name: string;
+  /** An object, JSON text, or (with `textValues`) an object of XML-style text values. */
+  args: unknown;
+  /** Values arrived as bare text (`<parameter=k>v</parameter>`); the tool's schema types them. */
+  textValues?: boolean;
+}
+
+/** What one dialect found: its calls and where in the text the call markup began. */
+export interface DialectMatch {
+  calls: RawCall[];
+  at: number;
+}
+
+export interface Dialect {
+  name: DialectName;
+  read(text: string): DialectMatch | null;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** JSON text, repaired (jsonrepair: Python literals, single quotes, trailing commas…); undefined when unreadable. */
+export function looseJson(text: string): unknown {
+  const parsed = parseLenientJson(text);
+  return parsed.ok ? parsed.value : undefined;
+}
+
+function nameOf(object: Record<string, unknown>): string | null {
+  for (const key of ['name', 'tool', 'tool_name', 'function', 'function_name']) {
+    const value = object[key];
+    if (typeof value === 'string' && value.trim() !== '') return value.trim();
+    if (isRecord(value) && typeof value.name === 'string') return value.name;
+  }
+  return null;
+}
+
+function argsOf(object: Record<string, unknown>): unknown {
+  if (isRecord(object.function) && 'arguments' in object.function) return object.function.arguments;
+  for (const key of ['arguments', 'parameters', 'args', 'input']) if (key in object) return object[key];
+  return {};
+}
+
+/** Calls in a JSON value: one call object, or a list of them ({name|tool|tool_name, arguments|parameters}). */
+export function callsFromJson(value: unknown): RawCall[] {
+  const items = Array.isArray(value) ? value : [value];
+  return items.flatMap((item) => {
+    if (!isRecord(item)) return [];
+    const name = nameOf(item);
+    return name ? [{ name, args: argsOf(item) }] : [];
+  });
+}
+
+function propertySchema(tool: OfferedTool, key: string): Record<string, unknown> | undefined {
+  const properties = tool.parameters?.properties;
+  return isRecord(properties) && isRecord(properties[key]) ? properties[key] : undefined;
+}
+
+function wantsString(schema: Record<string, unknown> | undefined): boolean {
+  const type = schema?.type;
+  return type === 'string' || (Array.isArray(type) && type.includes('string') && !type.includes('object') && !type.includes('array'));
+}
+
+/** A bare text value typed by the tool's schema: text for string properties, JSON for the rest. */
+function typedValue(tool: OfferedTool, key: string, raw: string): unknown {
+  const text = raw.replace(/^\r?\n/, '').replace(/\r?\n$/, '');
+  const schema = propertySchema(tool, key);
+  if (wantsString(schema)) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    if (!schema) return text;
+    const repaired = looseJson(text);
+    return repaired === undefined ? text : repaired;
+  }
+}
+
+/** The call's arguments as JSON text; text that cannot be read is passed on for the step to report. */
+export function argumentsText(call: RawCall, tool: OfferedTool): string {
+  let args = call.args;
+  if (typeof args === 'string') {
+    if (args.trim() === '') return '{}';
+    const parsed = looseJson(args);
+    if (parsed === undefined) return args;
+    args = parsed;
+  }
+  if (args === undefined || args === null) return '{}';
+  if (call.textValues && isRecord(args)) {
+    args = Object.fromEntries(Object.entries(args).map(([key, value]) => [key, typeof value === 'string' ? typedValue(tool, key, value) : value]));
+  }
+  return JSON.stringify(args);
+}
