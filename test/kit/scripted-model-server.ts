@@ -16,9 +16,28 @@ export interface ScriptedToolCall {
   id?: string;
 }
 
+/**
+ * How a streamed tool-call reply strays from OpenAI's format, as real servers do
+ * (docs/model-protocol.md, "Server quirks"):
+ * - `object-arguments` (llama.cpp): each call in one chunk, its arguments a JSON object;
+ * - `repeated-name` (NVIDIA NIM): the function name in every chunk;
+ * - `same-index` (Ollama): parallel calls each whole in one chunk, all with index 0;
+ * - `no-index`: no index field, a new call known by its new id;
+ * - `no-index-no-id`: no index and no id, a new call known by a new name or a complete JSON before it;
+ * - `cumulative-arguments` (DeepSeek-compatible servers): each chunk re-sends the arguments so far;
+ * - `repeated-final-arguments`: the whole arguments again in a last chunk.
+ */
+export type StreamQuirk = 'object-arguments' | 'repeated-name' | 'same-index' | 'no-index' | 'no-index-no-id' | 'cumulative-arguments' | 'repeated-final-arguments';
+
+/** Reasoning sent apart from the content, under the field a server uses. */
+export interface ScriptedReasoning {
+  text: string;
+  field?: 'reasoning_content' | 'reasoning';
+}
+
 export type ScriptedReply =
-  | { content: string; toolCalls?: undefined; delayMs?: number; usage?: Usage }
-  | { toolCalls: ScriptedToolCall[]; content?: string; delayMs?: number; usage?: Usage }
+  | { content: string; toolCalls?: undefined; delayMs?: number; usage?: Usage; reasoning?: ScriptedReasoning }
+  | { toolCalls: ScriptedToolCall[]; content?: string; delayMs?: number; usage?: Usage; quirk?: StreamQuirk; reasoning?: ScriptedReasoning }
   | { status: number; message?: string; delayMs?: number }
   | { hang: true };
 
@@ -47,6 +66,36 @@ export interface ChatRequestBody {
 
 export type Responder = (request: RecordedRequest, index: number) => ScriptedReply;
 
+/**
+ * A real server's refusal of the probe's request with tools, with its own status and body
+ * (docs/model-protocol.md, "Before a run: the probe", cites each source).
+ */
+export type ServerRefusal = 'ollama-no-tools' | 'vllm-no-auto-tool-choice' | 'llamacpp-no-jinja' | 'llamacpp-no-tools-stream' | 'lmstudio-no-model';
+
+const REFUSALS: Record<ServerRefusal, { status: number; body: (model: string) => unknown; refuses: (body: ChatRequestBody) => boolean }> = {
+  'ollama-no-tools': {
+    status: 400,
+    body: (model) => ({ error: { message: `registry.ollama.ai/library/${model} does not support tools`, type: 'invalid_request_error', param: null, code: null } }),
+    refuses: (body) => hasTools(body),
+  },
+  'vllm-no-auto-tool-choice': {
+    status: 400,
+    body: () => ({ object: 'error', message: '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', type: 'BadRequestError', param: null, code: 400 }),
+    refuses: (body) => hasTools(body),
+  },
+  'llamacpp-no-jinja': { status: 500, body: () => ({ error: { code: 500, message: 'tools param requires --jinja flag', type: 'server_error' } }), refuses: (body) => hasTools(body) },
+  'llamacpp-no-tools-stream': { status: 500, body: () => ({ error: { code: 500, message: 'Cannot use tools with stream', type: 'server_error' } }), refuses: (body) => hasTools(body) && body.stream === true },
+  'lmstudio-no-model': {
+    status: 404,
+    body: () => ({ error: { message: "No models loaded. Please load a model in the developer page or use the 'lms load' command.", type: 'invalid_request_error', param: 'model', code: 'model_not_found' } }),
+    refuses: () => true,
+  },
+};
+
+function hasTools(body: ChatRequestBody): boolean {
+  return (body.tools?.length ?? 0) > 0;
+}
+
 export interface ModelServerOptions {
   /**
    * A queue of replies (one per chat request, in order) or a function of the request. Archon's
@@ -55,6 +104,10 @@ export interface ModelServerOptions {
   reply: ScriptedReply[] | Responder;
   latencyMs?: number;
   rejectTools?: boolean;
+  /** Refuse requests as this real server does. */
+  refuse?: ServerRefusal;
+  /** LM Studio's answer while a model fails to load (HTTP 400 "Failed to load model"), to the first this many requests with tools. */
+  loadFailures?: number;
   models?: string[];
   /** llama.cpp's /props and /slots, when set. */
   llamaCpp?: { contextLength: number; slots: number };
@@ -98,7 +151,16 @@ function estimateTokens(text: string): number {
   return Math.max(1, Math.ceil(text.length / 4));
 }
 
-function usageFor(body: ChatRequestBody, reply: { content?: string; usage?: Usage }): Usage & { total_tokens: number } {
+/** What a chat request is answered with, streamed or whole. */
+interface Answer {
+  content?: string;
+  toolCalls?: ScriptedToolCall[];
+  usage?: Usage;
+  quirk?: StreamQuirk;
+  reasoning?: ScriptedReasoning;
+}
+
+function usageFor(body: ChatRequestBody, reply: Answer): Usage & { total_tokens: number } {
   const usage = reply.usage ?? {
     prompt_tokens: estimateTokens(JSON.stringify(body.messages ?? [])),
     completion_tokens: estimateTokens(reply.content ?? ' '),
@@ -114,8 +176,14 @@ function toolCallsOf(reply: { toolCalls?: ScriptedToolCall[] }) {
   }));
 }
 
-function writeCompletion(response: ServerResponse, body: ChatRequestBody, reply: { content?: string; toolCalls?: ScriptedToolCall[]; usage?: Usage }): void {
-  const toolCalls = toolCallsOf(reply);
+function reasoningField(reply: Answer): Record<string, string> {
+  return reply.reasoning ? { [reply.reasoning.field ?? 'reasoning_content']: reply.reasoning.text } : {};
+}
+
+function writeCompletion(response: ServerResponse, body: ChatRequestBody, reply: Answer): void {
+  const toolCalls = toolCallsOf(reply).map((call) =>
+    reply.quirk === 'object-arguments' ? { ...call, function: { ...call.function, arguments: JSON.parse(call.function.arguments) as unknown } } : call,
+  );
   json(response, 200, {
     id: `chatcmpl-${Date.now()}`,
     object: 'chat.completion',
@@ -124,7 +192,7 @@ function writeCompletion(response: ServerResponse, body: ChatRequestBody, reply:
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: reply.content ?? null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        message: { role: 'assistant', content: reply.content ?? null, ...reasoningField(reply), ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
         finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
       },
     ],
@@ -132,21 +200,55 @@ function writeCompletion(response: ServerResponse, body: ChatRequestBody, reply:
   });
 }
 
-function writeStream(response: ServerResponse, body: ChatRequestBody, reply: { content?: string; toolCalls?: ScriptedToolCall[]; usage?: Usage }): void {
+type WireToolCall = ReturnType<typeof toolCallsOf>[number];
+
+/** Text in three pieces (at least one), as a server streams it. */
+function pieces(text: string): string[] {
+  const size = Math.max(1, Math.ceil(text.length / 3));
+  const parts: string[] = [];
+  for (let offset = 0; offset < text.length; offset += size) parts.push(text.slice(offset, offset + size));
+  return parts.length > 0 ? parts : [''];
+}
+
+/** The `tool_calls` entry of each chunk, call after call, the way the quirk has it. */
+function toolCallDeltas(calls: WireToolCall[], quirk: StreamQuirk | undefined): Record<string, unknown>[] {
+  return calls.flatMap((call, index) => {
+    const { name, arguments: args } = call.function;
+    const head = { id: call.id, type: 'function' };
+    const chunked = (each: (piece: string, n: number, all: string[]) => Record<string, unknown>) => pieces(args).map(each);
+    switch (quirk) {
+      case 'object-arguments':
+        return [{ index, ...head, function: { name, arguments: JSON.parse(args) as unknown } }];
+      case 'same-index':
+        return [{ index: 0, ...head, function: { name, arguments: args } }];
+      case 'repeated-name':
+        return chunked((piece, n) => ({ index, ...(n === 0 ? head : {}), function: { name, arguments: piece } }));
+      case 'no-index':
+        return chunked((piece, n) => (n === 0 ? { ...head, function: { name, arguments: piece } } : { function: { arguments: piece } }));
+      case 'no-index-no-id':
+        return chunked((piece, n) => ({ function: { ...(n === 0 ? { name } : {}), arguments: piece } }));
+      case 'cumulative-arguments':
+        return chunked((_, n, all) => ({ index, ...(n === 0 ? head : {}), function: { ...(n === 0 ? { name } : {}), arguments: all.slice(0, n + 1).join('') } }));
+      default: {
+        const parts = chunked((piece, n) => ({ index, ...(n === 0 ? head : {}), function: { ...(n === 0 ? { name } : {}), arguments: piece } }));
+        return quirk === 'repeated-final-arguments' ? [...parts, { index, function: { arguments: args } }] : parts;
+      }
+    }
+  });
+}
+
+function writeStream(response: ServerResponse, body: ChatRequestBody, reply: Answer): void {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const base = { id: `chatcmpl-${Date.now()}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body.model ?? 'scripted' };
   const send = (choices: unknown[], extra: Record<string, unknown> = {}) => response.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
-  send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
+  const delta = (fields: Record<string, unknown>) => send([{ index: 0, delta: fields, finish_reason: null }]);
+  delta({ role: 'assistant', content: '' });
+  const reasoning = reply.reasoning;
+  if (reasoning) for (const piece of pieces(reasoning.text)) delta({ [reasoning.field ?? 'reasoning_content']: piece });
   const content = reply.content ?? '';
-  for (let offset = 0; offset < content.length; offset += 8) {
-    send([{ index: 0, delta: { content: content.slice(offset, offset + 8) }, finish_reason: null }]);
-  }
+  for (let offset = 0; offset < content.length; offset += 8) delta({ content: content.slice(offset, offset + 8) });
   const toolCalls = toolCallsOf(reply);
-  toolCalls.forEach((call, index) => {
-    const half = Math.floor(call.function.arguments.length / 2);
-    send([{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: call.function.arguments.slice(0, half) } }] }, finish_reason: null }]);
-    send([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: call.function.arguments.slice(half) } }] }, finish_reason: null }]);
-  });
+  for (const part of toolCallDeltas(toolCalls, reply.quirk)) delta({ tool_calls: [part] });
   send([{ index: 0, delta: {}, finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop' }]);
   if (body.stream_options?.include_usage) send([], { usage: usageFor(body, reply) });
   response.end('data: [DONE]\n\n');
@@ -175,14 +277,23 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
     return (options.reply as Responder)(recorded, index);
   };
 
+  let loadFailures = options.loadFailures ?? 0;
+
   async function chat(response: ServerResponse, recorded: RecordedRequest): Promise<void> {
     const body = recorded.body;
-    if (options.rejectTools && body.tools && body.tools.length > 0) {
+    if (options.rejectTools && hasTools(body)) {
       json(response, 400, { error: { message: 'This model does not support tools.', type: 'invalid_request_error' } });
       return;
     }
+    const refusal = options.refuse ? REFUSALS[options.refuse] : null;
+    if (refusal?.refuses(body)) return json(response, refusal.status, refusal.body(body.model ?? 'scripted'));
+    if (loadFailures > 0 && hasTools(body)) {
+      loadFailures--;
+      return json(response, 400, { error: { message: `Failed to load model "${body.model ?? 'scripted'}". Error: Model loading was stopped due to insufficient system resources.` } });
+    }
     if (recorded.purpose === 'probe') {
-      writeCompletion(response, body, { content: '' });
+      if (body.stream) writeStream(response, body, { content: '' });
+      else writeCompletion(response, body, { content: '' });
       return;
     }
     const index = chatRequests.push(recorded) - 1;

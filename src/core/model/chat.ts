@@ -39,6 +39,8 @@ export interface Usage {
 
 export interface ChatResponse {
   content: string;
+  /** The model's reasoning when the server returns it apart from the content (else empty). */
+  reasoning: string;
   toolCalls: ToolCallRequest[];
   usage: Usage;
   attempts: number;

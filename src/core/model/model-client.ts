@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { ArchonError } from '../../shared/errors';
 import {
   estimateTokens,
@@ -8,16 +8,18 @@ import {
   type ChatRequest,
   type ChatResponse,
   type ModelClient,
-  type ToolCallRequest,
   type Usage,
 } from './chat';
 import { abortableSleep, backoffDelay, cancelled, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy';
+import { assembleCompletion, assembleStream, type AssembledReply } from './stream-assembler';
 
 export interface OpenAIModelClientOptions {
   baseUrl: string;
   model: string;
   apiKey?: string;
   retry?: RetryPolicy;
+  /** False for servers that refuse to stream with tools (the probe finds out): whole completions then. */
+  streaming?: boolean;
 }
 
 function toWire(message: ChatMessage): ChatCompletionMessageParam {
@@ -58,46 +60,21 @@ function describe(error: unknown, baseUrl: string): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Reads a streamed completion into content, tool calls and usage. */
-async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ content: string; toolCalls: ToolCallRequest[]; usage: ChatCompletionChunk['usage'] }> {
-  let content = '';
-  let usage: ChatCompletionChunk['usage'] = null;
-  const calls = new Map<number, ToolCallRequest>();
-  for await (const chunk of stream) {
-    if (chunk.usage) usage = chunk.usage;
-    const delta = chunk.choices[0]?.delta;
-    if (!delta) continue;
-    content += delta.content ?? '';
-    for (const part of delta.tool_calls ?? []) {
-      const call = calls.get(part.index) ?? { id: '', name: '', arguments: '' };
-      call.id = part.id ?? call.id;
-      call.name += part.function?.name ?? '';
-      call.arguments += part.function?.arguments ?? '';
-      calls.set(part.index, call);
-    }
-  }
-  const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
-  return { content, toolCalls, usage };
-}
-
 /** Every model server, through the official openai SDK: streaming, AbortSignal, our own retries. */
 export function createOpenAIModelClient(options: OpenAIModelClientOptions): ModelClient {
   const client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey || 'not-needed', maxRetries: 0, timeout: 10 * 60 * 1000 });
   const policy = options.retry ?? DEFAULT_RETRY_POLICY;
 
-  async function attempt(request: ChatRequest, signal: AbortSignal) {
-    const stream = await client.chat.completions.create(
-      {
-        model: options.model,
-        messages: request.messages.map(toWire),
-        tools: toolsToWire(request),
-        stream: true,
-        stream_options: { include_usage: true },
-        ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
-      },
-      { signal, headers: { 'X-Archon-Purpose': request.purpose } },
-    );
-    return collect(stream);
+  async function attempt(request: ChatRequest, signal: AbortSignal): Promise<AssembledReply> {
+    const body = {
+      model: options.model,
+      messages: request.messages.map(toWire),
+      tools: toolsToWire(request),
+      ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
+    };
+    const sent = { signal, headers: { 'X-Archon-Purpose': request.purpose } };
+    if (options.streaming === false) return assembleCompletion(await client.chat.completions.create({ ...body, stream: false }, sent));
+    return assembleStream(await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, sent));
   }
 
   return {
@@ -113,7 +90,7 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
             ? { promptTokens: result.usage.prompt_tokens, completionTokens: result.usage.completion_tokens, estimated: false }
             : { promptTokens: promptEstimate, completionTokens: estimateTokens(result.content + JSON.stringify(result.toolCalls)), estimated: true };
           chatOptions.onAttempt?.({ attempt: number, ok: true, usage });
-          return { content: result.content, toolCalls: result.toolCalls, usage, attempts: number };
+          return { content: result.content, reasoning: result.reasoning, toolCalls: result.toolCalls, usage, attempts: number };
         } catch (error) {
           if (chatOptions.signal.aborted) throw cancelled(chatOptions.signal);
           const reason = describe(error, options.baseUrl);
