@@ -59,7 +59,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     approvals,
     settings: () => runtime.store.getSettings(),
     defaults,
-    connect: modelConnector({ apiKey: options.apiKey }),
+    connect: modelConnector({ apiKey: options.apiKey, contextLength: () => runtime.store.getSettings().contextLength }),
     toolHost: (settings) => new ToolHost({ launcher: options.launcher, entry: options.executorEntry, readableRoots: options.readableRoots, settings }),
   });
   const handlers = createCommandHandlers({
@@ -69,7 +69,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     approvals,
     audit: options.audit,
     runDefaults: defaults,
-    probe: (modelUrl, model) => probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKey, signal: AbortSignal.timeout(60_000) }),
+    probe: (modelUrl, model) => probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKey, contextLength: runtime.store.getSettings().contextLength, signal: AbortSignal.timeout(60_000) }),
     info: { version: options.version, dataDir: runtime.dataDir, host: options.host },
   });
   return {

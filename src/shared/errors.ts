@@ -9,6 +9,7 @@ export const ErrorCodeSchema = z.enum([
   'MODEL_UNREACHABLE',
   'MODEL_CALL_FAILED',
   'MODEL_OUTPUT_INVALID',
+  'CONTEXT_TOO_SMALL',
   'PLAN_INVALID',
   'TOOL_NOT_FOUND',
   'TOOL_FAILED',

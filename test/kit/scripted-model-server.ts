@@ -5,8 +5,10 @@ import type { AddressInfo } from 'node:net';
 /**
  * A scripted OpenAI-compatible server for tests and benchmarks, on loopback. It answers chat
  * completions (JSON or SSE, with tool calls), /models and /embeddings, and on demand: latency,
- * HTTP errors, malformed tool arguments, a server that rejects `tools`, and replies that hang
- * until the client aborts. Every request is logged for the test to read.
+ * HTTP errors, malformed tool arguments, a server that rejects `tools` (as Ollama, vLLM, llama.cpp
+ * or LM Studio word it), streaming quirks of real servers, reasoning fields, each server's report of
+ * its context length, and replies that hang until the client aborts. Every request is logged for
+ * the test to read.
  */
 
 export interface ScriptedToolCall {
@@ -109,6 +111,8 @@ export interface ModelServerOptions {
   /** LM Studio's answer while a model fails to load (HTTP 400 "Failed to load model"), to the first this many requests with tools. */
   loadFailures?: number;
   models?: string[];
+  /** The context length as Ollama (/api/show), LM Studio (/api/v0/models) or vLLM (max_model_len in /v1/models) report it. */
+  reportsContext?: { server: 'ollama'; modelMax: number; numCtx?: number } | { server: 'lmstudio'; loaded: number } | { server: 'vllm'; maxModelLen: number };
   /** llama.cpp's /props and /slots, when set. */
   llamaCpp?: { contextLength: number; slots: number };
   embeddingDimensions?: number;
@@ -282,7 +286,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
   async function chat(response: ServerResponse, recorded: RecordedRequest): Promise<void> {
     const body = recorded.body;
     if (options.rejectTools && hasTools(body)) {
-      json(response, 400, { error: { message: 'This model does not support tools.', type: 'invalid_request_error' } });
+      json(response, 400, { error: { message: 'Unrecognized request argument supplied: tools', type: 'invalid_request_error' } });
       return;
     }
     const refusal = options.refuse ? REFUSALS[options.refuse] : null;
@@ -336,7 +340,18 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
       const recorded: RecordedRequest = { path, body, at: Date.now(), purpose: typeof purposeHeader === 'string' ? purposeHeader : null };
       requests.push(recorded);
       if (path === '/v1/chat/completions' && request.method === 'POST') return chat(response, recorded);
-      if (path === '/v1/models') return json(response, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) });
+      const reported = options.reportsContext;
+      if (path === '/v1/models') {
+        const extra = reported?.server === 'vllm' ? { max_model_len: reported.maxModelLen } : {};
+        return json(response, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted', ...extra })) });
+      }
+      if (reported?.server === 'ollama' && path === '/api/show' && request.method === 'POST') {
+        const parameters = reported.numCtx ? `num_ctx                        ${reported.numCtx}\nstop                           "<|eot_id|>"` : 'stop                           "<|eot_id|>"';
+        return json(response, 200, { modelfile: '# scripted', parameters, details: { family: 'llama' }, model_info: { 'general.architecture': 'llama', 'llama.context_length': reported.modelMax }, capabilities: ['completion', 'tools'] });
+      }
+      if (reported?.server === 'lmstudio' && path === '/api/v0/models') {
+        return json(response, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', type: 'llm', state: 'loaded', max_context_length: 131072, loaded_context_length: reported.loaded })) });
+      }
       if (path === '/v1/embeddings' && request.method === 'POST') {
         const inputs = Array.isArray(body.input) ? body.input : [body.input ?? ''];
         const dimensions = options.embeddingDimensions ?? 384;

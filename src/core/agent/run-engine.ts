@@ -247,6 +247,11 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
   };
 }
 
+function announceProbe(context: RunContext, probe: EndpointProbe): void {
+  const { model, toolCalling, streaming, reason, contextLength, contextSource, parallelSlots } = probe;
+  context.events.append(context.runId, 'model.probed', { model, toolCalling, streaming, reason, contextLength, contextSource, parallelSlots });
+}
+
 function concurrencyFor(options: RunOptions, probe: EndpointProbe): number {
   return options.concurrency ?? probe.parallelSlots ?? DEFAULT_CONCURRENCY;
 }
@@ -261,6 +266,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   dependencies.runs.createRun({ id: runId, goal, policy: resolved.policy, options: resolved, now: now().toISOString() });
   const context = createContext(dependencies, { runId, goal, options: resolved, model, probe }, signal);
   context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
+  announceProbe(context, probe);
   return drive(context, concurrencyFor(resolved, probe), null);
 }
 
@@ -303,6 +309,7 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     steps.map((step) => [step.spec.id, step.status === 'completed' ? { status: 'completed', result: step.result } : { status: 'pending', result: null }]),
   );
   context.events.append(runId, 'run.resumed', { completedSteps: steps.filter((step) => step.status === 'completed').map((step) => step.spec.id) });
+  announceProbe(context, probe);
   try {
     await settleInterruptedCalls(context, states);
   } catch (error) {

@@ -10,6 +10,7 @@ import {
   type ModelClient,
   type Usage,
 } from './chat';
+import { fitToContext, type ContextWindow } from './context-window';
 import { abortableSleep, backoffDelay, cancelled, DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy';
 import { assembleCompletion, assembleStream, type AssembledReply } from './stream-assembler';
 
@@ -20,6 +21,8 @@ export interface OpenAIModelClientOptions {
   retry?: RetryPolicy;
   /** False for servers that refuse to stream with tools (the probe finds out): whole completions then. */
   streaming?: boolean;
+  /** The model's context, when known: every request is fitted into it. */
+  context?: ContextWindow | null;
 }
 
 function toWire(message: ChatMessage): ChatCompletionMessageParam {
@@ -80,7 +83,8 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
   return {
     baseUrl: options.baseUrl,
     model: options.model,
-    async chat(request: ChatRequest, chatOptions: ChatOptions): Promise<ChatResponse> {
+    async chat(asked: ChatRequest, chatOptions: ChatOptions): Promise<ChatResponse> {
+      const request = fitToContext(asked, options.context ?? null);
       const promptEstimate = estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? []));
       for (let number = 1; ; number++) {
         chatOptions.signal.throwIfAborted();

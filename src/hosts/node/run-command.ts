@@ -67,10 +67,19 @@ export function addRunFlags(command: Command): Command {
     .option('--json', 'print one JSON event per line on stdout');
 }
 
+function describeProbe(probe: Extract<ArchonEvent, { type: 'model.probed' }>): string {
+  const mode = probe.toolCalling ? `native tool calls${probe.streaming ? '' : ', not streamed'}` : 'text protocol';
+  const context = probe.contextLength === null ? 'context unknown' : `context ${probe.contextLength} tokens (${probe.contextSource ?? 'reported'})`;
+  const slots = probe.parallelSlots === null ? '' : `; ${probe.parallelSlots} parallel slots`;
+  return `Model ${probe.model}: ${mode}; ${context}${slots}${probe.reason ? `\n  why: ${probe.reason}` : ''}`;
+}
+
 function describeEvent(event: ArchonEvent): string | null {
   switch (event.type) {
     case 'run.started':
       return `Run ${event.runId}: ${event.goal}`;
+    case 'model.probed':
+      return describeProbe(event);
     case 'plan.ready':
       return [`Plan: ${event.plan.steps.length} step(s)`, ...event.plan.steps.map((step) => `  ${step.id}: ${step.description}${step.dependencies.length ? ` (after ${step.dependencies.join(', ')})` : ''}`)].join('\n');
     case 'step.started':
@@ -162,7 +171,7 @@ function engineDependencies(runtime: ArchonRuntime, flags: RunFlags, tools: Tool
     expiryMs: Object.fromEntries(Object.entries(settings.approvalExpirySeconds).map(([kind, seconds]) => [kind, seconds * 1000])),
     caps: { dayMaxTokens: preset?.dayMaxTokens ?? settings.dailyMaxTokens, dayMaxCostUsd: settings.dailyMaxCostUsd },
     estop,
-    connect: modelConnector({ apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY }),
+    connect: modelConnector({ apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY, contextLength: () => settings.contextLength }),
     now: runtime.now,
   };
 }
