@@ -32,14 +32,20 @@ export function conservativeTokens(text: string): number {
   return Math.ceil(utf8.encode(text).length / 3);
 }
 
-function messageTokens(message: ChatMessage): number {
-  const calls = message.role === 'assistant' && message.toolCalls?.length ? JSON.stringify(message.toolCalls) : '';
-  return MESSAGE_OVERHEAD_TOKENS + conservativeTokens((message.content ?? '') + calls);
+/** What a message weighs, in the shape both Archon's messages and the wire's share. */
+export interface WeighedMessage {
+  content: string | null;
+  toolCalls?: readonly { name: string; arguments: string }[];
 }
 
-/** The prompt's size as the server will see it: every message and the tools' schemas. */
-export function promptTokens(messages: readonly ChatMessage[], tools: readonly ToolSpec[] | undefined): number {
-  const toolTokens = tools && tools.length > 0 ? conservativeTokens(JSON.stringify(tools)) : 0;
+function messageTokens(message: WeighedMessage): number {
+  const calls = (message.toolCalls ?? []).reduce((sum, call) => sum + MESSAGE_OVERHEAD_TOKENS + conservativeTokens(call.name + call.arguments), 0);
+  return MESSAGE_OVERHEAD_TOKENS + conservativeTokens(message.content ?? '') + calls;
+}
+
+/** The prompt's size as the server will see it: every message, and each tool's name, description and schema. */
+export function promptTokens(messages: readonly WeighedMessage[], tools: readonly ToolSpec[] | undefined): number {
+  const toolTokens = (tools ?? []).reduce((sum, tool) => sum + MESSAGE_OVERHEAD_TOKENS + conservativeTokens(tool.name + tool.description + JSON.stringify(tool.parameters)), 0);
   return messages.reduce((sum, message) => sum + messageTokens(message), toolTokens);
 }
 
