@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ArchonError, describeZodError } from '../../shared/errors';
+import { endpointSummary } from '../../shared/endpoint-summary';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
 import { ApproveModeSchema, PolicySchema, RunOptionsSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
@@ -67,19 +68,12 @@ export function addRunFlags(command: Command): Command {
     .option('--json', 'print one JSON event per line on stdout');
 }
 
-function describeProbe(probe: Extract<ArchonEvent, { type: 'model.probed' }>): string {
-  const mode = probe.toolCalling ? `native tool calls${probe.streaming ? '' : ', not streamed'}` : 'text protocol';
-  const context = probe.contextLength === null ? 'context unknown' : `context ${probe.contextLength} tokens (${probe.contextSource ?? 'reported'})`;
-  const slots = probe.parallelSlots === null ? '' : `; ${probe.parallelSlots} parallel slots`;
-  return `Model ${probe.model}: ${mode}; ${context}${slots}${probe.reason ? `\n  why: ${probe.reason}` : ''}`;
-}
-
 function describeEvent(event: ArchonEvent): string | null {
   switch (event.type) {
     case 'run.started':
       return `Run ${event.runId}: ${event.goal}`;
     case 'model.probed':
-      return describeProbe(event);
+      return `Model ${event.model}: ${endpointSummary(event)}${event.reason ? `\n  why: ${event.reason}` : ''}`;
     case 'plan.ready':
       return [`Plan: ${event.plan.steps.length} step(s)`, ...event.plan.steps.map((step) => `  ${step.id}: ${step.description}${step.dependencies.length ? ` (after ${step.dependencies.join(', ')})` : ''}`)].join('\n');
     case 'step.started':

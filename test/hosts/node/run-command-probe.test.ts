@@ -67,7 +67,7 @@ describe('archon run: the probe classifies each server refusal', () => {
   it('a model that fails to load once: probed again, then native streamed tool calls', async () => {
     const result = await run({ loadFailures: 1 }, nativeModel);
     expect(result.status, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/Model scripted-model: native tool calls; context unknown\n/);
+    expect(result.stderr).toMatch(/Model scripted-model: native tool calls, streamed; context unknown; parallel slots unknown\n/);
     expect((server?.requests ?? []).filter((request) => request.purpose === 'probe')).toHaveLength(2);
     expect(runRequests().every((request) => request.body.stream === true)).toBe(true);
   });
