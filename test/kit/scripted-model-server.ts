@@ -72,12 +72,14 @@ export type Responder = (request: RecordedRequest, index: number) => ScriptedRep
  * A real server's refusal of the probe's request with tools, with its own status and body
  * (docs/model-protocol.md, "Before a run: the probe", cites each source).
  */
-export type ServerRefusal = 'ollama-no-tools' | 'vllm-no-auto-tool-choice' | 'llamacpp-no-jinja' | 'llamacpp-no-tools-stream' | 'lmstudio-no-model';
+export type ServerRefusal = 'ollama-no-tools' | 'vllm-no-auto-tool-choice' | 'llamacpp-no-jinja' | 'llamacpp-no-tools-stream' | 'llamacpp-old-no-jinja' | 'lmstudio-no-model';
 
-const REFUSALS: Record<ServerRefusal, { status: number; body: (model: string) => unknown; refuses: (body: ChatRequestBody) => boolean }> = {
+const llamaCppError = (message: string) => ({ error: { code: 500, message, type: 'server_error' } });
+
+const REFUSALS: Record<ServerRefusal, { status: number; body: (request: ChatRequestBody) => unknown; refuses: (body: ChatRequestBody) => boolean }> = {
   'ollama-no-tools': {
     status: 400,
-    body: (model) => ({ error: { message: `registry.ollama.ai/library/${model} does not support tools`, type: 'invalid_request_error', param: null, code: null } }),
+    body: (request) => ({ error: { message: `registry.ollama.ai/library/${request.model ?? 'scripted'} does not support tools`, type: 'invalid_request_error', param: null, code: null } }),
     refuses: (body) => hasTools(body),
   },
   'vllm-no-auto-tool-choice': {
@@ -85,8 +87,14 @@ const REFUSALS: Record<ServerRefusal, { status: number; body: (model: string) =>
     body: () => ({ object: 'error', message: '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', type: 'BadRequestError', param: null, code: 400 }),
     refuses: (body) => hasTools(body),
   },
-  'llamacpp-no-jinja': { status: 500, body: () => ({ error: { code: 500, message: 'tools param requires --jinja flag', type: 'server_error' } }), refuses: (body) => hasTools(body) },
-  'llamacpp-no-tools-stream': { status: 500, body: () => ({ error: { code: 500, message: 'Cannot use tools with stream', type: 'server_error' } }), refuses: (body) => hasTools(body) && body.stream === true },
+  'llamacpp-no-jinja': { status: 500, body: () => llamaCppError('tools param requires --jinja flag'), refuses: (body) => hasTools(body) },
+  'llamacpp-no-tools-stream': { status: 500, body: () => llamaCppError('Cannot use tools with stream'), refuses: (body) => hasTools(body) && body.stream === true },
+  /** An older llama.cpp without --jinja checks streaming first. */
+  'llamacpp-old-no-jinja': {
+    status: 500,
+    body: (request) => llamaCppError(request.stream ? 'Cannot use tools with stream' : 'tools param requires --jinja flag'),
+    refuses: (body) => hasTools(body),
+  },
   'lmstudio-no-model': {
     status: 404,
     body: () => ({ error: { message: "No models loaded. Please load a model in the developer page or use the 'lms load' command.", type: 'invalid_request_error', param: 'model', code: 'model_not_found' } }),
@@ -110,6 +118,8 @@ export interface ModelServerOptions {
   refuse?: ServerRefusal;
   /** LM Studio's answer while a model fails to load (HTTP 400 "Failed to load model"), to the first this many requests with tools. */
   loadFailures?: number;
+  /** llama.cpp's answer while it loads the model (HTTP 503 "Loading model"), to the first this many chat requests. */
+  loading?: number;
   models?: string[];
   /** The context length as Ollama (/api/show), LM Studio (/api/v0/models) or vLLM (max_model_len in /v1/models) report it. */
   reportsContext?: { server: 'ollama'; modelMax: number; numCtx?: number } | { server: 'lmstudio'; loaded: number } | { server: 'vllm'; maxModelLen: number };
@@ -282,6 +292,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
   };
 
   let loadFailures = options.loadFailures ?? 0;
+  let loading = options.loading ?? 0;
 
   async function chat(response: ServerResponse, recorded: RecordedRequest): Promise<void> {
     const body = recorded.body;
@@ -290,7 +301,11 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
       return;
     }
     const refusal = options.refuse ? REFUSALS[options.refuse] : null;
-    if (refusal?.refuses(body)) return json(response, refusal.status, refusal.body(body.model ?? 'scripted'));
+    if (refusal?.refuses(body)) return json(response, refusal.status, refusal.body(body));
+    if (loading > 0) {
+      loading--;
+      return json(response, 503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } });
+    }
     if (loadFailures > 0 && hasTools(body)) {
       loadFailures--;
       return json(response, 400, { error: { message: `Failed to load model "${body.model ?? 'scripted'}". Error: Model loading was stopped due to insufficient system resources.` } });

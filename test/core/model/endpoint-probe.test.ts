@@ -48,6 +48,12 @@ describe('probeEndpoint', () => {
     expect(server.requests.filter((request) => request.purpose === 'probe').map((request) => request.body.stream)).toEqual([true, false]);
   });
 
+  it('an older llama.cpp without --jinja: refuses streaming first, then tools: the text protocol', async () => {
+    server = await startModelServer({ reply: [], refuse: 'llamacpp-old-no-jinja' });
+    expect(await probeEndpoint({ baseUrl: server.url, signal: signal() })).toMatchObject({ toolCalling: false, streaming: true, reason: expect.stringContaining('--jinja') });
+    expect(server.requests.filter((request) => request.purpose === 'probe').map((request) => request.body.stream)).toEqual([true, false]);
+  });
+
   it('LM Studio with no model loaded: a configuration error that says to load one', async () => {
     server = await startModelServer({ reply: [], refuse: 'lmstudio-no-model' });
     await expect(probeEndpoint({ baseUrl: server.url, signal: signal() })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/no model loaded.*lms load/) });
@@ -57,6 +63,12 @@ describe('probeEndpoint', () => {
     server = await startModelServer({ reply: [], loadFailures: 1 });
     expect(await probeEndpoint({ baseUrl: server.url, signal: signal() })).toMatchObject({ toolCalling: true, streaming: true });
     expect(server.requests.filter((request) => request.purpose === 'probe')).toHaveLength(2);
+  });
+
+  it('llama.cpp still loading its model (503) is probed again before deciding', async () => {
+    server = await startModelServer({ reply: [], loading: 2 });
+    expect(await probeEndpoint({ baseUrl: server.url, signal: signal() })).toMatchObject({ toolCalling: true, streaming: true, reason: null });
+    expect(server.requests.filter((request) => request.purpose === 'probe')).toHaveLength(3);
   });
 
   it('gives up on a model that keeps failing to load, after a bounded number of tries', async () => {
