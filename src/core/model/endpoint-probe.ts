@@ -137,6 +137,7 @@ async function probeToolSupport(baseUrl: string, apiKey: string | undefined, mod
   });
   let streaming = true;
   let whyWhole: string | null = null;
+  // Bounded: streaming is given up at most once, and a transient failure is tried again PROBE_RETRIES times.
   for (let retries = 0; ; ) {
     try {
       await requestWithTools(client, model, streaming, signal);
