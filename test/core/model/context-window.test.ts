@@ -69,10 +69,10 @@ describe('the context window', () => {
   });
 });
 
-describe('a step that reads a 40 KB file on a server with a 2,048-token context', () => {
+describe('end to end: runs on servers with a small context', () => {
   const startEngine = useEngine();
 
-  it('completes, no request exceeds the context, and the observation says it was cut', async () => {
+  it('a step that reads a 40 KB file with a 2,048-token context completes, no request exceeds the context, and the observation says it was cut', async () => {
     const engine = await startEngine({
       llamaCpp: { contextLength: 2048, slots: 1 },
       reply: (request) => {
@@ -93,6 +93,14 @@ describe('a step that reads a 40 KB file on a server with a 2,048-token context'
     for (const tokens of measured) expect(tokens).toBeLessThanOrEqual(2048);
     const observation = toolMessagesOf(engine.server.chatRequests.filter((request) => request.purpose === 'step').at(-1) as RecordedRequest)[0];
     expect(observation).toMatch(/^line 0000: service ok[\s\S]*\[truncated by Archon: \d+ of \d+ characters left out to fit the model's context of 2048 tokens\]$/);
+  });
+
+  it('fails the run, sending nothing, when even the essentials cannot fit, naming the context and how to raise it', async () => {
+    const engine = await startEngine({ llamaCpp: { contextLength: 300, slots: 1 }, reply: () => ({ content: 'never asked' }) });
+    const result = await engine.run('What does big.log hold?');
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatch(/context of 300 tokens \(llama\.cpp \/props n_ctx\) is too small.*OLLAMA_CONTEXT_LENGTH.*-c.*LM Studio/s);
+    expect(engine.server.chatRequests).toHaveLength(0);
   });
 });
 
