@@ -58,7 +58,8 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     estop,
     approvals,
     defaults,
-    connect: (runOptions, signal) => modelConnector({ apiKey: options.apiKey, retry: retryPolicyFrom(runtime.store.getSettings()) })(runOptions, signal),
+    connect: (runOptions, signal) =>
+      modelConnector({ apiKey: options.apiKey, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => runtime.store.getSettings().contextLength })(runOptions, signal),
     toolHost: (settings) => new ToolHost({ launcher: options.launcher, entry: options.executorEntry, readableRoots: options.readableRoots, settings }),
   });
   const handlers = createCommandHandlers({
@@ -68,7 +69,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     approvals,
     audit: options.audit,
     runDefaults: defaults,
-    probe: (modelUrl, model) => probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKey, signal: AbortSignal.timeout(60_000) }),
+    probe: (modelUrl, model) => probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKey, contextLength: runtime.store.getSettings().contextLength, signal: AbortSignal.timeout(60_000) }),
     info: { version: options.version, dataDir: runtime.dataDir, host: options.host },
   });
   return {

@@ -10,6 +10,7 @@ export const ErrorCodeSchema = z.enum([
   'MODEL_CALL_FAILED',
   'MODEL_UNAVAILABLE',
   'MODEL_OUTPUT_INVALID',
+  'CONTEXT_TOO_SMALL',
   'PLAN_INVALID',
   'TOOL_NOT_FOUND',
   'TOOL_FAILED',

@@ -5,8 +5,10 @@ import type { AddressInfo } from 'node:net';
 /**
  * A scripted OpenAI-compatible server for tests and benchmarks, on loopback. It answers chat
  * completions (JSON or SSE, with tool calls), /models and /embeddings, and on demand: latency,
- * HTTP errors, malformed tool arguments, a server that rejects `tools`, and replies that hang
- * until the client aborts. Every request is logged for the test to read.
+ * HTTP errors, malformed tool arguments, a server that rejects `tools` (as Ollama, vLLM, llama.cpp
+ * or LM Studio word it), streaming quirks of real servers, reasoning fields, each server's report of
+ * its context length, and replies that hang until the client aborts. Every request is logged for
+ * the test to read.
  */
 
 export interface ScriptedToolCall {
@@ -16,10 +18,31 @@ export interface ScriptedToolCall {
   id?: string;
 }
 
+/**
+ * How a streamed tool-call reply strays from OpenAI's format, as real servers do
+ * (docs/model-protocol.md, "Server quirks"):
+ * - `object-arguments` (llama.cpp): each call in one chunk, its arguments a JSON object;
+ * - `repeated-name` (NVIDIA NIM): the function name in every chunk;
+ * - `same-index` (Ollama): parallel calls each whole in one chunk, all with index 0;
+ * - `no-index`: no index field, a new call known by its new id;
+ * - `no-index-no-id`: no index and no id, a new call known by a new name or a complete JSON before it;
+ * - `cumulative-arguments` (DeepSeek-compatible servers): each chunk re-sends the arguments so far;
+ * - `repeated-final-arguments`: the whole arguments again in a last chunk.
+ */
+export type StreamQuirk = 'object-arguments' | 'repeated-name' | 'same-index' | 'no-index' | 'no-index-no-id' | 'cumulative-arguments' | 'repeated-final-arguments';
+
+/** Reasoning sent apart from the content, under the field a server uses. */
+export interface ScriptedReasoning {
+  text: string;
+  field?: 'reasoning_content' | 'reasoning';
+}
+
+/** Plain text goes out as `reasoning_content`, as llama.cpp and vLLM send it. */
+type ReasoningReply = string | ScriptedReasoning;
+
 export type ScriptedReply =
-  /** `reasoning` goes out as `reasoning_content`, before the content, as llama.cpp and vLLM send it. */
-  | { content: string; reasoning?: string; toolCalls?: undefined; delayMs?: number; usage?: Usage }
-  | { toolCalls: ScriptedToolCall[]; content?: string; delayMs?: number; usage?: Usage }
+  | { content: string; toolCalls?: undefined; delayMs?: number; usage?: Usage; reasoning?: ReasoningReply }
+  | { toolCalls: ScriptedToolCall[]; content?: string; delayMs?: number; usage?: Usage; quirk?: StreamQuirk; reasoning?: ReasoningReply }
   | { status: number; message?: string; delayMs?: number; retryAfterSeconds?: number }
   | { hang: true };
 
@@ -48,6 +71,44 @@ export interface ChatRequestBody {
 
 export type Responder = (request: RecordedRequest, index: number) => ScriptedReply;
 
+/**
+ * A real server's refusal of the probe's request with tools, with its own status and body
+ * (docs/model-protocol.md, "Before a run: the probe", cites each source).
+ */
+export type ServerRefusal = 'ollama-no-tools' | 'vllm-no-auto-tool-choice' | 'llamacpp-no-jinja' | 'llamacpp-no-tools-stream' | 'llamacpp-old-no-jinja' | 'lmstudio-no-model';
+
+const llamaCppError = (message: string) => ({ error: { code: 500, message, type: 'server_error' } });
+
+const REFUSALS: Record<ServerRefusal, { status: number; body: (request: ChatRequestBody) => unknown; refuses: (body: ChatRequestBody) => boolean }> = {
+  'ollama-no-tools': {
+    status: 400,
+    body: (request) => ({ error: { message: `registry.ollama.ai/library/${request.model ?? 'scripted'} does not support tools`, type: 'invalid_request_error', param: null, code: null } }),
+    refuses: (body) => hasTools(body),
+  },
+  'vllm-no-auto-tool-choice': {
+    status: 400,
+    body: () => ({ object: 'error', message: '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', type: 'BadRequestError', param: null, code: 400 }),
+    refuses: (body) => hasTools(body),
+  },
+  'llamacpp-no-jinja': { status: 500, body: () => llamaCppError('tools param requires --jinja flag'), refuses: (body) => hasTools(body) },
+  'llamacpp-no-tools-stream': { status: 500, body: () => llamaCppError('Cannot use tools with stream'), refuses: (body) => hasTools(body) && body.stream === true },
+  /** An older llama.cpp without --jinja checks streaming first. */
+  'llamacpp-old-no-jinja': {
+    status: 500,
+    body: (request) => llamaCppError(request.stream ? 'Cannot use tools with stream' : 'tools param requires --jinja flag'),
+    refuses: (body) => hasTools(body),
+  },
+  'lmstudio-no-model': {
+    status: 404,
+    body: () => ({ error: { message: "No models loaded. Please load a model in the developer page or use the 'lms load' command.", type: 'invalid_request_error', param: 'model', code: 'model_not_found' } }),
+    refuses: () => true,
+  },
+};
+
+function hasTools(body: ChatRequestBody): boolean {
+  return (body.tools?.length ?? 0) > 0;
+}
+
 export interface ModelServerOptions {
   /**
    * A queue of replies (one per chat request, in order) or a function of the request. Archon's
@@ -56,7 +117,15 @@ export interface ModelServerOptions {
   reply: ScriptedReply[] | Responder;
   latencyMs?: number;
   rejectTools?: boolean;
+  /** Refuse requests as this real server does. */
+  refuse?: ServerRefusal;
+  /** LM Studio's answer while a model fails to load (HTTP 400 "Failed to load model"), to the first this many requests with tools. */
+  loadFailures?: number;
+  /** llama.cpp's answer while it loads the model (HTTP 503 "Loading model"), to the first this many chat requests. */
+  loading?: number;
   models?: string[];
+  /** The context length as Ollama (/api/show), LM Studio (/api/v0/models) or vLLM (max_model_len in /v1/models) report it. */
+  reportsContext?: { server: 'ollama'; modelMax: number; numCtx?: number } | { server: 'lmstudio'; loaded: number } | { server: 'vllm'; maxModelLen: number };
   /** llama.cpp's /props and /slots, when set. */
   llamaCpp?: { contextLength: number; slots: number };
   embeddingDimensions?: number;
@@ -101,7 +170,21 @@ function estimateTokens(text: string): number {
   return Math.max(1, Math.ceil(text.length / 4));
 }
 
-function usageFor(body: ChatRequestBody, reply: { content?: string; usage?: Usage }): Usage & { total_tokens: number } {
+/** What a chat request is answered with, streamed or whole. */
+interface Answer {
+  content?: string;
+  toolCalls?: ScriptedToolCall[];
+  usage?: Usage;
+  quirk?: StreamQuirk;
+  reasoning?: ReasoningReply;
+}
+
+function reasoningOf(reply: Answer): ScriptedReasoning | null {
+  if (!reply.reasoning) return null;
+  return typeof reply.reasoning === 'string' ? { text: reply.reasoning } : reply.reasoning;
+}
+
+function usageFor(body: ChatRequestBody, reply: Answer): Usage & { total_tokens: number } {
   const usage = reply.usage ?? {
     prompt_tokens: estimateTokens(JSON.stringify(body.messages ?? [])),
     completion_tokens: estimateTokens(reply.content ?? ' '),
@@ -117,10 +200,15 @@ function toolCallsOf(reply: { toolCalls?: ScriptedToolCall[] }) {
   }));
 }
 
-type Answer = { content?: string; reasoning?: string; toolCalls?: ScriptedToolCall[]; usage?: Usage };
+function reasoningField(reply: Answer): Record<string, string> {
+  const reasoning = reasoningOf(reply);
+  return reasoning ? { [reasoning.field ?? 'reasoning_content']: reasoning.text } : {};
+}
 
 function writeCompletion(response: ServerResponse, body: ChatRequestBody, reply: Answer): void {
-  const toolCalls = toolCallsOf(reply);
+  const toolCalls = toolCallsOf(reply).map((call) =>
+    reply.quirk === 'object-arguments' ? { ...call, function: { ...call.function, arguments: JSON.parse(call.function.arguments) as unknown } } : call,
+  );
   json(response, 200, {
     id: `chatcmpl-${Date.now()}`,
     object: 'chat.completion',
@@ -129,7 +217,7 @@ function writeCompletion(response: ServerResponse, body: ChatRequestBody, reply:
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: reply.content ?? null, ...(reply.reasoning ? { reasoning_content: reply.reasoning } : {}), ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        message: { role: 'assistant', content: reply.content ?? null, ...reasoningField(reply), ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
         finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
       },
     ],
@@ -137,25 +225,55 @@ function writeCompletion(response: ServerResponse, body: ChatRequestBody, reply:
   });
 }
 
+type WireToolCall = ReturnType<typeof toolCallsOf>[number];
+
+/** Text in three pieces (at least one), as a server streams it. */
+function pieces(text: string): string[] {
+  const size = Math.max(1, Math.ceil(text.length / 3));
+  const parts: string[] = [];
+  for (let offset = 0; offset < text.length; offset += size) parts.push(text.slice(offset, offset + size));
+  return parts.length > 0 ? parts : [''];
+}
+
+/** The `tool_calls` entry of each chunk, call after call, the way the quirk has it. */
+function toolCallDeltas(calls: WireToolCall[], quirk: StreamQuirk | undefined): Record<string, unknown>[] {
+  return calls.flatMap((call, index) => {
+    const { name, arguments: args } = call.function;
+    const head = { id: call.id, type: 'function' };
+    const chunked = (each: (piece: string, n: number, all: string[]) => Record<string, unknown>) => pieces(args).map(each);
+    switch (quirk) {
+      case 'object-arguments':
+        return [{ index, ...head, function: { name, arguments: JSON.parse(args) as unknown } }];
+      case 'same-index':
+        return [{ index: 0, ...head, function: { name, arguments: args } }];
+      case 'repeated-name':
+        return chunked((piece, n) => ({ index, ...(n === 0 ? head : {}), function: { name, arguments: piece } }));
+      case 'no-index':
+        return chunked((piece, n) => (n === 0 ? { ...head, function: { name, arguments: piece } } : { function: { arguments: piece } }));
+      case 'no-index-no-id':
+        return chunked((piece, n) => ({ function: { ...(n === 0 ? { name } : {}), arguments: piece } }));
+      case 'cumulative-arguments':
+        return chunked((_, n, all) => ({ index, ...(n === 0 ? head : {}), function: { ...(n === 0 ? { name } : {}), arguments: all.slice(0, n + 1).join('') } }));
+      default: {
+        const parts = chunked((piece, n) => ({ index, ...(n === 0 ? head : {}), function: { ...(n === 0 ? { name } : {}), arguments: piece } }));
+        return quirk === 'repeated-final-arguments' ? [...parts, { index, function: { arguments: args } }] : parts;
+      }
+    }
+  });
+}
+
 function writeStream(response: ServerResponse, body: ChatRequestBody, reply: Answer): void {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const base = { id: `chatcmpl-${Date.now()}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body.model ?? 'scripted' };
   const send = (choices: unknown[], extra: Record<string, unknown> = {}) => response.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
-  send([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
-  const reasoning = reply.reasoning ?? '';
-  for (let offset = 0; offset < reasoning.length; offset += 8) {
-    send([{ index: 0, delta: { reasoning_content: reasoning.slice(offset, offset + 8) }, finish_reason: null }]);
-  }
+  const delta = (fields: Record<string, unknown>) => send([{ index: 0, delta: fields, finish_reason: null }]);
+  delta({ role: 'assistant', content: '' });
+  const reasoning = reasoningOf(reply);
+  if (reasoning) for (const piece of pieces(reasoning.text)) delta({ [reasoning.field ?? 'reasoning_content']: piece });
   const content = reply.content ?? '';
-  for (let offset = 0; offset < content.length; offset += 8) {
-    send([{ index: 0, delta: { content: content.slice(offset, offset + 8) }, finish_reason: null }]);
-  }
+  for (let offset = 0; offset < content.length; offset += 8) delta({ content: content.slice(offset, offset + 8) });
   const toolCalls = toolCallsOf(reply);
-  toolCalls.forEach((call, index) => {
-    const half = Math.floor(call.function.arguments.length / 2);
-    send([{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: call.function.arguments.slice(0, half) } }] }, finish_reason: null }]);
-    send([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: call.function.arguments.slice(half) } }] }, finish_reason: null }]);
-  });
+  for (const part of toolCallDeltas(toolCalls, reply.quirk)) delta({ tool_calls: [part] });
   send([{ index: 0, delta: {}, finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop' }]);
   if (body.stream_options?.include_usage) send([], { usage: usageFor(body, reply) });
   response.end('data: [DONE]\n\n');
@@ -184,14 +302,28 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
     return (options.reply as Responder)(recorded, index);
   };
 
+  let loadFailures = options.loadFailures ?? 0;
+  let loading = options.loading ?? 0;
+
   async function chat(response: ServerResponse, recorded: RecordedRequest): Promise<void> {
     const body = recorded.body;
-    if (options.rejectTools && body.tools && body.tools.length > 0) {
-      json(response, 400, { error: { message: 'This model does not support tools.', type: 'invalid_request_error' } });
+    if (options.rejectTools && hasTools(body)) {
+      json(response, 400, { error: { message: 'Unrecognized request argument supplied: tools', type: 'invalid_request_error' } });
       return;
     }
+    const refusal = options.refuse ? REFUSALS[options.refuse] : null;
+    if (refusal?.refuses(body)) return json(response, refusal.status, refusal.body(body));
+    if (loading > 0) {
+      loading--;
+      return json(response, 503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } });
+    }
+    if (loadFailures > 0 && hasTools(body)) {
+      loadFailures--;
+      return json(response, 400, { error: { message: `Failed to load model "${body.model ?? 'scripted'}". Error: Model loading was stopped due to insufficient system resources.` } });
+    }
     if (recorded.purpose === 'probe') {
-      writeCompletion(response, body, { content: '' });
+      if (body.stream) writeStream(response, body, { content: '' });
+      else writeCompletion(response, body, { content: '' });
       return;
     }
     const index = chatRequests.push(recorded) - 1;
@@ -235,7 +367,18 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
       const recorded: RecordedRequest = { path, body, at: Date.now(), purpose: typeof purposeHeader === 'string' ? purposeHeader : null };
       requests.push(recorded);
       if (path === '/v1/chat/completions' && request.method === 'POST') return chat(response, recorded);
-      if (path === '/v1/models') return json(response, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })) });
+      const reported = options.reportsContext;
+      if (path === '/v1/models') {
+        const extra = reported?.server === 'vllm' ? { max_model_len: reported.maxModelLen } : {};
+        return json(response, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted', ...extra })) });
+      }
+      if (reported?.server === 'ollama' && path === '/api/show' && request.method === 'POST') {
+        const parameters = reported.numCtx ? `num_ctx                        ${reported.numCtx}\nstop                           "<|eot_id|>"` : 'stop                           "<|eot_id|>"';
+        return json(response, 200, { modelfile: '# scripted', parameters, details: { family: 'llama' }, model_info: { 'general.architecture': 'llama', 'llama.context_length': reported.modelMax }, capabilities: ['completion', 'tools'] });
+      }
+      if (reported?.server === 'lmstudio' && path === '/api/v0/models') {
+        return json(response, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', type: 'llm', state: 'loaded', max_context_length: 131072, loaded_context_length: reported.loaded })) });
+      }
       if (path === '/v1/embeddings' && request.method === 'POST') {
         const inputs = Array.isArray(body.input) ? body.input : [body.input ?? ''];
         const dimensions = options.embeddingDimensions ?? 384;

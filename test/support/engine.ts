@@ -16,6 +16,8 @@ export interface EngineHarness {
   runtime: ArchonRuntime;
   server: ScriptedModelServer;
   events: RunEvent[];
+  /** The folder the run's file tools work in. */
+  workspace: string;
   run(goal: string, options?: Partial<RunOptions>, signal?: AbortSignal): Promise<RunResult>;
   resume(runId: string, signal?: AbortSignal): Promise<RunResult>;
 }
@@ -53,6 +55,7 @@ export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (bui
       runtime,
       server,
       events,
+      workspace,
       run: (goal, options = {}, signal = new AbortController().signal) => startRun(dependencies, goal, { ...defaults, ...options }, signal),
       resume: (runId, signal = new AbortController().signal) => resumeRun(dependencies, runId, {}, signal),
     };

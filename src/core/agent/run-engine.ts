@@ -264,6 +264,11 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
   };
 }
 
+function announceProbe(context: RunContext, probe: EndpointProbe): void {
+  const { model, toolCalling, streaming, reason, contextLength, contextSource, parallelSlots } = probe;
+  context.events.append(context.runId, 'model.probed', { model, toolCalling, streaming, reason, contextLength, contextSource, parallelSlots });
+}
+
 function concurrencyFor(options: RunOptions, probe: EndpointProbe): number {
   return options.concurrency ?? probe.parallelSlots ?? DEFAULT_CONCURRENCY;
 }
@@ -280,6 +285,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   try {
     const context = createContext(dependencies, { runId, goal, options: resolved, model, probe }, signal);
     context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
+    announceProbe(context, probe);
     return await drive(context, concurrencyFor(resolved, probe), null);
   } finally {
     lease.release();
@@ -340,6 +346,7 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     }
     if (rerun === null) return finish(context, 'failed', { error: 'Not resumed: the operator did not confirm running the failed steps again.' });
     context.events.append(runId, 'run.resumed', { completedSteps: steps.filter((step) => step.status === 'completed').map((step) => step.spec.id), rerunSteps: rerun });
+    announceProbe(context, probe);
     const plan = steps.length > 0 ? { goal: stored.summary.goal, steps: steps.map((step) => step.spec) } : null;
     return await drive(context, concurrencyFor(context.options, probe), plan ? { plan, states: stepStates(steps, rerun) } : null);
   } finally {

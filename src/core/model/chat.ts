@@ -43,8 +43,8 @@ export interface Usage {
 export interface ChatResponse {
   content: string;
   toolCalls: ToolCallRequest[];
-  /** What the model thought (a reasoning field or `<think>` text), apart from its content. */
-  reasoning?: string;
+  /** What the model thought (a reasoning field or `<think>` text), apart from its content; empty when it said nothing of it. */
+  reasoning: string;
   /** Set when the tool calls were read from text the model wrote in its own dialect. */
   dialect?: DialectName;
   usage: Usage;

@@ -1,12 +1,16 @@
 import OpenAI from 'openai';
 import { ArchonError } from '../../shared/errors';
+import { parseJsonOrUndefined } from '../../shared/json';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
-
+import { discoverContextLength } from './context-length';
+import { abortableSleep } from './retry-policy';
 
 export interface ProbeOptions {
   baseUrl: string;
   apiKey?: string;
   model?: string;
+  /** The operator's context length, for servers that do not report theirs. */
+  contextLength?: number | null;
   signal: AbortSignal;
 }
 
@@ -24,10 +28,11 @@ function unreachable(baseUrl: string, reason: string, cause: unknown): ArchonErr
   );
 }
 
-async function listModels(client: OpenAI, baseUrl: string, signal: AbortSignal): Promise<string[]> {
+/** The server's model entries as sent: vLLM adds max_model_len to each. */
+async function listModels(client: OpenAI, baseUrl: string, signal: AbortSignal): Promise<(Record<string, unknown> & { id: string })[]> {
   try {
     const page = await client.models.list({ signal, timeout: 5000 });
-    return page.data.map((model) => model.id);
+    return page.data.map((model) => model as unknown as Record<string, unknown> & { id: string });
   } catch (error) {
     if (signal.aborted) throw error;
     if (error instanceof OpenAI.APIConnectionError) throw unreachable(baseUrl, error.message, error);
@@ -52,44 +57,114 @@ function chooseModel(requested: string | undefined, models: string[], baseUrl: s
   return first;
 }
 
-/** llama.cpp's server reports its context length and parallel slots at /props, beside /v1. */
-async function llamaCppProps(baseUrl: string, signal: AbortSignal): Promise<{ contextLength: number | null; parallelSlots: number | null }> {
-  const root = baseUrl.replace(/\/v1\/?$/, '');
-  try {
-    const response = await fetch(`${root}/props`, { signal: AbortSignal.any([signal, AbortSignal.timeout(2000)]) });
-    if (!response.ok) return { contextLength: null, parallelSlots: null };
-    const props = (await response.json()) as { default_generation_settings?: { n_ctx?: unknown }; total_slots?: unknown };
-    const number = (value: unknown) => (typeof value === 'number' && value > 0 ? value : null);
-    return { contextLength: number(props.default_generation_settings?.n_ctx), parallelSlots: number(props.total_slots) };
-  } catch {
-    return { contextLength: null, parallelSlots: null };
+/** What the probe's request with tools showed: native tool calls (streamed or whole), or the text protocol, and why. */
+interface ToolSupport {
+  toolCalling: boolean;
+  streaming: boolean;
+  reason: string | null;
+}
+
+type Refusal = { kind: 'text' | 'whole' | 'no-model' | 'transient'; reason: string };
+
+/** Each server's own words for refusing tools (docs/model-protocol.md cites where each comes from). */
+const REFUSALS: { pattern: RegExp; refusal: (message: string) => Refusal }[] = [
+  { pattern: /does not support tools/i, refusal: (message) => ({ kind: 'text', reason: `the model cannot call tools on this server ("${message}"); pick a model with tool support for native calls` }) },
+  {
+    pattern: /tool choice requires --enable-auto-tool-choice/i,
+    refusal: () => ({ kind: 'text', reason: 'vLLM was started without tool calling; restart it with --enable-auto-tool-choice --tool-call-parser <parser> for native calls' }),
+  },
+  { pattern: /tools param requires --jinja/i, refusal: () => ({ kind: 'text', reason: 'llama.cpp was started without --jinja ("tools param requires --jinja flag"); restart llama-server with --jinja for native calls' }) },
+  { pattern: /cannot use tools with stream/i, refusal: () => ({ kind: 'whole', reason: 'this llama.cpp cannot stream with tools ("Cannot use tools with stream"); requests are sent whole' }) },
+  { pattern: /no models? (are )?loaded/i, refusal: (message) => ({ kind: 'no-model', reason: message }) },
+  { pattern: /failed to load model|model is (still )?loading|loading model/i, refusal: (message) => ({ kind: 'transient', reason: message }) },
+];
+
+/** Failed loads and 5xx are tried again this many times before the probe decides. */
+const PROBE_RETRIES = 2;
+const PROBE_RETRY_DELAY_MS = 500;
+
+/** The server's own words: `{"error": {"message"}}` (OpenAI, Ollama, llama.cpp, LM Studio), `{"message"}` (older vLLM), else the client's. */
+function serverMessage(error: unknown, body: string): string {
+  const parsed = parseJsonOrUndefined(body) as { error?: { message?: unknown } | string; message?: unknown } | undefined;
+  const message = (parsed?.error && typeof parsed.error === 'object' ? parsed.error.message : parsed?.error) ?? parsed?.message;
+  if (typeof message === 'string') return message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function classify(error: unknown, body: string): Refusal | null {
+  const message = serverMessage(error, body);
+  const known = REFUSALS.find(({ pattern }) => pattern.test(message));
+  if (known) return known.refusal(message);
+  if (error instanceof OpenAI.APIConnectionError) return { kind: 'transient', reason: message };
+  if (!(error instanceof OpenAI.APIError)) return null;
+  const status = error.status ?? 0;
+  if ([400, 422, 501].includes(status)) return { kind: 'text', reason: `the server refused a request with tools (HTTP ${status}: ${message})` };
+  return status >= 500 ? { kind: 'transient', reason: message } : null;
+}
+
+/** The model's one-token answer to a request with a no-op tool, streamed as runs stream, or whole. */
+async function requestWithTools(client: OpenAI, model: string, streaming: boolean, signal: AbortSignal): Promise<void> {
+  const body = { model, messages: [{ role: 'user' as const, content: 'ping' }], tools: [PROBE_TOOL], max_tokens: 1 };
+  const sent = { signal, timeout: 60_000, headers: { 'X-Archon-Purpose': 'probe' } };
+  if (!streaming) {
+    await client.chat.completions.create({ ...body, stream: false }, sent);
+    return;
+  }
+  const stream = await client.chat.completions.create({ ...body, stream: true }, sent);
+  for await (const chunk of stream) void chunk;
+}
+
+function noModelLoaded(baseUrl: string, message: string, cause: unknown): ArchonError {
+  return new ArchonError(
+    'CONFIG_INVALID',
+    `The model server at ${baseUrl} has no model loaded ("${message}"). Load one (LM Studio: the Developer page, or \`lms load <model>\`) and run again.`,
+    { cause },
+  );
+}
+
+/** Asks with tools, then reads a refusal: text mode, whole requests, no model, or try again (bounded). */
+async function probeToolSupport(baseUrl: string, apiKey: string | undefined, model: string, signal: AbortSignal): Promise<ToolSupport> {
+  let errorBody = '';
+  const client = new OpenAI({
+    baseURL: baseUrl,
+    apiKey: apiKey || 'not-needed',
+    maxRetries: 0,
+    fetch: async (url, init) => {
+      const response = await fetch(url, init);
+      errorBody = response.ok ? '' : await response.clone().text();
+      return response;
+    },
+  });
+  let streaming = true;
+  let whyWhole: string | null = null;
+  // Bounded: streaming is given up at most once, and a transient failure is tried again PROBE_RETRIES times.
+  for (let retries = 0; ; ) {
+    try {
+      await requestWithTools(client, model, streaming, signal);
+      return { toolCalling: true, streaming, reason: whyWhole };
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const refusal = classify(error, errorBody);
+      if (refusal?.kind === 'whole' && streaming) {
+        streaming = false;
+        whyWhole = refusal.reason;
+      } else if (refusal?.kind === 'text') return { toolCalling: false, streaming: true, reason: `text protocol: ${refusal.reason}` };
+      else if (refusal?.kind === 'no-model') throw noModelLoaded(baseUrl, refusal.reason, error);
+      else if (refusal?.kind === 'transient' && retries < PROBE_RETRIES) await abortableSleep(PROBE_RETRY_DELAY_MS * 2 ** retries++, signal);
+      else throw new ArchonError('MODEL_CALL_FAILED', `The model server at ${baseUrl} failed a test request: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
   }
 }
 
-async function supportsToolCalls(client: OpenAI, model: string, signal: AbortSignal): Promise<boolean> {
-  try {
-    await client.chat.completions.create(
-      { model, messages: [{ role: 'user', content: 'ping' }], tools: [PROBE_TOOL], max_tokens: 1 },
-      { signal, timeout: 60_000, headers: { 'X-Archon-Purpose': 'probe' } },
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof OpenAI.APIError && [400, 422, 501].includes(error.status ?? 0)) return false;
-    throw error;
-  }
-}
-
-/** Before a run: is the server there, which model, can it call tools, how big and how parallel is it. */
+/** Before a run: is the server there, which model, can it call tools (and stream them), how big and how parallel is it. */
 export async function probeEndpoint(options: ProbeOptions): Promise<EndpointProbe> {
   const client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey || 'not-needed', maxRetries: 0 });
-  const models = await listModels(client, options.baseUrl, options.signal);
+  const listed = await listModels(client, options.baseUrl, options.signal);
+  const models = listed.map((entry) => entry.id);
   const model = chooseModel(options.model, models, options.baseUrl);
-  const [toolCalling, props] = await Promise.all([
-    supportsToolCalls(client, model, options.signal).catch((error: unknown) => {
-      if (options.signal.aborted) throw error;
-      throw new ArchonError('MODEL_CALL_FAILED', `The model server at ${options.baseUrl} failed a test request: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    }),
-    llamaCppProps(options.baseUrl, options.signal),
+  const [tools, context] = await Promise.all([
+    probeToolSupport(options.baseUrl, options.apiKey, model, options.signal),
+    discoverContextLength({ baseUrl: options.baseUrl, model, listed: listed.find((entry) => entry.id === model), configured: options.contextLength ?? null, signal: options.signal }),
   ]);
-  return { baseUrl: options.baseUrl, models, model, toolCalling, ...props };
+  return { baseUrl: options.baseUrl, models, model, ...tools, ...context };
 }

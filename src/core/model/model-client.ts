@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { ArchonError } from '../../shared/errors';
 import {
   estimateTokens,
@@ -8,12 +8,13 @@ import {
   type ChatRequest,
   type ChatResponse,
   type ModelClient,
-  type ToolCallRequest,
   type Usage,
 } from './chat';
 import { readModelTurn } from './dialects/read-tool-calls';
+import { fitToContext, type ContextWindow } from './context-window';
 import { abortableSleep, backoffDelay, cancelled, DEFAULT_RETRY_POLICY, MAX_ATTEMPTS, type RetryPolicy } from './retry-policy';
 import { StallWatchdog } from './stall-watchdog';
+import { assembleCompletion, assembleStream } from './stream-assembler';
 import { anySignal } from '../../shared/abort';
 
 export interface OpenAIModelClientOptions {
@@ -21,6 +22,10 @@ export interface OpenAIModelClientOptions {
   model: string;
   apiKey?: string;
   retry?: RetryPolicy;
+  /** False for servers that refuse to stream with tools (the probe finds out): whole completions then. */
+  streaming?: boolean;
+  /** The model's context, when known: every request is fitted into it. */
+  context?: ContextWindow | null;
 }
 
 function toWire(message: ChatMessage): ChatCompletionMessageParam {
@@ -100,56 +105,25 @@ function describe(error: unknown, baseUrl: string): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Reads a streamed completion into content, tool calls and usage. */
-async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ content: string; reasoning: string; toolCalls: ToolCallRequest[]; usage: ChatCompletionChunk['usage'] }> {
-  let content = '';
-  let reasoning = '';
-  let usage: ChatCompletionChunk['usage'] = null;
-  const calls = new Map<number, ToolCallRequest>();
-  for await (const chunk of stream) {
-    if (chunk.usage) usage = chunk.usage;
-    const delta = chunk.choices[0]?.delta;
-    if (!delta) continue;
-    content += delta.content ?? '';
-    reasoning += reasoningOf(delta);
-    for (const part of delta.tool_calls ?? []) {
-      const call = calls.get(part.index) ?? { id: '', name: '', arguments: '' };
-      call.id = part.id ?? call.id;
-      call.name += part.function?.name ?? '';
-      call.arguments += part.function?.arguments ?? '';
-      calls.set(part.index, call);
-    }
-  }
-  const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
-  return { content, reasoning, toolCalls, usage };
-}
-
-/** llama.cpp and vLLM send `reasoning_content`, Ollama and LM Studio `reasoning`: neither is in the SDK's types. */
-function reasoningOf(delta: object): string {
-  const { reasoning_content: content, reasoning } = delta as { reasoning_content?: unknown; reasoning?: unknown };
-  return typeof content === 'string' ? content : typeof reasoning === 'string' ? reasoning : '';
-}
-
 /** Every model server, through the official openai SDK: streaming, AbortSignal, our own retries. */
 export function createOpenAIModelClient(options: OpenAIModelClientOptions): ModelClient {
   const client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey || 'not-needed', maxRetries: 0, timeout: 24 * 60 * 60 * 1000 });
   const policy = options.retry ?? DEFAULT_RETRY_POLICY;
 
   async function attempt(request: ChatRequest, signal: AbortSignal, watchdog: StallWatchdog) {
-    const stream = await client.chat.completions.create(
-      {
-        model: options.model,
-        messages: request.messages.map(toWire),
-        tools: toolsToWire(request),
-        stream: true,
-        stream_options: { include_usage: true },
-        ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
-      },
-      { signal: anySignal(signal, watchdog.signal), headers: { 'X-Archon-Purpose': request.purpose } },
-    );
-    const collected = await collect(watchdog.watch(stream));
+    const body = {
+      model: options.model,
+      messages: request.messages.map(toWire),
+      tools: toolsToWire(request),
+      ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
+    };
+    const sent = { signal: anySignal(signal, watchdog.signal), headers: { 'X-Archon-Purpose': request.purpose } };
+    const assembled =
+      options.streaming === false
+        ? assembleCompletion(await client.chat.completions.create({ ...body, stream: false }, sent))
+        : await assembleStream(watchdog.watch(await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, sent)));
     // A call the server's parser missed (left as text in the content or reasoning) is still a call.
-    return { ...readModelTurn(collected, request.tools), usage: collected.usage };
+    return { ...readModelTurn(assembled, request.tools), usage: assembled.usage };
   }
 
   /** One attempt under the stall watchdog; a stall is an error like a dropped connection. */
@@ -168,7 +142,8 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
   return {
     baseUrl: options.baseUrl,
     model: options.model,
-    async chat(request: ChatRequest, chatOptions: ChatOptions): Promise<ChatResponse> {
+    async chat(asked: ChatRequest, chatOptions: ChatOptions): Promise<ChatResponse> {
+      const request = fitToContext(asked, options.context ?? null);
       const promptEstimate = estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? []));
       let firstFailureAt: number | null = null;
       for (let number = 1; number <= MAX_ATTEMPTS; number++) {

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ArchonError, describeZodError } from '../../shared/errors';
+import { endpointSummary } from '../../shared/endpoint-summary';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
 import { ApproveModeSchema, PolicySchema, RunOptionsSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
@@ -74,6 +75,8 @@ function describeEvent(event: ArchonEvent): string | null {
   switch (event.type) {
     case 'run.started':
       return `Run ${event.runId}: ${event.goal}`;
+    case 'model.probed':
+      return `Model ${event.model}: ${endpointSummary(event)}${event.reason ? `\n  why: ${event.reason}` : ''}`;
     case 'plan.ready':
       return [`Plan: ${event.plan.steps.length} step(s)`, ...event.plan.steps.map((step) => `  ${step.id}: ${step.description}${step.dependencies.length ? ` (after ${step.dependencies.join(', ')})` : ''}`)].join('\n');
     case 'step.started':
@@ -185,7 +188,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
       approvals: approvalChannelFor(flags.approve),
       estop,
       tools,
-      connect: modelConnector({ apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY, retry: retryPolicyFrom(settings) }),
+      connect: modelConnector({ apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY, retry: retryPolicyFrom(settings), contextLength: () => settings.contextLength }),
       dayMaxTokens: flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset].dayMaxTokens : undefined,
     };
     const target = 'goal' in what ? { goal: what.goal, options: runOptionsFrom(runtime, flags) } : { resume: what.resume, overrides: overridesFrom(flags) };

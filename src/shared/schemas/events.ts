@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ApprovalDecisionSchema, ApprovalKindSchema, ApprovalStatusSchema, ExplanationPacketSchema, LockedConstraintSchema } from './approval';
+import { EndpointProbeSchema } from './endpoint';
 import { EstopStateSchema, EstopTriggerSchema } from './estop';
 import { PlanSchema } from './plan';
 import { PolicySchema, RunIdSchema } from './run';
@@ -16,6 +17,8 @@ const toolShape = { stepId: z.string(), tool: z.string(), callId: z.string() };
 export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('run.started', { goal: z.string(), policy: PolicySchema, toolApproval: z.record(z.string(), ToolApprovalOverrideSchema) }),
   runEvent('run.resumed', { completedSteps: z.array(z.string()), rerunSteps: z.array(z.string()).optional() }),
+  /** What the probe found about the model server, and why the run does not use streamed native tool calls when it does not. */
+  runEvent('model.probed', EndpointProbeSchema.pick({ model: true, toolCalling: true, streaming: true, reason: true, contextLength: true, contextSource: true, parallelSlots: true }).shape),
   runEvent('model.completed', {
     stepId: z.string().nullable(),
     purpose: z.string(),

@@ -20,6 +20,8 @@ export const SettingsSchema = z.object({
   approvalExpirySeconds: z.partialRecord(ApprovalKindSchema, z.number().positive().max(7 * 24 * 3600)),
   dailyMaxTokens: z.int().positive().nullable(),
   dailyMaxCostUsd: z.number().positive().nullable(),
+  /** The model's context in tokens, for servers that do not report theirs (see docs/model-protocol.md). */
+  contextLength: z.int().min(256).max(10_000_000).nullable(),
   theme: ThemeSchema,
   /** Model calls: how long to wait for the first chunk and between chunks, and how long to keep retrying before the run pauses. */
   modelFirstByteTimeoutSeconds: z.number().positive().max(3600),
@@ -42,6 +44,7 @@ export const DEFAULT_SETTINGS: Settings = {
   approvalExpirySeconds: {},
   dailyMaxTokens: null,
   dailyMaxCostUsd: null,
+  contextLength: null,
   theme: 'system',
   modelFirstByteTimeoutSeconds: 300,
   modelIdleTimeoutSeconds: 60,

@@ -52,6 +52,7 @@ describe('run engine against the scripted server (real openai client)', () => {
     expect(finalRequest?.body.tools).toBeUndefined();
     expect(engine.events.map((event) => event.type).filter((type) => type !== 'budget.updated')).toEqual([
       'run.started',
+      'model.probed',
       'model.completed',
       'approval.requested',
       'approval.resolved',

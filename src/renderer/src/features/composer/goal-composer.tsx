@@ -1,4 +1,5 @@
 import { useId, useState } from 'react';
+import { endpointSummary } from '../../../../shared/endpoint-summary';
 import { PolicySchema, type Policy } from '../../../../shared/schemas/run';
 import { useAppStore } from '../../store/use-app-store';
 
@@ -66,7 +67,8 @@ export function GoalComposer() {
       </div>
       {probe && (
         <p className="probe" role="status">
-          {probe.model} at {probe.baseUrl}: tool calling {probe.toolCalling ? 'yes' : 'no'}; context {probe.contextLength ?? 'unknown'}; parallel slots {probe.parallelSlots ?? 'unknown'}.
+          {probe.model} at {probe.baseUrl}: {endpointSummary(probe)}.
+          {probe.reason && <> Why: {probe.reason}.</>}
           {!probe.toolCalling && <strong> This model cannot call tools natively; Archon will use the text protocol, which is less reliable.</strong>}
         </p>
       )}

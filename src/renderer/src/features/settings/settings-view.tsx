@@ -1,4 +1,5 @@
 import { useId, useState } from 'react';
+import { endpointSummary } from '../../../../shared/endpoint-summary';
 import { MODEL_PRESETS } from '../../../../shared/model-presets';
 import { PolicySchema, type Policy } from '../../../../shared/schemas/run';
 import { ThemeSchema, ToolApprovalOverrideSchema, type Settings, type ToolApprovalOverride } from '../../../../shared/schemas/settings';
@@ -11,7 +12,7 @@ function ModelProvider({ settings }: { settings: Settings }) {
   const probe = useAppStore((state) => state.probe);
   const probing = useAppStore((state) => state.probing);
   const [url, setUrl] = useState(settings.modelUrl);
-  const ids = { url: useId(), model: useId(), preset: useId() };
+  const ids = { url: useId(), model: useId(), preset: useId(), context: useId() };
   return (
     <fieldset>
       <legend>Model provider</legend>
@@ -36,13 +37,22 @@ function ModelProvider({ settings }: { settings: Settings }) {
       <input id={ids.url} value={url} onChange={(event) => setUrl(event.target.value)} onBlur={() => void updateSettings({ modelUrl: url })} />
       <label htmlFor={ids.model}>Model</label>
       <input id={ids.model} defaultValue={settings.model} onBlur={(event) => void updateSettings({ model: event.target.value })} />
+      <label htmlFor={ids.context}>Context length (tokens)</label>
+      <input
+        id={ids.context}
+        inputMode="numeric"
+        defaultValue={settings.contextLength ?? ''}
+        placeholder="as the server reports"
+        onBlur={(event) => void updateSettings({ contextLength: event.target.value.trim() === '' ? null : Number(event.target.value) })}
+      />
       <span />
       <button type="button" disabled={probing} onClick={() => void probeEndpoint(url, settings.model || undefined)}>
         Test connection
       </button>
       {probe && (
         <p role="status" className="probe span-2">
-          Reached {probe.baseUrl}: models {probe.models.join(', ') || 'none listed'}; tool calling {probe.toolCalling ? 'yes' : 'no (text protocol)'}; context {probe.contextLength ?? 'unknown'}; slots {probe.parallelSlots ?? 'unknown'}.
+          Reached {probe.baseUrl}: models {probe.models.join(', ') || 'none listed'}; {endpointSummary(probe)}.
+          {probe.reason && <> Why: {probe.reason}.</>}
         </p>
       )}
     </fieldset>

@@ -1,0 +1,36 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { planReply, startModelServer, type ScriptedModelServer } from '../../../kit/scripted-model-server';
+import { useServe } from '../../../support/archon-process';
+import { useBrowser } from '../../../support/browser';
+import { useTempDirs } from '../../../support/temp-dir';
+
+const tempDir = useTempDirs();
+const startServe = useServe();
+const launchBrowser = useBrowser();
+let server: ScriptedModelServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('the goal composer in Chromium through archon serve', () => {
+  it('shows what the probe found: mode, streaming, context length and its source, parallel slots, and why', async () => {
+    server = await startModelServer({
+      reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'only', description: 'one step' }]) : { content: 'ok' }),
+      refuse: 'llamacpp-no-tools-stream',
+      llamaCpp: { contextLength: 8192, slots: 3 },
+    });
+    const serve = await startServe(tempDir(), ['--model-url', server.url, '--workspace', tempDir()]);
+    const page = await (await launchBrowser()).newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(serve.url.href);
+    await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
+    await page.getByLabel('Goal').fill('Say ok');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    const probe = page.getByRole('status').filter({ hasText: 'scripted-model at' });
+    await probe.waitFor();
+    const text = await probe.textContent();
+    expect(text).toContain('native tool calls, sent whole (not streamed); context 8192 tokens (llama.cpp /props n_ctx); parallel slots 3.');
+    expect(text).toContain('Why: this llama.cpp cannot stream with tools ("Cannot use tools with stream"); requests are sent whole.');
+    await page.close();
+  });
+});
