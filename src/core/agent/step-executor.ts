@@ -112,8 +112,8 @@ async function runToolCall(context: RunContext, step: PlanStep, name: string, ra
   const args = admission.run ? admission.args : rawArgs;
   runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: admission.tool?.sideEffects ?? 'none', idempotent: admission.tool?.idempotent ?? true, now: context.now().toISOString() });
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args });
-  const result = admission.run ? await context.tools.execute(admission.tool, admission.args, { signal: context.signal, workspace: context.options.workspace, runId, stepId: step.id }) : admission.result;
-  runs.finishToolCall(callId, result, context.now().toISOString());
+  const raw = admission.run ? await context.tools.execute(admission.tool, admission.args, { signal: context.signal, workspace: context.options.workspace, runId, stepId: step.id }) : admission.result;
+  const result = runs.finishToolCall(callId, raw, context.now().toISOString());
   events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000) });
   return result;
 }

@@ -5,10 +5,17 @@ import { probeEndpoint } from './endpoint-probe';
 import { createOpenAIModelClient } from './model-client';
 import type { RetryPolicy } from './retry-policy';
 
+export interface ModelCredentials {
+  /** The API key to send to this base URL, if any (the app's keys are each bound to one origin). */
+  apiKeyFor?: (baseUrl: string) => string | undefined;
+  retry?: RetryPolicy;
+}
+
 /** Probe the run's endpoint, then make the client for the model the probe settled on. */
-export function modelConnector(credentials: { apiKey?: string; retry?: RetryPolicy }) {
+export function modelConnector(credentials: ModelCredentials) {
   return async (options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient }> => {
-    const probe = await probeEndpoint({ baseUrl: options.modelUrl, apiKey: credentials.apiKey, model: options.model || undefined, signal });
-    return { probe, model: createOpenAIModelClient({ baseUrl: options.modelUrl, model: probe.model, apiKey: credentials.apiKey, retry: credentials.retry }) };
+    const apiKey = credentials.apiKeyFor?.(options.modelUrl);
+    const probe = await probeEndpoint({ baseUrl: options.modelUrl, apiKey, model: options.model || undefined, signal });
+    return { probe, model: createOpenAIModelClient({ baseUrl: options.modelUrl, model: probe.model, apiKey, retry: credentials.retry }) };
   };
 }

@@ -7,6 +7,7 @@ import type { ArchonEvent } from '../../shared/schemas/events';
 import { ApproveModeSchema, PolicySchema, RunOptionsSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
 import { resumeRun, startRun, type RunEngineDependencies, type RunResult } from '../../core/agent/run-engine';
 import { modelConnector } from '../../core/model/connect';
+import { apiKeyFromCommandLine } from '../../core/secrets/api-key-source';
 import { EmergencyStop } from '../../core/stop/emergency-stop';
 import type { ArchonRuntime } from '../../core/runtime';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
@@ -18,6 +19,7 @@ export interface RunFlags {
   modelUrl?: string;
   model?: string;
   apiKey?: string;
+  apiKeyFile?: string;
   policy?: RunOptions['policy'];
   approve?: 'prompt' | 'auto' | 'deny';
   concurrency?: number;
@@ -49,7 +51,8 @@ export function addRunSettingFlags(command: Command): Command {
   return command
     .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset: ollama, lm-studio, llama-cpp, vllm, openai')
     .option('--model <name>', 'the model (default: from settings, else the first the server lists)')
-    .option('--api-key <key>', 'API key (default: OPENAI_API_KEY)')
+    .option('--api-key <key>', 'API key (default: OPENAI_API_KEY); visible to other processes of your user, prefer --api-key-file')
+    .option('--api-key-file <file>', 'read the API key from this file')
     .addOption(new Option('--policy <policy>', 'who is asked before what').choices(PolicySchema.options))
     .option('--concurrency <n>', 'steps at once (default: the server’s parallel slots, else 4)', positiveInt('--concurrency', 64))
     .option('--max-tokens <n>', 'token cap for the run', positiveInt('--max-tokens', 1e9))
@@ -152,6 +155,7 @@ const BUDGET_PRESETS = { 'seed-004': { maxTokens: 2000, dayMaxTokens: 10_000 } }
 
 function engineDependencies(runtime: ArchonRuntime, flags: RunFlags, tools: ToolHost, estop: EmergencyStop): RunEngineDependencies {
   const settings = runtime.store.getSettings();
+  const apiKey = apiKeyFromCommandLine(flags, runtime.store.secrets);
   const preset = flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset] : undefined;
   return {
     runs: runtime.store.runs,
@@ -162,7 +166,7 @@ function engineDependencies(runtime: ArchonRuntime, flags: RunFlags, tools: Tool
     expiryMs: Object.fromEntries(Object.entries(settings.approvalExpirySeconds).map(([kind, seconds]) => [kind, seconds * 1000])),
     caps: { dayMaxTokens: preset?.dayMaxTokens ?? settings.dailyMaxTokens, dayMaxCostUsd: settings.dailyMaxCostUsd },
     estop,
-    connect: modelConnector({ apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY }),
+    connect: modelConnector({ apiKeyFor: () => apiKey }),
     now: runtime.now,
   };
 }

@@ -21,6 +21,10 @@ export const SettingsSchema = z.object({
   dailyMaxTokens: z.int().positive().nullable(),
   dailyMaxCostUsd: z.number().positive().nullable(),
   theme: ThemeSchema,
+  /** Network access for shell commands (the sandbox has none unless this is on). */
+  allowNetwork: z.boolean(),
+  /** "off" runs commands unconfined, each asking for approval. */
+  sandbox: z.enum(['on', 'off']),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
@@ -39,4 +43,6 @@ export const DEFAULT_SETTINGS: Settings = {
   dailyMaxTokens: null,
   dailyMaxCostUsd: null,
   theme: 'system',
+  allowNetwork: false,
+  sandbox: 'on',
 };
