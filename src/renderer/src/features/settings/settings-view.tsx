@@ -11,7 +11,8 @@ function ModelProvider({ settings }: { settings: Settings }) {
   const probe = useAppStore((state) => state.probe);
   const probing = useAppStore((state) => state.probing);
   const [url, setUrl] = useState(settings.modelUrl);
-  const ids = { url: useId(), model: useId(), preset: useId() };
+  const [apiKey, setApiKey] = useState('');
+  const ids = { url: useId(), model: useId(), preset: useId(), apiKey: useId() };
   return (
     <fieldset>
       <legend>Model provider</legend>
@@ -36,8 +37,17 @@ function ModelProvider({ settings }: { settings: Settings }) {
       <input id={ids.url} value={url} onChange={(event) => setUrl(event.target.value)} onBlur={() => void updateSettings({ modelUrl: url })} />
       <label htmlFor={ids.model}>Model</label>
       <input id={ids.model} defaultValue={settings.model} onBlur={(event) => void updateSettings({ model: event.target.value })} />
+      <label htmlFor={ids.apiKey}>API key (kept for this server only)</label>
+      <input id={ids.apiKey} type="password" autoComplete="off" value={apiKey} onChange={(event) => setApiKey(event.target.value)} />
       <span />
-      <button type="button" disabled={probing} onClick={() => void probeEndpoint(url, settings.model || undefined)}>
+      <button
+        type="button"
+        disabled={probing}
+        onClick={() => {
+          setApiKey('');
+          void probeEndpoint(url, settings.model || undefined, apiKey || undefined);
+        }}
+      >
         Test connection
       </button>
       {probe && (
