@@ -223,7 +223,16 @@ export function buildProgram(): Command {
 /** Set by subcommands whose exit code says how they ended (run, resume). */
 let exitCode: number = EXIT.ok;
 
+/**
+ * Other processes of the user can read this one's command line (`/proc/PID/cmdline`, `ps`). Setting
+ * the process title overwrites it, so `--api-key`'s value is visible only while Archon starts.
+ */
+function hideApiKeyArgument(argv: string[]): void {
+  if (argv.some((arg) => arg === '--api-key' || arg.startsWith('--api-key='))) process.title = 'archon';
+}
+
 export async function main(argv: string[]): Promise<number> {
+  hideApiKeyArgument(argv);
   try {
     await buildProgram().parseAsync(argv, { from: 'user' });
     return exitCode;

@@ -69,6 +69,15 @@ describe('the API key on the command line', () => {
     }
   });
 
+  it('takes --api-key out of its own command line once started', async () => {
+    server = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'think' }]) : { hang: true }) });
+    const { child, done } = spawnArchon(['run', 'x', '--model-url', server.url, '--api-key', FLAG_KEY, '--data-dir', tempDir(), '--approve', 'auto'], { OPENAI_API_KEY: '' });
+    await expect.poll(() => server?.chatRequests.length, { timeout: 15_000 }).toBeGreaterThan(1);
+    expect(readFileSync(`/proc/${child.pid}/cmdline`, 'utf8')).not.toContain(FLAG_KEY);
+    child.kill('SIGTERM');
+    await done;
+  });
+
   it('reads the key from --api-key-file, and refuses an unreadable file with exit 2', async () => {
     server = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'think' }]) : { content: 'ok' }) });
     const keyFile = join(tempDir(), 'key');
