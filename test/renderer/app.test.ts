@@ -164,6 +164,20 @@ describe('authority stays with the operator', () => {
   });
 });
 
+describe('API keys from the page', () => {
+  it('sends a key typed in Settings to the server being tested, and keeps it off the page', async () => {
+    const { page, server: model } = await openApp(() => ({ content: 'unused' }));
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Settings' }).click();
+    await page.getByLabel('Model server URL').fill(model.url);
+    await page.getByLabel('API key (kept for this server only)').fill('PAGEKEY-123456');
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    await page.getByRole('status').filter({ hasText: 'Reached' }).waitFor();
+    expect(model.requests.filter((request) => request.path === '/v1/models').map((request) => request.headers.authorization)).toEqual(['Bearer PAGEKEY-123456']);
+    expect(await page.getByLabel('API key (kept for this server only)').inputValue()).toBe('');
+    await page.close();
+  });
+});
+
 describe('the DAG at scale', () => {
   it('renders a synthetic 500-node DAG and re-renders only the node whose status changed', async () => {
     server = undefined;
