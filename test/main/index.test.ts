@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src/shared/csp';
@@ -44,8 +44,8 @@ afterEach(() => {
   vi.unstubAllEnvs();
 });
 
-async function bootMain(gotLock: boolean, options: { userData?: string; dialogResponse?: number } = {}) {
-  fake = createFakeElectron({ gotLock, userData: options.userData ?? tempDir(), dialogResponse: options.dialogResponse });
+async function bootMain(gotLock: boolean, options: { userData?: string; dialogResponse?: number; keychain?: boolean } = {}) {
+  fake = createFakeElectron({ gotLock, userData: options.userData ?? tempDir(), dialogResponse: options.dialogResponse, keychain: options.keychain });
   await import('../../src/main/index');
   await new Promise((resolve) => setImmediate(resolve));
   return fake;
@@ -157,5 +157,15 @@ describe('Electron main', () => {
     expect(authorizations(own).every((header) => header === 'Bearer APPKEY-123456')).toBe(true);
     expect(authorizations(own).length).toBeGreaterThan(2);
     expect(authorizations(other).some((header) => header?.includes('APPKEY-123456'))).toBe(false);
+  });
+
+  it('keeps a key in memory only where the keychain cannot encrypt', async () => {
+    const own = await modelServer();
+    const userData = tempDir();
+    const electron = await bootMain(true, { userData, keychain: false });
+    expect(await invoke(electron, 'endpoint.probe', { modelUrl: own.url, apiKey: 'MEMORYKEY-123456' })).toMatchObject({ ok: true });
+    expect(authorizations(own).every((header) => header === 'Bearer MEMORYKEY-123456')).toBe(true);
+    expect(existsSync(join(userData, 'api-keys.json'))).toBe(false);
+    expect(electron.safeStorage.encryptString).not.toHaveBeenCalled();
   });
 });
