@@ -1,5 +1,5 @@
 import { createHmac, createSecretKey, hash as digest, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
@@ -70,7 +70,11 @@ export class AuditLog {
   }
 
   static open(dataDir: string, secrets: AuditSecrets): AuditLog {
-    const db = new Database(join(dataDir, AUDIT_DB_FILE), { timeout: 5000 });
+    const file = join(dataDir, AUDIT_DB_FILE);
+    // 0600 before SQLite opens it: its -wal and -shm files take the database file's mode.
+    closeSync(openSync(file, 'a', 0o600));
+    for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
+    const db = new Database(file, { timeout: 5000 });
     try {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');

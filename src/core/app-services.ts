@@ -3,10 +3,12 @@ import { resolveModelUrl } from '../shared/model-presets';
 import { RunOptionsSchema, type RunOptions } from '../shared/schemas/run';
 import { RunManager } from './agent/run-manager';
 import { PendingApprovals } from './approval/pending-approvals';
+import type { OperatorConfirmation } from './authority/operator-authority';
 import { createCommandHandlers, type AuditPort } from './command-handlers';
 import { modelConnector } from './model/connect';
 import { retryPolicyFrom } from './model/retry-policy';
 import { probeEndpoint } from './model/endpoint-probe';
+import type { ApiKeys } from './secrets/api-keys';
 import type { ProcessLauncher } from './process/process-launcher';
 import type { ArchonRuntime } from './runtime';
 import { EmergencyStop } from './stop/emergency-stop';
@@ -20,7 +22,10 @@ export interface AppServicesOptions {
   launcher: ProcessLauncher;
   executorEntry: string;
   readableRoots: string[] | null;
-  apiKey?: string;
+  /** Keys for model servers, each sent only to the origin it was given for. */
+  apiKeys: ApiKeys;
+  /** The operator's yes or no outside the renderer: a native dialog in the app, the terminal for `archon serve`. */
+  confirmation: OperatorConfirmation;
   /** Run settings the host was started with (`archon serve --model-url …`), over the stored settings. */
   runDefaults?: Partial<RunOptions>;
 }
@@ -59,7 +64,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     approvals,
     defaults,
     connect: (runOptions, signal) =>
-      modelConnector({ apiKey: options.apiKey, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => runtime.store.getSettings().contextLength })(runOptions, signal),
+      modelConnector({ apiKeyFor: (url) => options.apiKeys.keyFor(url), retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => runtime.store.getSettings().contextLength })(runOptions, signal),
     toolHost: (settings) => new ToolHost({ launcher: options.launcher, entry: options.executorEntry, readableRoots: options.readableRoots, settings }),
   });
   const handlers = createCommandHandlers({
@@ -68,8 +73,10 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     estop,
     approvals,
     audit: options.audit,
+    apiKeys: options.apiKeys,
+    confirmation: options.confirmation,
     runDefaults: defaults,
-    probe: (modelUrl, model) => probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKey, contextLength: runtime.store.getSettings().contextLength, signal: AbortSignal.timeout(60_000) }),
+    probe: (modelUrl, model) => probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKeys.keyFor(modelUrl), contextLength: runtime.store.getSettings().contextLength, signal: AbortSignal.timeout(60_000) }),
     info: { version: options.version, dataDir: runtime.dataDir, host: options.host },
   });
   return {

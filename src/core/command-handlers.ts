@@ -4,7 +4,10 @@ import type { EndpointProbe } from '../shared/schemas/endpoint';
 import type { RunOptions } from '../shared/schemas/run';
 import type { RunManager } from './agent/run-manager';
 import type { PendingApprovals } from './approval/pending-approvals';
+import { requireOperator, type OperatorConfirmation } from './authority/operator-authority';
+import { runWidening, settingsWidening } from './authority/widening-changes';
 import type { ArchonRuntime } from './runtime';
+import type { ApiKeys } from './secrets/api-keys';
 import type { EmergencyStop } from './stop/emergency-stop';
 
 /** The auditor as the UI may use it: read its reports, check its log. The host provides it; the runtime cannot reach it. */
@@ -19,6 +22,9 @@ export interface CommandDependencies {
   estop: EmergencyStop;
   approvals: PendingApprovals;
   audit: AuditPort;
+  apiKeys: Pick<ApiKeys, 'save'>;
+  /** Asked, outside the renderer, before any change that widens what agents may do. */
+  confirmation: OperatorConfirmation;
   probe(modelUrl: string, model: string | undefined): Promise<EndpointProbe>;
   runDefaults(): RunOptions;
   info: { version: string; dataDir: string; host: 'electron' | 'headless' };
@@ -37,8 +43,16 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'estop.trigger': async ({ reason }) => deps.estop.trigger('operator', reason),
     'estop.reset': async () => deps.estop.reset(),
     'settings.get': async () => store.getSettings(),
-    'settings.update': async (patch) => store.updateSettings(patch),
-    'runs.start': (input) => deps.manager.start(input),
+    'settings.update': async (patch, { signal }) => {
+      await requireOperator(deps.confirmation, 'Change settings so that agents may do more?', settingsWidening(store.getSettings(), patch), signal);
+      return store.updateSettings(patch);
+    },
+    'runs.start': async ({ apiKey, ...input }, { signal }) => {
+      const defaults = deps.runDefaults();
+      await requireOperator(deps.confirmation, 'Start a run that may do more than your defaults allow?', runWidening(defaults, input), signal);
+      if (apiKey) deps.apiKeys.save(input.modelUrl ?? defaults.modelUrl, apiKey);
+      return deps.manager.start(input);
+    },
     'runs.get': async ({ runId }) => deps.manager.detail(runId),
     'runs.resume': async ({ runId }) => deps.manager.resume(runId),
     'runs.delete': async ({ runId }) => {
@@ -50,7 +64,10 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       deps.approvals.answer(approvalId, actionHash, decision);
       return { accepted: true as const };
     },
-    'endpoint.probe': ({ modelUrl, model }) => deps.probe(modelUrl, model),
+    'endpoint.probe': ({ modelUrl, model, apiKey }) => {
+      if (apiKey) deps.apiKeys.save(modelUrl, apiKey);
+      return deps.probe(modelUrl, model);
+    },
     'audit.report': async ({ runId, day }) => deps.audit.report(runId ? { runId } : { day: day ?? new Date().toISOString().slice(0, 10) }),
     'audit.verify': async () => deps.audit.verify(),
   };

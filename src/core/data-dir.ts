@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ArchonError } from '../shared/errors';
@@ -10,11 +10,12 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform: N
   return join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'Archon');
 }
 
-/** `--data-dir`, else `ARCHON_DATA_DIR`, else the platform default; created when missing. */
+/** `--data-dir`, else `ARCHON_DATA_DIR`, else the platform default; created when missing, and private to the user (0700). */
 export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const dir = resolve(flag ?? env.ARCHON_DATA_DIR ?? defaultDataDir(env));
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
   } catch (error) {
     throw new ArchonError('CONFIG_INVALID', `Cannot create the data folder ${dir}: ${(error as Error).message}. Pass --data-dir with a writable folder.`, { cause: error });
   }

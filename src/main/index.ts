@@ -1,22 +1,35 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { app, BrowserWindow, ipcMain, session, utilityProcess } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, safeStorage, session, utilityProcess } from 'electron';
 import { loadAuditSecrets } from '../auditor/audit-key';
 import { AuditLog } from '../auditor/audit-log';
 import { buildReport } from '../auditor/audit-report';
 import { createAppServices } from '../core/app-services';
 import { resolveDataDir } from '../core/data-dir';
+import { ApiKeys } from '../core/secrets/api-keys';
+import { resolveModelUrl } from '../shared/model-presets';
 import { createRuntime } from '../core/runtime';
 import { forwardEvent, registerIpcHandlers } from './ipc';
 import { createMainWindow } from './main-window';
+import { dialogConfirmation } from './operator-dialog';
 import { denyPermissions, hardenApp } from './security';
 import { createUtilityProcessLauncher } from './utility-process-launcher';
+import { safeStorageVault } from './safe-storage-vault';
 
 const here = import.meta.dirname;
 
 function appUrl(): string {
   const devServer = process.env.ELECTRON_RENDERER_URL;
   return devServer && !app.isPackaged ? devServer : pathToFileURL(join(here, '../renderer/index.html')).href;
+}
+
+/** Keys saved through the OS keychain (in memory only where it is unavailable), and OPENAI_API_KEY for the configured server. */
+function openApiKeys(runtime: ReturnType<typeof createRuntime>): ApiKeys {
+  const vault = safeStorageVault(safeStorage);
+  const apiKeys = vault ? ApiKeys.saved(runtime.dataDir, runtime.store.secrets, vault) : new ApiKeys(runtime.store.secrets);
+  const fromEnvironment = process.env.OPENAI_API_KEY;
+  if (fromEnvironment) apiKeys.remember(resolveModelUrl(runtime.store.getSettings().modelUrl), fromEnvironment);
+  return apiKeys;
 }
 
 function start(): void {
@@ -26,6 +39,7 @@ function start(): void {
   // The same 0600 key file the CLI uses, outside the data dir, so `archon audit verify` checks the app's log too.
   const audit = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
   const unaudit = runtime.bus.subscribe((event) => audit.record(event));
+  const shown: { window?: BrowserWindow } = {};
   const services = createAppServices({
     runtime,
     host: 'electron',
@@ -34,10 +48,12 @@ function start(): void {
     launcher: createUtilityProcessLauncher(utilityProcess.fork),
     executorEntry: join(here, '../node/executor.js'),
     readableRoots: null,
-    apiKey: process.env.OPENAI_API_KEY,
+    apiKeys: openApiKeys(runtime),
+    confirmation: dialogConfirmation(dialog, () => shown.window),
   });
   const url = appUrl();
   const window = createMainWindow(BrowserWindow, { preload: join(here, '../preload/index.cjs'), appUrl: url });
+  shown.window = window;
   const unregister = registerIpcHandlers(ipcMain, services.handlers, url);
   const unsubscribe = runtime.bus.subscribe((event) => forwardEvent(window.webContents, event));
   app.on('second-instance', () => {

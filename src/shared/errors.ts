@@ -25,6 +25,7 @@ export const ErrorCodeSchema = z.enum([
   'APPROVAL_REJECTED',
   'NOT_FOUND',
   'CANCELLED',
+  'NOT_CONFIRMED',
   'INTERNAL',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;

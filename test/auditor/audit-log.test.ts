@@ -39,6 +39,19 @@ function verify(dataDir: string) {
 }
 
 describe('the audit log', () => {
+  it('keeps audit.db and its -wal and -shm files readable by the user alone (0600)', () => {
+    const dataDir = tempDir();
+    writeFileSync(join(dataDir, AUDIT_DB_FILE), '', { mode: 0o644 });
+    const log = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
+    try {
+      log.record({ type: 'step.started', runId: 'r1', seq: 1, ts: new Date().toISOString(), stepId: 's' });
+      log.flush();
+      for (const suffix of ['', '-wal', '-shm']) expect((statSync(join(dataDir, AUDIT_DB_FILE + suffix)).mode & 0o777).toString(8), suffix).toBe('600');
+    } finally {
+      log.close();
+    }
+  });
+
   it('chains, signs and verifies an intact log', () => {
     const dataDir = writeLog();
     expect(verify(dataDir)).toEqual({ intact: true, records: 10 });

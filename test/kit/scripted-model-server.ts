@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -57,6 +57,8 @@ export interface RecordedRequest {
   at: number;
   /** Archon's X-Archon-Purpose header: probe, plan, step or final. */
   purpose: string | null;
+  /** Every header as received (Authorization included: tests check which key went where). */
+  headers: IncomingHttpHeaders;
 }
 
 export interface ChatRequestBody {
@@ -364,7 +366,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
         return;
       }
       const purposeHeader = request.headers['x-archon-purpose'];
-      const recorded: RecordedRequest = { path, body, at: Date.now(), purpose: typeof purposeHeader === 'string' ? purposeHeader : null };
+      const recorded: RecordedRequest = { path, body, at: Date.now(), purpose: typeof purposeHeader === 'string' ? purposeHeader : null, headers: request.headers };
       requests.push(recorded);
       if (path === '/v1/chat/completions' && request.method === 'POST') return chat(response, recorded);
       const reported = options.reportsContext;

@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src/shared/csp';
 import { COMMAND_NAMES, IPC_PREFIX } from '../../src/shared/ipc/contract';
+import { startModelServer, type ScriptedModelServer } from '../kit/scripted-model-server';
 import { useTempDirs } from '../support/temp-dir';
 import { createFakeElectron } from './fake-electron';
 
@@ -25,6 +27,12 @@ vi.mock('electron', () => ({
   get utilityProcess() {
     return fake.utilityProcess;
   },
+  get safeStorage() {
+    return fake.safeStorage;
+  },
+  get dialog() {
+    return fake.dialog;
+  },
 }));
 
 beforeEach(() => {
@@ -36,12 +44,37 @@ afterEach(() => {
   vi.unstubAllEnvs();
 });
 
-async function bootMain(gotLock: boolean) {
-  fake = createFakeElectron({ gotLock, userData: tempDir() });
+async function bootMain(gotLock: boolean, options: { userData?: string; dialogResponse?: number; keychain?: boolean } = {}) {
+  fake = createFakeElectron({ gotLock, userData: options.userData ?? tempDir(), dialogResponse: options.dialogResponse, keychain: options.keychain });
   await import('../../src/main/index');
   await new Promise((resolve) => setImmediate(resolve));
   return fake;
 }
+
+/** Closes the app as its last window would, and waits until it has let go of the data dir. */
+async function quitMain(electron: typeof fake): Promise<void> {
+  electron.app.emit('window-all-closed');
+  await vi.waitFor(() => expect(electron.app.quit).toHaveBeenCalled());
+  vi.resetModules();
+}
+
+/** A command as the app's own page sends it. */
+function invoke(electron: typeof fake, name: string, input: unknown): Promise<unknown> {
+  const handler = electron.handlers.get(IPC_PREFIX + name);
+  if (!handler) throw new Error(`no handler for ${name}`);
+  return handler({ senderFrame: { url: String(electron.windows[0]?.loadURL.mock.calls[0]?.[0]), parent: null } }, input);
+}
+
+const models: ScriptedModelServer[] = [];
+afterEach(async () => {
+  await Promise.all(models.splice(0).map((model) => model.close()));
+});
+async function modelServer(): Promise<ScriptedModelServer> {
+  const model = await startModelServer({ reply: [] });
+  models.push(model);
+  return model;
+}
+const authorizations = (model: ScriptedModelServer) => model.requests.filter((request) => request.path.startsWith('/v1/')).map((request) => request.headers.authorization);
 
 describe('Electron main', () => {
   it('opens one sandboxed, context-isolated window with the preload and no Node in the page', async () => {
@@ -92,5 +125,47 @@ describe('Electron main', () => {
     const meta = /http-equiv="Content-Security-Policy"\s+content="([^"]+)"/.exec(html)?.[1];
     expect(meta).toBe(CONTENT_SECURITY_POLICY);
     expect(CONTENT_SECURITY_POLICY).not.toMatch(/unsafe-(inline|eval)/);
+  });
+
+  it('asks in a native dialog before a change that widens what agents may do: Cancel changes nothing, Allow applies it', async () => {
+    const refusing = await bootMain(true, { dialogResponse: 0 });
+    expect(await invoke(refusing, 'settings.update', { toolApproval: { run_command: 'never' } })).toMatchObject({ ok: false, error: { code: 'NOT_CONFIRMED', message: expect.stringContaining('run_command') } });
+    expect(refusing.dialog.showMessageBox).toHaveBeenCalledWith(refusing.windows[0], expect.objectContaining({ buttons: ['Cancel', 'Allow'], cancelId: 0, detail: expect.stringContaining('approval of run_command from "default" to "never"') }));
+    expect(await invoke(refusing, 'settings.get', {})).toMatchObject({ ok: true, value: { toolApproval: {} } });
+    expect(await invoke(refusing, 'settings.update', { toolApproval: { run_command: 'always' }, theme: 'dark' })).toMatchObject({ ok: true, value: { toolApproval: { run_command: 'always' } } });
+    expect(refusing.dialog.showMessageBox).toHaveBeenCalledTimes(1);
+    await quitMain(refusing);
+
+    const allowing = await bootMain(true, { dialogResponse: 1 });
+    expect(await invoke(allowing, 'settings.update', { allowNetwork: true, sandbox: 'off' })).toMatchObject({ ok: true, value: { allowNetwork: true, sandbox: 'off' } });
+    expect(allowing.dialog.showMessageBox).toHaveBeenCalledTimes(1);
+  });
+
+  it('keeps an API key sealed by safeStorage, bound to the origin it was given for', async () => {
+    const own = await modelServer();
+    const other = await modelServer();
+    const userData = tempDir();
+    const first = await bootMain(true, { userData });
+    expect(await invoke(first, 'endpoint.probe', { modelUrl: own.url, apiKey: 'APPKEY-123456' })).toMatchObject({ ok: true });
+    expect(first.safeStorage.encryptString).toHaveBeenCalledWith('APPKEY-123456');
+    expect(readFileSync(join(userData, 'api-keys.json'), 'utf8')).not.toContain('APPKEY-123456');
+    await quitMain(first);
+
+    const second = await bootMain(true, { userData });
+    expect(await invoke(second, 'endpoint.probe', { modelUrl: own.url })).toMatchObject({ ok: true });
+    expect(await invoke(second, 'endpoint.probe', { modelUrl: other.url })).toMatchObject({ ok: true });
+    expect(authorizations(own).every((header) => header === 'Bearer APPKEY-123456')).toBe(true);
+    expect(authorizations(own).length).toBeGreaterThan(2);
+    expect(authorizations(other).some((header) => header?.includes('APPKEY-123456'))).toBe(false);
+  });
+
+  it('keeps a key in memory only where the keychain cannot encrypt', async () => {
+    const own = await modelServer();
+    const userData = tempDir();
+    const electron = await bootMain(true, { userData, keychain: false });
+    expect(await invoke(electron, 'endpoint.probe', { modelUrl: own.url, apiKey: 'MEMORYKEY-123456' })).toMatchObject({ ok: true });
+    expect(authorizations(own).every((header) => header === 'Bearer MEMORYKEY-123456')).toBe(true);
+    expect(existsSync(join(userData, 'api-keys.json'))).toBe(false);
+    expect(electron.safeStorage.encryptString).not.toHaveBeenCalled();
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planReply, requestText, startModelServer, stepIdOf, type ModelServerOptions, type RecordedRequest, type ScriptedModelServer } from '../kit/scripted-model-server';
+import { ArchonStore } from '../../src/core/store/archon-store';
 import { useServe } from '../support/archon-process';
 import { useBrowser } from '../support/browser';
 import { useTempDirs } from '../support/temp-dir';
@@ -20,12 +21,13 @@ afterEach(async () => {
 async function openApp(reply: ModelServerOptions['reply'], extra: string[] = []) {
   server = await startModelServer({ reply });
   const workspace = tempDir();
-  const serve = await startServe(tempDir(), ['--model-url', server.url, '--workspace', workspace, ...extra]);
+  const dataDir = tempDir();
+  const serve = await startServe(dataDir, ['--model-url', server.url, '--workspace', workspace, ...extra]);
   const browser = await launchBrowser();
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   await page.goto(serve.url.href);
   await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
-  return { page, workspace, server };
+  return { page, workspace, dataDir, server };
 }
 
 async function startGoal(page: Page, goal: string) {
@@ -132,6 +134,46 @@ describe('the app in Chromium through archon serve', () => {
     await page.getByRole('list', { name: 'Findings' }).getByText('Emergency stop (operator)').waitFor();
     await page.getByRole('button', { name: 'Verify log' }).click();
     await page.getByText(/The audit log is intact/).waitFor();
+    await page.close();
+  });
+});
+
+describe('authority stays with the operator', () => {
+  it('refuses, from the page alone, the workspace / and a tool approval of "never": a clear message, nothing changed', async () => {
+    const { page, dataDir, server: model } = await openApp(() => ({ content: 'unused' }));
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Settings' }).click();
+    await page.getByLabel('run_command approval').selectOption('never');
+    await page.getByRole('alert').filter({ hasText: /Not changed: approval of run_command from "default" to "never".*terminal.*--trust-ui/ }).waitFor();
+    await page.getByRole('alert').getByRole('button', { name: 'Dismiss' }).click();
+    expect(await page.getByLabel('run_command approval').inputValue()).toBe('default');
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Runs' }).click();
+    await page.getByLabel('Workspace folder').fill('/');
+    await startGoal(page, 'Tidy up the whole disk');
+    await page.getByRole('alert').filter({ hasText: /Not changed: workspace \/ instead of/ }).waitFor();
+    expect(model.chatRequests).toHaveLength(0);
+
+    const store = ArchonStore.open(dataDir);
+    try {
+      expect(store.getSettings().toolApproval).toEqual({});
+      expect(store.runs.listRuns(10)).toEqual([]);
+    } finally {
+      store.close();
+    }
+    await page.close();
+  });
+});
+
+describe('API keys from the page', () => {
+  it('sends a key typed in Settings to the server being tested, and keeps it off the page', async () => {
+    const { page, server: model } = await openApp(() => ({ content: 'unused' }));
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Settings' }).click();
+    await page.getByLabel('Model server URL').fill(model.url);
+    await page.getByLabel('API key (kept for this server only)').fill('PAGEKEY-123456');
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    await page.getByRole('status').filter({ hasText: 'Reached' }).waitFor();
+    expect(model.requests.filter((request) => request.path === '/v1/models').map((request) => request.headers.authorization)).toEqual(['Bearer PAGEKEY-123456']);
+    expect(await page.getByLabel('API key (kept for this server only)').inputValue()).toBe('');
     await page.close();
   });
 });

@@ -5,6 +5,7 @@ import { buildReport } from '../../src/auditor/audit-report';
 import { createAppServices, type AppServices } from '../../src/core/app-services';
 import { childProcessLauncher } from '../../src/core/process/child-process-launcher';
 import { createRuntime, type ArchonRuntime } from '../../src/core/runtime';
+import { ApiKeys } from '../../src/core/secrets/api-keys';
 import { PROJECT_ROOT } from './built';
 import { useTempDirs } from './temp-dir';
 
@@ -40,6 +41,8 @@ export function useServices(): () => { runtime: ArchonRuntime; services: AppServ
       launcher: childProcessLauncher,
       executorEntry: `${PROJECT_ROOT}out/node/executor.js`,
       readableRoots: [PROJECT_ROOT],
+      apiKeys: new ApiKeys(runtime.store.secrets),
+      confirmation: { confirm: async () => false },
     });
     closers.push(async () => {
       await services.close();

@@ -85,8 +85,8 @@ async function journalled(context: RunContext, call: CallRecord, outcome: () => 
   const { step, name, callId, args, tool } = call;
   runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, now: context.now().toISOString() });
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args });
-  const result = await outcome();
-  runs.finishToolCall(callId, result, context.now().toISOString());
+  // What is recorded (secrets redacted) is what the model and the events see.
+  const result = runs.finishToolCall(callId, await outcome(), context.now().toISOString());
   runs.endToolProcesses(runId, callId);
   events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000) });
   return result;

@@ -6,7 +6,8 @@ export type RunEventBody<T extends RunEventType> = Omit<Extract<RunEvent, { type
 
 /**
  * Numbers each run's events (seq strictly increasing per run), stores them in batches, and
- * announces a batch only once it is committed: what was announced survives a crash.
+ * announces a batch only once it is committed: what was announced survives a crash. Known secrets
+ * are blanked out first, so neither archon.db nor anyone on the bus (the auditor) ever holds one.
  */
 export class RunEventLog {
   private readonly seqs = new Map<string, number>();
@@ -23,7 +24,7 @@ export class RunEventLog {
   append<T extends RunEventType>(runId: string, type: T, body: RunEventBody<T>): RunEvent {
     if (this.failure !== null) this.flush();
     const seq = (this.seqs.get(runId) ?? this.store.lastSeq(runId)) + 1;
-    const event = RunEventSchema.parse({ ...body, type, runId, seq, ts: this.now().toISOString() });
+    const event = RunEventSchema.parse({ ...this.store.secrets.redactValue(body), type, runId, seq, ts: this.now().toISOString() });
     this.seqs.set(runId, seq);
     this.pending.push(event);
     if (!this.flushScheduled) {

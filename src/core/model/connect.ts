@@ -5,11 +5,20 @@ import { probeEndpoint } from './endpoint-probe';
 import { createOpenAIModelClient } from './model-client';
 import type { RetryPolicy } from './retry-policy';
 
+export interface ModelCredentials {
+  /** The API key to send to this base URL, if any (the app's keys are each bound to one origin). */
+  apiKeyFor?: (baseUrl: string) => string | undefined;
+  retry?: RetryPolicy;
+  /** The operator's context length setting, for servers that report none. */
+  contextLength?: () => number | null;
+}
+
 /** Probe the run's endpoint, then make the client for the model the probe settled on. */
-export function modelConnector(credentials: { apiKey?: string; retry?: RetryPolicy; contextLength?: () => number | null }) {
+export function modelConnector(credentials: ModelCredentials) {
   return async (options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient }> => {
-    const probe = await probeEndpoint({ baseUrl: options.modelUrl, apiKey: credentials.apiKey, model: options.model || undefined, contextLength: credentials.contextLength?.() ?? null, signal });
+    const apiKey = credentials.apiKeyFor?.(options.modelUrl);
+    const probe = await probeEndpoint({ baseUrl: options.modelUrl, apiKey, model: options.model || undefined, contextLength: credentials.contextLength?.() ?? null, signal });
     const context = probe.contextLength === null ? null : { contextLength: probe.contextLength, source: probe.contextSource };
-    return { probe, model: createOpenAIModelClient({ baseUrl: options.modelUrl, model: probe.model, apiKey: credentials.apiKey, retry: credentials.retry, streaming: probe.streaming, context }) };
+    return { probe, model: createOpenAIModelClient({ baseUrl: options.modelUrl, model: probe.model, apiKey, retry: credentials.retry, streaming: probe.streaming, context }) };
   };
 }

@@ -8,6 +8,7 @@ import { ArchonError, describeZodError } from '../../shared/errors';
 import { MIGRATIONS } from './migrations';
 import { openDatabase, type SqliteDatabase } from './open-database';
 import { RunStore } from './run-store';
+import { SecretRedactor } from '../secrets/redactor';
 
 export const ARCHON_DB_FILE = 'archon.db';
 
@@ -26,12 +27,14 @@ const EstopRowSchema = z.object({
  */
 export class ArchonStore {
   readonly runs: RunStore;
+  /** Known secrets, blanked out of everything written here (and of events, by the event log). */
+  readonly secrets = new SecretRedactor();
 
   private constructor(
     readonly db: SqliteDatabase,
     readonly file: string,
   ) {
-    this.runs = new RunStore(db, (write) => this.durably(write));
+    this.runs = new RunStore(db, (write) => this.durably(write), this.secrets);
   }
 
   static open(dataDir: string): ArchonStore {

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { getLoadablePath } from 'sqlite-vec';
 import { ArchonError } from '../../shared/errors';
@@ -33,6 +33,15 @@ function assertSqliteHeader(file: string): void {
     closeSync(fd);
   }
   if (!header.equals(SQLITE_HEADER)) throw corrupt(file, 'it does not start with the SQLite header');
+}
+
+/**
+ * The database and its -wal and -shm files readable by the user alone (0600). SQLite gives the
+ * files it creates the mode of the database file, so creating that one 0600 covers the others.
+ */
+function restrictToOwner(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
 }
 
 function toStoreError(error: unknown, file: string): ArchonError {
@@ -101,6 +110,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Sqlite
   assertSqliteHeader(file);
   let db: SqliteDatabase;
   try {
+    restrictToOwner(file);
     db = new Database(file, { timeout: options.busyTimeoutMs ?? 5000 });
   } catch (error) {
     throw toStoreError(error, file);

@@ -6,6 +6,7 @@ import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
 import { RunOptionsSchema, RunSummarySchema, StepStatusSchema, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
 import { ToolResultSchema, type SideEffects, type ToolResult } from '../../shared/schemas/tool';
 import type { ChatMessage } from '../model/chat';
+import type { SecretRedactor } from '../secrets/redactor';
 import type { SqliteDatabase } from './open-database';
 
 const RunRowSchema = z
@@ -81,18 +82,23 @@ export class RunStore {
   constructor(
     private readonly db: SqliteDatabase,
     private readonly durably: <T>(write: () => T) => T,
+    private readonly secrets: SecretRedactor,
   ) {}
+
+  private clean<T>(value: T): T {
+    return this.secrets.redactValue(value);
+  }
 
   createRun(run: { id: string; goal: string; policy: Policy; options: RunOptions; now: string }): void {
     this.db
       .prepare("INSERT INTO runs (id, goal, status, policy, options_json, created_at, updated_at) VALUES (?, ?, 'pending', ?, ?, ?, ?)")
-      .run(run.id, run.goal, run.policy, JSON.stringify(run.options), run.now, run.now);
+      .run(run.id, this.clean(run.goal), run.policy, JSON.stringify(run.options), run.now, run.now);
   }
 
   setRunStatus(id: string, status: RunStatus, now: string, outcome: { answer?: string; error?: string } = {}): void {
     this.db
       .prepare('UPDATE runs SET status = ?, answer = COALESCE(?, answer), error = ?, updated_at = ? WHERE id = ?')
-      .run(status, outcome.answer ?? null, outcome.error ?? null, now, id);
+      .run(status, this.clean(outcome.answer ?? null), this.clean(outcome.error ?? null), now, id);
   }
 
   getRun(id: string): { summary: RunSummary; options: RunOptions } | null {
@@ -123,7 +129,7 @@ export class RunStore {
     const insert = this.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status) VALUES (?, ?, ?, ?, 'pending')");
     this.db.transaction(() => {
       this.db.prepare('DELETE FROM steps WHERE run_id = ?').run(runId);
-      steps.forEach((step, position) => insert.run(runId, step.id, position, JSON.stringify(step)));
+      steps.forEach((step, position) => insert.run(runId, step.id, position, JSON.stringify(this.clean(step))));
     })();
   }
 
@@ -149,7 +155,7 @@ export class RunStore {
   appendTurn(turn: { runId: string; stepId: string; attempt: number; position: number; message: ChatMessage }): void {
     this.db
       .prepare('INSERT INTO step_turns (run_id, step_id, attempt, position, message_json) VALUES (?, ?, ?, ?, ?)')
-      .run(turn.runId, turn.stepId, turn.attempt, turn.position, JSON.stringify(turn.message));
+      .run(turn.runId, turn.stepId, turn.attempt, turn.position, JSON.stringify(this.clean(turn.message)));
   }
 
   turns(runId: string, stepId: string, attempt: number): ChatMessage[] {
@@ -162,7 +168,7 @@ export class RunStore {
     const ended = ['completed', 'failed', 'skipped', 'stopped'].includes(status) ? now : null;
     this.db
       .prepare('UPDATE steps SET status = ?, result = ?, error = ?, started_at = COALESCE(?, started_at), ended_at = ? WHERE run_id = ? AND id = ?')
-      .run(status, outcome.result ?? null, outcome.error ?? null, started, ended, runId, stepId);
+      .run(status, this.clean(outcome.result ?? null), this.clean(outcome.error ?? null), started, ended, runId, stepId);
   }
 
   recordModelAttempt(call: {
@@ -184,7 +190,7 @@ export class RunStore {
         `INSERT INTO model_calls (id, run_id, step_id, purpose, attempt, status, prompt_tokens, completion_tokens, usage_estimated, error, started_at, ended_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(call.id, call.runId, call.stepId, call.purpose, call.attempt, call.ok ? 'completed' : 'failed', call.promptTokens, call.completionTokens, call.estimated ? 1 : 0, call.error, call.startedAt, call.endedAt);
+      .run(call.id, call.runId, call.stepId, call.purpose, call.attempt, call.ok ? 'completed' : 'failed', call.promptTokens, call.completionTokens, call.estimated ? 1 : 0, this.clean(call.error), call.startedAt, call.endedAt);
   }
 
   /** Tokens recorded for a run, failed attempts included. */
@@ -200,14 +206,17 @@ export class RunStore {
           `INSERT INTO tool_calls (id, run_id, step_id, tool, args_json, side_effects, idempotent, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'started', ?)
            ON CONFLICT (id) DO UPDATE SET args_json = excluded.args_json, status = 'started', result_json = NULL, started_at = excluded.started_at, ended_at = NULL`,
         )
-        .run(call.id, call.runId, call.stepId, call.tool, JSON.stringify(call.args ?? null), call.sideEffects, call.idempotent ? 1 : 0, call.now);
+        .run(call.id, call.runId, call.stepId, call.tool, JSON.stringify(this.clean(call.args ?? null)), call.sideEffects, call.idempotent ? 1 : 0, call.now);
     // A side effect about to happen must be on disk before it happens, or resume could repeat it.
     if (call.sideEffects === 'none') write();
     else this.durably(write);
   }
 
-  finishToolCall(id: string, result: ToolResult, now: string): void {
-    this.db.prepare('UPDATE tool_calls SET status = ?, result_json = ?, ended_at = ? WHERE id = ?').run(result.status, JSON.stringify(ToolResultSchema.parse(result)), now, id);
+  /** Records a call's result with known secrets blanked out, and returns what was recorded: all anyone sees of it. */
+  finishToolCall(id: string, result: ToolResult, now: string): ToolResult {
+    const recorded = this.clean(ToolResultSchema.parse(result));
+    this.db.prepare('UPDATE tool_calls SET status = ?, result_json = ?, ended_at = ? WHERE id = ?').run(recorded.status, JSON.stringify(recorded), now, id);
+    return recorded;
   }
 
   /** What the journal holds for a call id: its result when it finished, `started` with none when it was interrupted. */
@@ -257,7 +266,7 @@ export class RunStore {
     this.durably(() =>
       this.db
         .prepare("INSERT INTO approvals (id, run_id, step_id, kind, action_hash, request_json, status, requested_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)")
-        .run(request.id, request.runId, request.stepId, request.kind, request.actionHash, JSON.stringify(request), request.requestedAt, request.expiresAt),
+        .run(request.id, request.runId, request.stepId, request.kind, request.actionHash, JSON.stringify(this.clean(request)), request.requestedAt, request.expiresAt),
     );
   }
 
@@ -286,6 +295,6 @@ export class RunStore {
   }
 
   resolveApproval(id: string, status: ApprovalStatus, decision: unknown, now: string): void {
-    this.durably(() => this.db.prepare('UPDATE approvals SET status = ?, decision_json = ?, decided_at = ? WHERE id = ?').run(status, JSON.stringify(decision), now, id));
+    this.durably(() => this.db.prepare('UPDATE approvals SET status = ?, decision_json = ?, decided_at = ? WHERE id = ?').run(status, JSON.stringify(this.clean(decision)), now, id));
   }
 }

@@ -11,10 +11,13 @@ import { createAppServices } from '../../core/app-services';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
 import type { ArchonRuntime } from '../../core/runtime';
 import { EmergencyStop } from '../../core/stop/emergency-stop';
+import { apiKeyFromCommandLine } from '../../core/secrets/api-key-source';
+import { ApiKeys } from '../../core/secrets/api-keys';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { RunOptions } from '../../shared/schemas/run';
 import { auditPort, openAuditedRuntime, openAuditLog } from './audited-runtime';
 import { startHeadlessHost } from './headless-host';
+import { terminalConfirmation } from './terminal-confirmation';
 import { addRunFlags, addRunSettingFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5 } as const;
@@ -65,7 +68,7 @@ function verifyAudit(dataDir: string | undefined): number {
   }
 }
 
-type ServeFlags = DataDirOption & RunFlags & { port: number };
+type ServeFlags = DataDirOption & RunFlags & { port: number; trustUi?: boolean };
 
 /** Only the run settings given on the command line; the rest come from Settings at each run. */
 function serveDefaults(flags: ServeFlags): Partial<RunOptions> {
@@ -81,6 +84,14 @@ function serveDefaults(flags: ServeFlags): Partial<RunOptions> {
   return Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
 }
 
+/** The key given at start, bound to the origin of the model server the host was started for. */
+function serveApiKeys(runtime: ArchonRuntime, flags: ServeFlags): ApiKeys {
+  const apiKeys = new ApiKeys(runtime.store.secrets);
+  const key = apiKeyFromCommandLine(flags, runtime.store.secrets);
+  if (key) apiKeys.remember(serveDefaults(flags).modelUrl ?? resolveModelUrl(runtime.store.getSettings().modelUrl), key);
+  return apiKeys;
+}
+
 async function serve(flags: ServeFlags): Promise<void> {
   const audited = openAuditedRuntime(flags.dataDir);
   const { runtime } = audited;
@@ -92,7 +103,8 @@ async function serve(flags: ServeFlags): Promise<void> {
     launcher: childProcessLauncher,
     executorEntry: EXECUTOR_ENTRY,
     readableRoots: [APP_ROOT],
-    apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY,
+    apiKeys: serveApiKeys(runtime, flags),
+    confirmation: terminalConfirmation({ trustUi: flags.trustUi ?? false }),
     runDefaults: serveDefaults(flags),
   });
   const host = await startHeadlessHost({ handlers: services.handlers, bus: runtime.bus, rendererDir: RENDERER_DIR, port: flags.port });
@@ -201,7 +213,8 @@ export function buildProgram(): Command {
     program
       .command('serve')
       .description('start the headless host: the app in a browser, on 127.0.0.1 with a token; run flags are defaults for runs started there')
-      .option('--port <n>', 'port (0 = any free port)', parsePort, 0),
+      .option('--port <n>', 'port (0 = any free port)', parsePort, 0)
+      .option('--trust-ui', 'let the page widen what agents may do without asking on this terminal'),
   ).action(serve);
 
   return program;
@@ -210,7 +223,16 @@ export function buildProgram(): Command {
 /** Set by subcommands whose exit code says how they ended (run, resume). */
 let exitCode: number = EXIT.ok;
 
+/**
+ * Other processes of the user can read this one's command line (`/proc/PID/cmdline`, `ps`). Setting
+ * the process title overwrites it, so `--api-key`'s value is visible only while Archon starts.
+ */
+function hideApiKeyArgument(argv: string[]): void {
+  if (argv.some((arg) => arg === '--api-key' || arg.startsWith('--api-key='))) process.title = 'archon';
+}
+
 export async function main(argv: string[]): Promise<number> {
+  hideApiKeyArgument(argv);
   try {
     await buildProgram().parseAsync(argv, { from: 'user' });
     return exitCode;

@@ -91,6 +91,7 @@ export async function startHeadlessHost(options: HeadlessHostOptions): Promise<H
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   server.on('upgrade', (request, socket, head) => {
+    socket.on('error', () => socket.destroy());
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     const origin = request.headers.origin;
     const originOk = origin === undefined || origins.has(origin);
@@ -108,6 +109,8 @@ export async function startHeadlessHost(options: HeadlessHostOptions): Promise<H
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
     };
     const unsubscribe = options.bus.subscribe((event) => frame({ event }));
+    // A bad client (a frame over the limit, a broken connection) costs its own socket, never the host.
+    ws.on('error', () => ws.terminate());
     ws.on('close', () => {
       sockets.delete(ws);
       unsubscribe();

@@ -11,6 +11,7 @@ import { launchRun } from '../../core/agent/run-launcher';
 import { retryPolicyFrom } from '../../core/model/retry-policy';
 import { asStoreError } from '../../core/store/open-database';
 import { modelConnector } from '../../core/model/connect';
+import { apiKeyFromCommandLine } from '../../core/secrets/api-key-source';
 import { EmergencyStop } from '../../core/stop/emergency-stop';
 import type { ArchonRuntime } from '../../core/runtime';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
@@ -22,6 +23,7 @@ export interface RunFlags {
   modelUrl?: string;
   model?: string;
   apiKey?: string;
+  apiKeyFile?: string;
   policy?: RunOptions['policy'];
   approve?: 'prompt' | 'auto' | 'deny';
   concurrency?: number;
@@ -53,7 +55,8 @@ export function addRunSettingFlags(command: Command): Command {
   return command
     .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset: ollama, lm-studio, llama-cpp, vllm, openai')
     .option('--model <name>', 'the model (default: from settings, else the first the server lists)')
-    .option('--api-key <key>', 'API key (default: OPENAI_API_KEY)')
+    .option('--api-key <key>', 'API key (default: OPENAI_API_KEY); visible to other processes of your user, prefer --api-key-file')
+    .option('--api-key-file <file>', 'read the API key from this file')
     .addOption(new Option('--policy <policy>', 'who is asked before what').choices(PolicySchema.options))
     .option('--concurrency <n>', 'steps at once (default: the server’s parallel slots, else 4)', positiveInt('--concurrency', 64))
     .option('--max-tokens <n>', 'token cap for the run', positiveInt('--max-tokens', 1e9))
@@ -173,6 +176,7 @@ function exitCodeFor(error: unknown): number | null {
  */
 export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: { goal: string } | { resume: string }): Promise<number> {
   const settings = runtime.store.settingsForRun();
+  const apiKey = apiKeyFromCommandLine(flags, runtime.store.secrets);
   const controller = new AbortController();
   const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
   const tools = new ToolHost({ launcher: childProcessLauncher, entry: EXECUTOR_ENTRY, readableRoots: [APP_ROOT], settings });
@@ -188,7 +192,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
       approvals: approvalChannelFor(flags.approve),
       estop,
       tools,
-      connect: modelConnector({ apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY, retry: retryPolicyFrom(settings), contextLength: () => settings.contextLength }),
+      connect: modelConnector({ apiKeyFor: () => apiKey, retry: retryPolicyFrom(settings), contextLength: () => settings.contextLength }),
       dayMaxTokens: flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset].dayMaxTokens : undefined,
     };
     const target = 'goal' in what ? { goal: what.goal, options: runOptionsFrom(runtime, flags) } : { resume: what.resume, overrides: overridesFrom(flags) };

@@ -10,6 +10,8 @@ import { SettingsPatchSchema, SettingsSchema } from '../schemas/settings';
 const command = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
 const noInput = z.object({}).strict();
 const runRef = z.object({ runId: RunIdSchema }).strict();
+/** An API key for the request's model server: saved for that origin only, never sent to another. */
+const apiKey = z.string().min(1).max(4096).optional();
 
 export const AppInfoSchema = z.object({
   version: z.string(),
@@ -34,7 +36,7 @@ export const contract = {
   'estop.reset': command(noInput, EstopStateSchema),
   'settings.get': command(noInput, SettingsSchema),
   'settings.update': command(SettingsPatchSchema, SettingsSchema),
-  'runs.start': command(StartRunInputSchema, z.object({ runId: RunIdSchema })),
+  'runs.start': command(StartRunInputSchema.extend({ apiKey }).strict(), z.object({ runId: RunIdSchema })),
   'runs.get': command(runRef, RunDetailSchema),
   'runs.resume': command(runRef, z.object({ runId: RunIdSchema })),
   'runs.delete': command(runRef, z.object({ deleted: z.literal(true) })),
@@ -43,7 +45,7 @@ export const contract = {
     z.object({ approvalId: z.string().min(1).max(64), actionHash: z.string().regex(/^[0-9a-f]{64}$/), decision: ApprovalDecisionSchema }).strict(),
     z.object({ accepted: z.literal(true) }),
   ),
-  'endpoint.probe': command(z.object({ modelUrl: z.url({ protocol: /^https?$/ }), model: z.string().max(200).optional() }).strict(), EndpointProbeSchema),
+  'endpoint.probe': command(z.object({ modelUrl: z.url({ protocol: /^https?$/ }), model: z.string().max(200).optional(), apiKey }).strict(), EndpointProbeSchema),
   'audit.report': command(z.object({ runId: RunIdSchema.optional(), day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional() }).strict(), AuditReportSchema),
   'audit.verify': command(noInput, VerifyResultSchema),
 };

@@ -27,6 +27,10 @@ export const SettingsSchema = z.object({
   modelFirstByteTimeoutSeconds: z.number().positive().max(3600),
   modelIdleTimeoutSeconds: z.number().positive().max(3600),
   modelRetryWindowSeconds: z.number().nonnegative().max(24 * 3600),
+  /** Network access for shell commands (the sandbox has none unless this is on). */
+  allowNetwork: z.boolean(),
+  /** "off" runs commands unconfined, each asking for approval. */
+  sandbox: z.enum(['on', 'off']),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
@@ -49,4 +53,6 @@ export const DEFAULT_SETTINGS: Settings = {
   modelFirstByteTimeoutSeconds: 300,
   modelIdleTimeoutSeconds: 60,
   modelRetryWindowSeconds: 120,
+  allowNetwork: false,
+  sandbox: 'on',
 };

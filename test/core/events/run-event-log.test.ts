@@ -55,4 +55,31 @@ describe('RunEventLog', () => {
     expect(store.lastSeq('r')).toBe(1);
     store.close();
   });
+
+  it('blanks out known secrets before an event is stored or announced', () => {
+    const store = openWithRun(tempDir());
+    store.secrets.add('SECRETKEY123');
+    const bus = new EventBus();
+    const heard: ArchonEvent[] = [];
+    bus.subscribe((event) => heard.push(event));
+    const log = new RunEventLog(store, bus);
+    log.append('r', 'tool.completed', { stepId: 'a', tool: 'run_command', callId: 'c', status: 'success', content: '--api-key\0SECRETKEY123' });
+    log.flush();
+    expect(heard).toEqual([expect.objectContaining({ content: '--api-key\0[redacted]' })]);
+    expect(JSON.stringify(store.db.prepare('SELECT body_json FROM events').all())).not.toContain('SECRETKEY123');
+    store.close();
+  });
+
+  it('records tool results with known secrets blanked out, and hands back what was recorded', () => {
+    const store = openWithRun(tempDir());
+    store.secrets.add('SECRETKEY123');
+    store.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status) VALUES ('r', 'a', 0, '{}', 'running')").run();
+    store.runs.startToolCall({ id: 'c', runId: 'r', stepId: 'a', tool: 'run_command', args: { command: 'echo SECRETKEY123' }, sideEffects: 'irreversible', idempotent: false, now: 'now' });
+    const recorded = store.runs.finishToolCall('c', { status: 'success', content: 'OPENAI_API_KEY=SECRETKEY123', metadata: {} }, 'now');
+    expect(recorded.content).toBe('OPENAI_API_KEY=[redacted]');
+    const row = store.db.prepare("SELECT args_json, result_json FROM tool_calls WHERE id = 'c'").get() as { args_json: string; result_json: string };
+    expect(row.args_json).toBe('{"command":"echo [redacted]"}');
+    expect(row.result_json).not.toContain('SECRETKEY123');
+    store.close();
+  });
 });

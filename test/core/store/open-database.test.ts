@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -23,6 +23,18 @@ function expectStoreError(open: () => unknown, code: string, message: RegExp): v
 }
 
 describe('openDatabase', () => {
+  it('makes the database and its -wal and -shm files readable by the user alone (0600)', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'archon.db'), '', { mode: 0o644 });
+    const store = ArchonStore.open(dir);
+    try {
+      store.updateSettings({ theme: 'dark' });
+      for (const name of ['archon.db', 'archon.db-wal', 'archon.db-shm']) expect((statSync(join(dir, name)).mode & 0o777).toString(8), name).toBe('600');
+    } finally {
+      store.close();
+    }
+  });
+
   it('creates archon.db in an empty dir: WAL, every migration, every table, sqlite-vec loaded', () => {
     const store = ArchonStore.open(tempDir());
     try {

@@ -1,11 +1,23 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { COMMAND_NAMES } from '../../../src/shared/ipc/contract';
+import type { ApprovalRequest } from '../../../src/shared/schemas/approval';
+import { planReply, startModelServer, type ScriptedModelServer } from '../../kit/scripted-model-server';
 import { useServe, type ServeProcess } from '../../support/archon-process';
 import { useTempDirs } from '../../support/temp-dir';
 
 const tempDir = useTempDirs();
 const startServe = useServe();
+const models: ScriptedModelServer[] = [];
+afterEach(async () => {
+  await Promise.all(models.splice(0).map((model) => model.close()));
+});
+
+async function modelServer(): Promise<ScriptedModelServer> {
+  const model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'think' }]) : { content: 'done' }) });
+  models.push(model);
+  return model;
+}
 
 interface Socket {
   ws: WebSocket;
@@ -123,5 +135,49 @@ describe('archon serve (headless host)', () => {
     const operator = await openSocket(serve);
     await operator.call('estop.trigger', { reason: 'test' });
     await expect.poll(() => watcher.events).toContainEqual(expect.objectContaining({ type: 'system.estop', state: expect.objectContaining({ latched: true, reason: 'test' }) }));
+  });
+
+  it('closes only the socket that sends a 5 MiB frame; the host and its runs go on', async () => {
+    const model = await modelServer();
+    const serve = await startServe(tempDir(), ['--model-url', model.url, '--workspace', tempDir(), '--policy', 'permissive']);
+    const operator = await openSocket(serve);
+    const started = await operator.call('runs.start', { goal: 'keep going' });
+    expect(started.ok, JSON.stringify(started.error)).toBe(true);
+    const { runId } = started.value as { runId: string };
+    await expect.poll(async () => ((await operator.call('approvals.list')).value as ApprovalRequest[]).length, { timeout: 15_000 }).toBe(1);
+
+    const attacker = await openSocket(serve);
+    const closed = new Promise<number>((resolve) => attacker.ws.once('close', (code) => resolve(code)));
+    attacker.ws.on('error', () => undefined);
+    attacker.ws.send(Buffer.alloc(5 * 1024 * 1024, 0x61));
+    expect(await closed).toBe(1009);
+
+    const [request] = (await operator.call('approvals.list')).value as ApprovalRequest[];
+    expect(await operator.call('approvals.decide', { approvalId: request?.id, actionHash: request?.actionHash, decision: { verdict: 'approve' } })).toMatchObject({ ok: true });
+    await expect.poll(async () => ((await operator.call('runs.get', { runId })).value as { run: { status: string } }).run.status, { timeout: 15_000 }).toBe('completed');
+    expect(await (await openSocket(serve)).call('app.info')).toMatchObject({ ok: true });
+    expect(serve.child.exitCode).toBeNull();
+  });
+
+  it('sends the key given at start only to its own origin; another origin gets a key only when given one', async () => {
+    const own = await modelServer();
+    const other = await modelServer();
+    const serve = await startServe(tempDir(), ['--model-url', own.url, '--api-key', 'SECRETKEY123', '--workspace', tempDir()]);
+    const socket = await openSocket(serve);
+    const authorizations = (model: ScriptedModelServer) => model.requests.filter((request) => request.path.startsWith('/v1/')).map((request) => request.headers.authorization);
+
+    expect(await socket.call('endpoint.probe', { modelUrl: own.url })).toMatchObject({ ok: true });
+    expect(await socket.call('endpoint.probe', { modelUrl: other.url })).toMatchObject({ ok: true });
+    expect(authorizations(own).length).toBeGreaterThan(0);
+    expect(authorizations(own).every((header) => header === 'Bearer SECRETKEY123')).toBe(true);
+    expect(authorizations(other).length).toBeGreaterThan(0);
+    expect(authorizations(other).some((header) => header?.includes('SECRETKEY123'))).toBe(false);
+
+    expect(await socket.call('runs.start', { goal: 'elsewhere', modelUrl: other.url })).toMatchObject({ ok: true });
+    expect(authorizations(other).some((header) => header?.includes('SECRETKEY123'))).toBe(false);
+
+    expect(await socket.call('endpoint.probe', { modelUrl: other.url, apiKey: 'OTHERKEY-4567' })).toMatchObject({ ok: true });
+    expect(authorizations(other).at(-1)).toBe('Bearer OTHERKEY-4567');
+    expect(authorizations(own).every((header) => header === 'Bearer SECRETKEY123')).toBe(true);
   });
 });

@@ -4,17 +4,18 @@ import type { SliceContext } from '../../store/slice';
 export interface ComposerSlice {
   probe: EndpointProbe | null;
   probing: boolean;
-  probeEndpoint(modelUrl: string, model?: string): Promise<EndpointProbe | null>;
+  /** With `apiKey`, the key is saved for that server's origin only. */
+  probeEndpoint(modelUrl: string, model?: string, apiKey?: string): Promise<EndpointProbe | null>;
 }
 
 export function createComposerSlice({ set, client }: SliceContext): ComposerSlice {
   return {
     probe: null,
     probing: false,
-    async probeEndpoint(modelUrl, model) {
+    async probeEndpoint(modelUrl, model, apiKey) {
       set({ probing: true, probe: null });
       try {
-        const probe = await client.commands['endpoint.probe']({ modelUrl, ...(model ? { model } : {}) });
+        const probe = await client.commands['endpoint.probe']({ modelUrl, ...(model ? { model } : {}), ...(apiKey ? { apiKey } : {}) });
         set({ probe });
         return probe;
       } catch (error) {

@@ -12,7 +12,8 @@ function ModelProvider({ settings }: { settings: Settings }) {
   const probe = useAppStore((state) => state.probe);
   const probing = useAppStore((state) => state.probing);
   const [url, setUrl] = useState(settings.modelUrl);
-  const ids = { url: useId(), model: useId(), preset: useId(), context: useId() };
+  const [apiKey, setApiKey] = useState('');
+  const ids = { url: useId(), model: useId(), preset: useId(), context: useId(), apiKey: useId() };
   return (
     <fieldset>
       <legend>Model provider</legend>
@@ -45,8 +46,17 @@ function ModelProvider({ settings }: { settings: Settings }) {
         placeholder="as the server reports"
         onBlur={(event) => void updateSettings({ contextLength: event.target.value.trim() === '' ? null : Number(event.target.value) })}
       />
+      <label htmlFor={ids.apiKey}>API key (kept for this server only)</label>
+      <input id={ids.apiKey} type="password" autoComplete="off" value={apiKey} onChange={(event) => setApiKey(event.target.value)} />
       <span />
-      <button type="button" disabled={probing} onClick={() => void probeEndpoint(url, settings.model || undefined)}>
+      <button
+        type="button"
+        disabled={probing}
+        onClick={() => {
+          setApiKey('');
+          void probeEndpoint(url, settings.model || undefined, apiKey || undefined);
+        }}
+      >
         Test connection
       </button>
       {probe && (

@@ -1,0 +1,39 @@
+import { createInterface } from 'node:readline/promises';
+import type { OperatorConfirmation } from '../../core/authority/operator-authority';
+
+export interface TerminalConfirmationOptions {
+  /** `archon serve --trust-ui`: the operator lets the page decide. */
+  trustUi: boolean;
+  input?: NodeJS.ReadableStream & { isTTY?: boolean };
+  output?: NodeJS.WritableStream;
+}
+
+/**
+ * `archon serve`: a change that widens what agents may do is asked on the terminal that started the
+ * host, one question at a time; anything but "y" or "yes" is a no. Without a terminal (and without
+ * --trust-ui) nobody can answer, so it is refused.
+ */
+export function terminalConfirmation(options: TerminalConfirmationOptions): OperatorConfirmation {
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stderr;
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    async confirm({ title, changes }, signal) {
+      if (options.trustUi) return true;
+      if (!input.isTTY) return false;
+      const answer = queue.then(async () => {
+        const prompt = createInterface({ input, output });
+        try {
+          const reply = await prompt.question(`\n${title}\n${changes.map((change) => `  - ${change}`).join('\n')}\nAllow? [y/N] `, { signal });
+          return /^y(es)?$/i.test(reply.trim());
+        } catch {
+          return false;
+        } finally {
+          prompt.close();
+        }
+      });
+      queue = answer;
+      return answer;
+    },
+  };
+}

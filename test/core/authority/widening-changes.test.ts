@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { runWidening, settingsWidening } from '../../../src/core/authority/widening-changes';
+import { DEFAULT_SETTINGS, type Settings } from '../../../src/shared/schemas/settings';
+
+const current: Settings = { ...DEFAULT_SETTINGS, policy: 'balanced', toolApproval: { write_file: 'always' }, disabledTools: ['run_command'] };
+
+describe('settingsWidening', () => {
+  it('names each change that lets agents do more', () => {
+    expect(
+      settingsWidening(current, {
+        policy: 'permissive',
+        toolApproval: { write_file: 'default', run_command: 'never' },
+        disabledTools: [],
+        networkTools: true,
+        allowNetwork: true,
+        sandbox: 'off',
+      }),
+    ).toEqual([
+      'policy from balanced to the looser permissive',
+      'approval of write_file from "always" to "default"',
+      'approval of run_command from "default" to "never"',
+      'the tool run_command turned on',
+      'network tools turned on',
+      'network access for commands turned on',
+      'the sandbox for commands turned off',
+    ]);
+  });
+
+  it('lets narrowing and neutral changes through without asking', () => {
+    expect(
+      settingsWidening(current, {
+        policy: 'supervised',
+        toolApproval: { write_file: 'always', read_file: 'always' },
+        disabledTools: ['run_command', 'write_file'],
+        networkTools: false,
+        allowNetwork: false,
+        sandbox: 'on',
+        theme: 'dark',
+        model: 'other',
+      }),
+    ).toEqual([]);
+  });
+
+  it('counts dropping a tool from the approval list as going back to the default', () => {
+    expect(settingsWidening(current, { toolApproval: {} })).toEqual(['approval of write_file from "always" to "default"']);
+  });
+});
+
+describe('runWidening', () => {
+  const defaults = { workspace: '/home/op/project', policy: 'strict' as const };
+
+  it('asks for another workspace or a looser policy than the defaults', () => {
+    expect(runWidening(defaults, { workspace: '/', policy: 'balanced' })).toEqual(['workspace / instead of /home/op/project', 'policy balanced, looser than strict']);
+    expect(runWidening(defaults, { workspace: '/home/op/project/../other' })).toEqual(['workspace /home/op/other instead of /home/op/project']);
+  });
+
+  it('lets the default workspace, a folder inside it, and a stricter policy through', () => {
+    expect(runWidening(defaults, {})).toEqual([]);
+    expect(runWidening(defaults, { workspace: '/home/op/project/sub', policy: 'supervised' })).toEqual([]);
+  });
+});

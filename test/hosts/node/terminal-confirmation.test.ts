@@ -1,0 +1,46 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { terminalConfirmation } from '../../../src/hosts/node/terminal-confirmation';
+
+const question = { title: 'Widen?', changes: ['the sandbox for commands turned off'] };
+
+function terminal(isTTY: boolean) {
+  const input = Object.assign(new PassThrough(), { isTTY });
+  const output = new PassThrough();
+  let shown = '';
+  output.on('data', (chunk: Buffer) => (shown += chunk.toString('utf8')));
+  return { input, output, shown: () => shown };
+}
+
+describe('terminalConfirmation (archon serve)', () => {
+  it('asks on the terminal and allows only on "y" or "yes"', async () => {
+    const tty = terminal(true);
+    const confirmation = terminalConfirmation({ trustUi: false, input: tty.input, output: tty.output });
+    const yes = confirmation.confirm(question, new AbortController().signal);
+    await expect.poll(tty.shown).toContain('Allow? [y/N]');
+    expect(tty.shown()).toContain('the sandbox for commands turned off');
+    tty.input.write('yes\n');
+    expect(await yes).toBe(true);
+
+    const no = confirmation.confirm(question, new AbortController().signal);
+    await expect.poll(() => tty.shown().split('Allow? [y/N]').length).toBe(3);
+    tty.input.write('\n');
+    expect(await no).toBe(false);
+  });
+
+  it('refuses when nobody can answer (no terminal), and when the question is cancelled', async () => {
+    expect(await terminalConfirmation({ trustUi: false, input: terminal(false).input }).confirm(question, new AbortController().signal)).toBe(false);
+    const tty = terminal(true);
+    const controller = new AbortController();
+    const pending = terminalConfirmation({ trustUi: false, input: tty.input, output: tty.output }).confirm(question, controller.signal);
+    await expect.poll(tty.shown).toContain('Allow? [y/N]');
+    controller.abort();
+    expect(await pending).toBe(false);
+  });
+
+  it('allows without asking when started with --trust-ui', async () => {
+    const tty = terminal(false);
+    expect(await terminalConfirmation({ trustUi: true, input: tty.input, output: tty.output }).confirm(question, new AbortController().signal)).toBe(true);
+    expect(tty.shown()).toBe('');
+  });
+});
