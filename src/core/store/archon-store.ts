@@ -49,7 +49,8 @@ export class ArchonStore {
   durably<T>(write: () => T): T {
     this.db.pragma('synchronous = FULL');
     try {
-      return this.db.transaction(write)();
+      // IMMEDIATE: the write lock is taken (waiting out the busy timeout) before anything is read, so two processes never deadlock upgrading.
+      return this.db.transaction(write).immediate();
     } finally {
       this.db.pragma('synchronous = NORMAL');
     }

@@ -7,6 +7,7 @@ import { RunEventSchema, type RunEvent } from '../../../src/shared/schemas/event
 import type { SettingsPatch } from '../../../src/shared/schemas/settings';
 import { planReply, startModelServer, stepIdOf, type ModelServerOptions, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
 import { spawnArchon } from '../../support/archon-process';
+import { processesMatching, uniqueSleepSeconds } from '../../support/processes';
 import { crashScenarioReply, onlyRunId } from '../../support/crash-scenario';
 import { useTempDirs } from '../../support/temp-dir';
 
@@ -136,17 +137,18 @@ describe('outages pause, they do not fail', () => {
 
 describe('nothing crashes the runtime', () => {
   it('a tool worker killed mid-call: the call returns error and the run goes on to the end', async () => {
+    const seconds = uniqueSleepSeconds();
     const server = await serve({
       reply: (request) => {
         if (request.purpose === 'plan') return planReply([{ id: 'slow', description: 'run something slow' }]);
         if (request.purpose === 'final') return { content: 'went on' };
         const turns = (request.body.messages ?? []).filter((message) => message.role === 'assistant').length;
-        return turns === 0 ? { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 30' } }] } : { content: 'the worker died; carried on' };
+        return turns === 0 ? { toolCalls: [{ name: 'run_command', arguments: { command: `sleep ${seconds}` } }] } : { content: 'the worker died; carried on' };
       },
     });
     const [dataDir, workspace] = [tempDir(), tempDir()];
     const run = archon(['run', 'survive a dead worker', ...flags(server, dataDir, workspace)]);
-    await whenEvent(run.child, 'tool.started');
+    await expect.poll(() => processesMatching(`sleep ${seconds}`).length, { timeout: 20_000 }).toBeGreaterThan(0);
     const workers = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(run.child.pid)], { encoding: 'utf8' })
       .split('\n')
       .filter((line) => line.includes('executor.js'))
