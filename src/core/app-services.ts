@@ -19,6 +19,10 @@ export interface AppServicesOptions {
   launcher: ProcessLauncher;
   executorEntry: string;
   readableRoots: string[] | null;
+  /** Folders no command may see (the home folder, the data dir, the audit key folder). */
+  hiddenFolders: string[];
+  /** The host was started with the network on for sandboxed commands (`archon serve --allow-network`). */
+  allowNetwork?: boolean;
   apiKey?: string;
   /** Run settings the host was started with (`archon serve --model-url …`), over the stored settings. */
   runDefaults?: Partial<RunOptions>;
@@ -60,7 +64,14 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     settings: () => runtime.store.getSettings(),
     defaults,
     connect: modelConnector({ apiKey: options.apiKey }),
-    toolHost: (settings) => new ToolHost({ launcher: options.launcher, entry: options.executorEntry, readableRoots: options.readableRoots, settings }),
+    toolHost: (settings) =>
+      new ToolHost({
+        launcher: options.launcher,
+        entry: options.executorEntry,
+        readableRoots: options.readableRoots,
+        hiddenFolders: options.hiddenFolders,
+        settings: { ...settings, allowNetwork: options.allowNetwork ?? settings.allowNetwork },
+      }),
   });
   const handlers = createCommandHandlers({
     runtime,

@@ -4,7 +4,8 @@ import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 /** A path the model asked for that lies outside the workspace; the message says what it may do instead. */
 export class PathDenied extends Error {}
 
-function inside(root: string, candidate: string): boolean {
+/** Whether `candidate` is `root` or lies under it (lexically; both absolute). */
+export function isInside(root: string, candidate: string): boolean {
   const rel = relative(root, candidate);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep)[0] !== '..');
 }
@@ -34,10 +35,10 @@ function realPathOfNearest(path: string): string {
 export function resolveInWorkspace(workspace: string, requested: string): string {
   const root = realpathSync(workspace);
   const target = resolve(root, requested);
-  if (!inside(root, target)) {
+  if (!isInside(root, target)) {
     throw new PathDenied(`"${requested}" is outside the workspace. Use a path relative to the workspace (e.g. "notes/list.md"); nothing outside it can be touched.`);
   }
-  if (!inside(root, realPathOfNearest(target))) {
+  if (!isInside(root, realPathOfNearest(target))) {
     throw new PathDenied(`"${requested}" leads outside the workspace through a symbolic link. Use a path whose folders are inside the workspace.`);
   }
   return target;

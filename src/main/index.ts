@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { app, BrowserWindow, ipcMain, session, utilityProcess } from 'electron';
-import { loadAuditSecrets } from '../auditor/audit-key';
+import { foldersHiddenFromTools, loadAuditSecrets } from '../auditor/audit-key';
 import { AuditLog } from '../auditor/audit-log';
 import { buildReport } from '../auditor/audit-report';
 import { createAppServices } from '../core/app-services';
@@ -34,6 +34,7 @@ function start(): void {
     launcher: createUtilityProcessLauncher(utilityProcess.fork),
     executorEntry: join(here, '../node/executor.js'),
     readableRoots: null,
+    hiddenFolders: foldersHiddenFromTools(dataDir),
     apiKey: process.env.OPENAI_API_KEY,
   });
   const url = appUrl();

@@ -67,7 +67,7 @@ async function approveToolCall(context: RunContext, step: PlanStep, tool: ToolDe
     {
       kind: 'tool_call',
       stepId: step.id,
-      summary: `${tool.name} ${JSON.stringify(args)}`,
+      summary: `${tool.unconfined ? 'unconfined (no OS sandbox) ' : ''}${tool.name} ${JSON.stringify(args)}`,
       action: { tool: tool.name, args },
       explanation: explain(context, {
         summary: `Step ${step.id} wants to call ${tool.name}.`,

@@ -13,7 +13,9 @@ export interface ToolHostOptions {
   entry: string;
   /** Folders a tool process may read besides its workspace (Archon's own files); null where the permission model cannot apply. */
   readableRoots: string[] | null;
-  settings: Pick<Settings, 'networkTools' | 'disabledTools'>;
+  /** Folders no command may see even when they lie in the workspace: the home folder, the data dir, the audit key folder. */
+  hiddenFolders: string[];
+  settings: Pick<Settings, 'networkTools' | 'disabledTools' | 'sandbox' | 'allowNetwork'>;
 }
 
 function workspaceFolder(path: string): string {
@@ -37,10 +39,11 @@ export class ToolHost {
       entry: this.options.entry,
       workspace: workspaceFolder(runOptions.workspace),
       networkTools: this.options.settings.networkTools,
+      confinement: { mode: this.options.settings.sandbox, allowNetwork: this.options.settings.allowNetwork, hidden: this.options.hiddenFolders },
       readableRoots: this.options.readableRoots,
     });
     this.pool.warmUp();
-    return builtinTools(this.pool, this.options.settings.disabledTools);
+    return builtinTools(this.pool, this.options.settings);
   }
 
   async stopAll(): Promise<void> {

@@ -5,6 +5,7 @@ import packageJson from '../../../package.json' with { type: 'json' };
 import { ArchonError } from '../../shared/errors';
 import { buildReport } from '../../auditor/audit-report';
 import { renderAuditMarkdown } from '../../shared/audit-markdown';
+import { foldersHiddenFromTools } from '../../auditor/audit-key';
 import type { AuditLog } from '../../auditor/audit-log';
 import { DEFAULT_THRESHOLDS } from '../../auditor/detectors';
 import { createAppServices } from '../../core/app-services';
@@ -92,6 +93,8 @@ async function serve(flags: ServeFlags): Promise<void> {
     launcher: childProcessLauncher,
     executorEntry: EXECUTOR_ENTRY,
     readableRoots: [APP_ROOT],
+    hiddenFolders: foldersHiddenFromTools(runtime.dataDir),
+    allowNetwork: flags.allowNetwork,
     apiKey: flags.apiKey ?? process.env.OPENAI_API_KEY,
     runDefaults: serveDefaults(flags),
   });

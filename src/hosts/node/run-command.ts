@@ -11,6 +11,7 @@ import { EmergencyStop } from '../../core/stop/emergency-stop';
 import type { ArchonRuntime } from '../../core/runtime';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
 import { ToolHost } from '../../core/tools/tool-host';
+import { foldersHiddenFromTools } from '../../auditor/audit-key';
 import { approvalChannelFor } from './terminal-approvals';
 
 export interface RunFlags {
@@ -25,6 +26,7 @@ export interface RunFlags {
   maxCost?: number;
   maxIterations?: number;
   workspace?: string;
+  allowNetwork?: boolean;
   json?: boolean;
 }
 
@@ -55,6 +57,7 @@ export function addRunSettingFlags(command: Command): Command {
     .option('--max-tokens <n>', 'token cap for the run', positiveInt('--max-tokens', 1e9))
     .option('--max-cost <usd>', 'money cap for the run, in USD', positiveNumber)
     .option('--workspace <dir>', 'the only folder file tools may touch (default: the current folder)')
+    .option('--allow-network', 'let sandboxed commands (run_command) use the network (default: Settings, else off)')
     .option('--data-dir <dir>', 'the data folder (default: ARCHON_DATA_DIR, else the platform app-data folder)');
 }
 
@@ -174,7 +177,14 @@ function engineDependencies(runtime: ArchonRuntime, flags: RunFlags, tools: Tool
 export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: { goal: string } | { resume: string }): Promise<number> {
   const controller = new AbortController();
   const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
-  const tools = new ToolHost({ launcher: childProcessLauncher, entry: EXECUTOR_ENTRY, readableRoots: [APP_ROOT], settings: runtime.store.getSettings() });
+  const settings = runtime.store.getSettings();
+  const tools = new ToolHost({
+    launcher: childProcessLauncher,
+    entry: EXECUTOR_ENTRY,
+    readableRoots: [APP_ROOT],
+    hiddenFolders: foldersHiddenFromTools(runtime.dataDir),
+    settings: { ...settings, allowNetwork: flags.allowNetwork ?? settings.allowNetwork },
+  });
   const unhook = estop.onStop(() => tools.stopAll());
   const unwatch = estop.watch();
   const stop = (signal: NodeJS.Signals) => void estop.trigger('signal', `${signal} received by archon run`);

@@ -25,7 +25,7 @@ describe('built-in tools', () => {
 
   it('leave out the tools the operator disabled', () => {
     const pool = openPool(tempDir());
-    expect(builtinTools(pool, ['run_command', 'http_get']).names()).toEqual(['calculator', 'list_files', 'read_file', 'write_file', 'search_files']);
+    expect(builtinTools(pool, { disabledTools: ['run_command', 'http_get'] }).names()).toEqual(['calculator', 'list_files', 'read_file', 'write_file', 'search_files']);
   });
 
   it('give run_command the timeout the call asks for (timeout_s), through the registry', async () => {

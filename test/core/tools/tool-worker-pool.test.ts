@@ -141,7 +141,8 @@ describe('tool worker pool: limits, crashes and stops', () => {
   });
 
   it('answers error when the worker dies mid-call, replaces it, and the next call works', async () => {
-    const pool = openPool(tempDir());
+    // Unconfined, so the command can see (and kill) its worker: inside the sandbox it cannot.
+    const pool = openPool(tempDir(), { confinement: { mode: 'off', allowNetwork: false, hidden: [] } });
     const crashed = await call(pool, 'run_command', { command: 'kill -9 $PPID; sleep 5' });
     expect(crashed).toMatchObject({ status: 'error', content: expect.stringContaining('tool process stopped before the call finished') });
     expect(await call(pool, 'run_command', { command: 'echo alive' })).toMatchObject({ status: 'success', content: 'exit code 0\nalive' });
