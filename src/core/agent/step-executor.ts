@@ -114,6 +114,7 @@ async function runToolCall(context: RunContext, step: PlanStep, name: string, ra
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args });
   const result = admission.run ? await context.tools.execute(admission.tool, admission.args, { signal: context.signal, workspace: context.options.workspace, runId, stepId: step.id }) : admission.result;
   runs.finishToolCall(callId, result, context.now().toISOString());
+  if (admission.run && result.status === 'denied') events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000) });
   events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000) });
   return result;
 }

@@ -86,7 +86,8 @@ export class ToolWorkerPool {
   private execArgv(kind: WorkerKind): string[] {
     const flags = [`--max-old-space-size=${this.options.memoryMb ?? 256}`];
     if (this.options.readableRoots) {
-      const writable = [this.options.workspace, this.workerTempDir()];
+      // On Linux the file tools reach what they opened through /proc/self/fd (see src/executor/workspace-files.ts).
+      const writable = [this.options.workspace, this.workerTempDir(), ...(process.platform === 'linux' ? ['/proc/self/fd'] : [])];
       flags.push('--permission', ...[...this.options.readableRoots, ...writable].map((path) => `--allow-fs-read=${path}`), ...writable.map((path) => `--allow-fs-write=${path}`));
       // The command tool's workers start processes by design; Node's warning about it is known here.
       if (kind === 'command') flags.push('--allow-child-process', '--disable-warning=SecurityWarning');
