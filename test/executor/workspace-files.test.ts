@@ -79,4 +79,13 @@ describe('file tools against a symbolic link flipping between inside and outside
     expect(statuses.denied).toBeGreaterThan(0);
     expect(statuses.success).toBeGreaterThan(0);
   }, 120_000);
+
+  it('200 search_files calls: none finds the outside file', async () => {
+    const { workspace } = flippingWorkspace();
+    const pool = openPool(workspace);
+    for (let index = 0; index < 200; index++) {
+      const result = await pool.call('search_files', { query: OUTSIDE }, { signal: new AbortController().signal, timeoutMs: 10_000 });
+      expect(result.content).not.toContain(`: ${OUTSIDE}`);
+    }
+  }, 120_000);
 });
