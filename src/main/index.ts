@@ -33,7 +33,8 @@ function start(): void {
     audit: { report: (scope) => buildReport(audit, scope), verify: () => audit.verify() },
     launcher: createUtilityProcessLauncher(utilityProcess.fork),
     executorEntry: join(here, '../node/executor.js'),
-    readableRoots: null,
+    // Tool workers run under Node's permission model, as in the CLI: they may read the app itself, the workspace and their temp folder.
+    readableRoots: [app.getAppPath()],
     hiddenFolders: foldersHiddenFromTools(dataDir),
     apiKey: process.env.OPENAI_API_KEY,
   });
