@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
+import type * as AppServicesModule from '../../src/core/app-services';
+import type { AppServicesOptions } from '../../src/core/app-services';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src/shared/csp';
 import { COMMAND_NAMES, IPC_PREFIX } from '../../src/shared/ipc/contract';
@@ -30,9 +32,9 @@ vi.mock('electron', () => ({
 
 const appServices = vi.hoisted(() => ({ options: [] as unknown[] }));
 vi.mock('../../src/core/app-services', async (original) => {
-  const actual = await original<typeof import('../../src/core/app-services')>();
+  const actual = await original<typeof AppServicesModule>();
   return {
-    createAppServices: (options: Parameters<typeof actual.createAppServices>[0]) => {
+    createAppServices: (options: AppServicesOptions) => {
       appServices.options.push(options);
       return actual.createAppServices(options);
     },
@@ -98,7 +100,7 @@ describe('Electron main', () => {
     const electron = await bootMain(true);
     const options = appServices.options[0] as { readableRoots: string[] | null; hiddenFolders: string[] };
     expect(options.readableRoots).toEqual(['/opt/Archon/resources/app.asar']);
-    expect(options.hiddenFolders).toEqual(expect.arrayContaining([electron.app.getPath('userData'), homedir()]));
+    expect(options.hiddenFolders).toEqual(expect.arrayContaining([electron.app.getPath(), homedir()]));
     expect(options.hiddenFolders).toHaveLength(3);
   });
 
