@@ -80,6 +80,8 @@ function describeEvent(event: ArchonEvent): string | null {
       return `→ ${event.stepId}`;
     case 'tool.completed':
       return `  ${event.tool} [${event.status}] ${event.content.replace(/\s+/g, ' ').slice(0, 120)}`;
+    case 'tool.refused':
+      return `  ${event.tool} refused: ${event.reason.replace(/\s+/g, ' ').slice(0, 160)}`;
     case 'step.completed':
       return `✓ ${event.stepId}`;
     case 'step.failed':

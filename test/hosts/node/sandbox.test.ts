@@ -95,6 +95,7 @@ describe('run_command under the OS sandbox (bubblewrap), --policy permissive --a
       home: `cat ${join(m.home, '.ssh', 'id_ed25519')}; ls -a ${m.home}`,
       keys: `ls -a ${m.keyDir}; cat ${m.keyDir}/*`,
       network: connect(net.port),
+      processes: `cat /proc/*/cmdline | tr '\\0' ' '`,
       sleepers: `setsid sleep ${seconds} & nohup sleep ${seconds} >/dev/null 2>&1 & (sleep ${seconds} &); (setsid sh -c 'sleep ${seconds} &' &); echo left`,
     });
     const result = await runCommands(m).done;
@@ -112,6 +113,8 @@ describe('run_command under the OS sandbox (bubblewrap), --policy permissive --a
     expect(outputOf(events, 'keys')).not.toContain('.key');
     expect(outputOf(events, 'network')).not.toContain('LOOPBACK-REACHED');
     expect(net.hits()).toBe(0);
+    expect(outputOf(events, 'processes')).toContain('/bin/sh');
+    expect(outputOf(events, 'processes')).not.toContain(m.dataDir);
     expect(outputOf(events, 'sleepers')).toContain('left');
     await expect.poll(() => processesMatching(`sleep ${seconds}`), { timeout: 5000 }).toEqual([]);
   });
@@ -137,6 +140,17 @@ describe('run_command under the OS sandbox (bubblewrap), --policy permissive --a
     expect(result.status, result.stderr).toBe(3);
     expect(processesMatching(`sleep ${seconds}`)).toEqual([]);
     expect(eventsOf(result.stdout)).toContainEqual(expect.objectContaining({ type: 'estop.triggered' }));
+  });
+
+  it('when Archon itself is killed (SIGKILL), every process its commands started dies with it', async () => {
+    const m = machine();
+    const seconds = uniqueSleepSeconds();
+    await scriptCommands({ sleepers: `setsid sleep ${seconds} & nohup sleep ${seconds} >/dev/null 2>&1 & (sleep ${seconds} &); sleep ${seconds}` });
+    const run = runCommands(m);
+    await expect.poll(() => processesMatching(`sleep ${seconds}`).filter((line) => !line.includes('/bin/sh') && !line.includes('bash -c')).length, { timeout: 15_000 }).toBe(4);
+    run.child.kill('SIGKILL');
+    await run.done;
+    await expect.poll(() => processesMatching(`sleep ${seconds}`), { timeout: 5000 }).toEqual([]);
   });
 
   it('a path outside the workspace is refused by the file tools, recorded as tool.refused', async () => {
