@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants, readlinkSync } from 'node:fs';
-import { lstat, mkdir, open, realpath, rename, rm, type FileHandle } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { lstat, mkdir, open, readdir, realpath, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { isInside, PathDenied, realPathInWorkspace } from './workspace-paths';
 
@@ -75,6 +76,17 @@ async function openWorkspaceFolder(root: string, folder: string, requested: stri
   } catch (error) {
     await handle.close();
     throw error;
+  }
+}
+
+/** The entries of a workspace folder, listed through the opened and checked folder; and its real path. */
+export async function readWorkspaceFolder(workspace: string, requested: string): Promise<{ folder: string; entries: Dirent[] }> {
+  const { root, real } = realPathInWorkspace(workspace, requested);
+  const handle = await openWorkspaceFolder(root, real, requested, false);
+  try {
+    return { folder: real, entries: await readdir(FOLLOWS_FD_LINKS ? `/proc/self/fd/${handle.fd}` : real, { withFileTypes: true }) };
+  } finally {
+    await handle.close();
   }
 }
 

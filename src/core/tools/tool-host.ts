@@ -27,6 +27,15 @@ function workspaceFolder(path: string): string {
   throw new ArchonError('CONFIG_INVALID', `The workspace ${path} is not an existing folder. Pass --workspace (or choose one in the app) with the folder the tools may use.`);
 }
 
+/** The sandbox compares real paths (the tool process may not resolve paths outside its workspace itself). */
+function realPathIfAny(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
 /** One run's tools: a worker pool for its workspace, started with the run and closed with it. */
 export class ToolHost {
   private pool: ToolWorkerPool | null = null;
@@ -39,7 +48,7 @@ export class ToolHost {
       entry: this.options.entry,
       workspace: workspaceFolder(runOptions.workspace),
       networkTools: this.options.settings.networkTools,
-      confinement: { mode: this.options.settings.sandbox, allowNetwork: this.options.settings.allowNetwork, hidden: this.options.hiddenFolders },
+      confinement: { mode: this.options.settings.sandbox, allowNetwork: this.options.settings.allowNetwork, hidden: this.options.hiddenFolders.map(realPathIfAny) },
       readableRoots: this.options.readableRoots,
     });
     this.pool.warmUp();

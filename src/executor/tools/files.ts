@@ -1,8 +1,7 @@
-import { readdir } from 'node:fs/promises';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { TOOL_LIMITS, type BuiltinToolInput } from '../../shared/tools/catalogue';
-import { openWorkspaceFile, replaceWorkspaceFile } from '../workspace-files';
-import { resolveInWorkspace, workspaceRelative } from '../workspace-paths';
+import { openWorkspaceFile, readWorkspaceFolder, replaceWorkspaceFile } from '../workspace-files';
+import { workspaceRelative } from '../workspace-paths';
 import { result, type ExecutorContext } from './tool-context';
 
 const MAX_ENTRIES = 1000;
@@ -13,8 +12,7 @@ function looksBinary(bytes: Buffer): boolean {
 }
 
 export async function listFiles(args: BuiltinToolInput<'list_files'>, context: ExecutorContext): Promise<ToolResult> {
-  const folder = resolveInWorkspace(context.workspace, args.path ?? '.');
-  const entries = await readdir(folder, { withFileTypes: true });
+  const { folder, entries } = await readWorkspaceFolder(context.workspace, args.path ?? '.');
   const lines = entries
     .sort((a, b) => a.name.localeCompare(b.name))
     .slice(0, MAX_ENTRIES)
