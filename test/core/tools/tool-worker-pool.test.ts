@@ -168,6 +168,21 @@ describe('tool worker pool: limits, crashes and stops', () => {
     expect(processesMatching(`sleep ${seconds}`)).toEqual([]);
   });
 
+  it('stopAll and a timeout resolve only once setsid, nohup and double-forked processes have all exited', async () => {
+    const seconds = uniqueSleepSeconds();
+    const pool = openPool(tempDir());
+    const escapes = `setsid sleep ${seconds} & nohup sleep ${seconds} >/dev/null 2>&1 & (sleep ${seconds} &); (setsid sh -c 'sleep ${seconds} &' &)`;
+    const sleepers = () => processesMatching(`sleep ${seconds}`).filter((line) => !line.includes('/bin/sh')).length;
+    const stopped = call(pool, 'run_command', { command: `${escapes}; sleep ${seconds}` }, 60_000);
+    await expect.poll(sleepers, { timeout: 10_000 }).toBe(5);
+    await pool.stopAll();
+    expect(processesMatching(`sleep ${seconds}`)).toEqual([]);
+    expect(await stopped).toMatchObject({ status: 'cancelled' });
+
+    expect(await call(pool, 'run_command', { command: `${escapes}; sleep ${seconds}` }, 3000)).toMatchObject({ status: 'timeout' });
+    expect(processesMatching(`sleep ${seconds}`)).toEqual([]);
+  });
+
   it('reuses warm workers', async () => {
     const pool = openPool(tempDir());
     pool.warmUp();
