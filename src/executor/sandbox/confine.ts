@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Confinement } from '../../shared/executor-protocol';
@@ -47,10 +47,11 @@ export function commandLaunch(command: string, workspace: string, confinement: C
     if (!available.ok) return { kind: 'refused', reason: available.reason };
     const hiddenInWorkspace = confinement.hidden.filter((path) => path !== workspace && isInside(workspace, path) && existsSync(path));
     const environment = minimalEnvironment(workspace, SYSTEM_PATH, '/tmp');
-    return { kind: 'bubblewrap', file: 'bwrap', args: bubblewrapArguments({ workspace, confinement, hiddenInWorkspace, environment, infoFd: INFO_FD, command }), env: {}, cwd: workspace, infoFd: INFO_FD };
+    return { kind: 'bubblewrap', file: 'bwrap', args: bubblewrapArguments({ workspace, confinement, hiddenInWorkspace, environment, infoFd: INFO_FD, command }), env: { PATH: process.env.PATH ?? SYSTEM_PATH }, cwd: workspace, infoFd: INFO_FD };
   }
   if (process.platform === 'darwin') {
-    const tmp = mkdtempSync(join(tmpdir(), 'cmd-'));
+    // Seatbelt matches real paths (/private/var/…); the native realpath resolves the folder in one call the permission model allows.
+    const tmp = realpathSync.native(mkdtempSync(join(tmpdir(), 'cmd-')));
     return { kind: 'seatbelt', file: '/usr/bin/sandbox-exec', args: seatbeltArguments({ workspace, tmp, confinement }, command), env: minimalEnvironment(workspace, process.env.PATH ?? SYSTEM_PATH, tmp), cwd: workspace, tmp };
   }
   return { kind: 'refused', reason: `run_command is refused: Archon has no OS sandbox for ${process.platform}. Set sandbox to "off" in Settings to run commands unconfined, each one after your approval.` };
