@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** A process's state and group from /proc (Linux), or null when it is gone. */
-function procStat(pid: number | string): { state: string; pgid: number } | null {
+/** A process's name, state and group from /proc (Linux), or null when it is gone. */
+function procStat(pid: number | string): { name: string; state: string; pgid: number } | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const [state, , pgid] = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { state: state ?? '', pgid: Number(pgid) };
+    return { name: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')), state: state ?? '', pgid: Number(pgid) };
   } catch {
     return null;
   }
@@ -24,8 +24,11 @@ function signalSucceeds(target: number): boolean {
   }
 }
 
-export function processRunning(pid: number): boolean {
-  return process.platform === 'linux' ? running(procStat(pid)) : signalSucceeds(pid);
+/** Whether `pid` runs; with `name`, only if it is still that program (a pid freed and reused by another is not ours to kill). */
+export function processRunning(pid: number, name?: string): boolean {
+  if (process.platform !== 'linux') return signalSucceeds(pid);
+  const stat = procStat(pid);
+  return running(stat) && (name === undefined || stat?.name === name);
 }
 
 export function groupRunning(pgid: number): boolean {

@@ -46,6 +46,8 @@ interface PendingCall {
 }
 
 const COMMAND_TOOLS = new Set(['run_command']);
+/** The sandbox's init as /proc names it (bubblewrap's own init in its PID namespace). */
+const SANDBOX_INIT = 'bwrap';
 const DEFAULT_CONFINEMENT: Confinement = { mode: 'on', allowNetwork: false, hidden: [] };
 
 /**
@@ -224,12 +226,12 @@ export class ToolWorkerPool {
   }
 
   private signalCallProcesses(worker: Worker, name: NodeJS.Signals): void {
-    for (const pid of worker.sandboxes) signal(pid, name);
+    for (const pid of worker.sandboxes) if (processRunning(pid, SANDBOX_INIT)) signal(pid, name);
     for (const group of worker.groups) signal(-group, name);
   }
 
   private callProcessesRunning(worker: Worker): boolean {
-    return [...worker.sandboxes].some(processRunning) || [...worker.groups].some(groupRunning);
+    return [...worker.sandboxes].some((pid) => processRunning(pid, SANDBOX_INIT)) || [...worker.groups].some(groupRunning);
   }
 
   private exchange(worker: Worker, id: number, tool: string, args: unknown, options: { signal: AbortSignal; timeoutMs: number }): Promise<{ result: ToolResult; kill: boolean }> {
