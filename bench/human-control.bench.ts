@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +61,56 @@ async function stopLatency(): Promise<void> {
   line(`stop → zero tool processes (p99)`, ms(percentile(processes, 99)), '≤ 500 ms');
 }
 
+/** Busy loops on every core, so the stop is measured with the machine under load; stopped by the returned function. */
+function cpuLoad(): () => void {
+  const burners = Array.from({ length: availableParallelism() }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+  return () => burners.forEach((burner) => burner.kill('SIGKILL'));
+}
+
+/** Processes of a trial still running: sleepers, their shells and sandboxes (a zombie has exited and is not counted). */
+function trialProcesses(marker: string): number {
+  return execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .filter((row) => row.includes(marker) && !row.trim().startsWith('Z') && !row.includes('ps -eo')).length;
+}
+
+/**
+ * Sandboxed commands that leave setsid, nohup and double-forked sleepers, stopped under a parallel
+ * CPU load: the time from the trigger until the stop resolves, when zero of their processes may run.
+ */
+async function stopUnderLoad(): Promise<void> {
+  const workspace = mkdtempSync(join(tmpdir(), 'archon-bench-stop-load-'));
+  const toZero: number[] = [];
+  let survivors = 0;
+  const unload = cpuLoad();
+  try {
+    await withRuntime(async (runtime) => {
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const estop = new EmergencyStop(runtime.store, runtime.bus);
+        const pool = new ToolWorkerPool({ launcher: childProcessLauncher, entry: join(ROOT, 'out/node/executor.js'), workspace, networkTools: false, readableRoots: [ROOT] });
+        estop.onStop(() => pool.stopAll());
+        const marker = `96.${trial}${Math.floor(Math.random() * 1e6)}`;
+        const command = `setsid sleep ${marker} & nohup sleep ${marker} >/dev/null 2>&1 & (sleep ${marker} &); sleep ${marker}`;
+        const calls = [1, 2, 3].map(() => pool.call('run_command', { command }, { signal: estop.signal, timeoutMs: 60_000 }));
+        for (let wait = 0; wait < 6000 && sleepers(marker) < 12; wait++) await new Promise((resolve) => setTimeout(resolve, 5));
+        const started = performance.now();
+        await estop.trigger('operator', 'bench under load');
+        toZero.push(performance.now() - started);
+        survivors += trialProcesses(marker);
+        await Promise.all(calls);
+        estop.reset();
+        await pool.close();
+      }
+    });
+  } finally {
+    unload();
+    rmSync(workspace, { recursive: true, force: true });
+  }
+  line(`stop under CPU load → processes alive after (${TRIALS} trials)`, String(survivors), '0');
+  line(`stop under CPU load → zero processes (p50)`, ms(percentile(toZero, 50)));
+  line(`stop under CPU load → zero processes (p99)`, ms(percentile(toZero, 99)));
+}
+
 /** From asking to the approval.requested event being out (stored durably first). */
 async function approvalLatency(): Promise<void> {
   await withRuntime(async (runtime) => {
@@ -86,5 +136,6 @@ async function approvalLatency(): Promise<void> {
 export async function humanControlBenchmarks(): Promise<void> {
   process.stdout.write('\n## Human control (issue #5)\n');
   await stopLatency();
+  await stopUnderLoad();
   await approvalLatency();
 }

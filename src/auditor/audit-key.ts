@@ -12,6 +12,11 @@ export function defaultAuditKeyDir(env: NodeJS.ProcessEnv = process.env): string
   return env.ARCHON_AUDIT_KEY_DIR ?? join(env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'archon-audit-keys');
 }
 
+/** What no tool may ever see, even in a workspace that holds it: the user's home, Archon's data dir, and this key folder. */
+export function foldersHiddenFromTools(dataDir: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  return [homedir(), dataDir, defaultAuditKeyDir(env)];
+}
+
 export interface AuditSecrets {
   key: Buffer;
   /** Where the signed head of the chain is kept, beside the key. */

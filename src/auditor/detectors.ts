@@ -27,7 +27,7 @@ export type Thresholds = typeof DEFAULT_THRESHOLDS;
 
 const cite = (item: AuditedEvent) => ({ record: item.seq, event: item.event.type, eventSeq: item.event.seq });
 
-/** Actions its policy required a person to approve, taken without an approval; tools used after a lock; paths outside the workspace. */
+/** Actions its policy required a person to approve, taken without an approval; tools used after a lock; attempts a tool refused. */
 export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
   const findings: Finding[] = [];
   let policy: Policy = 'balanced';
@@ -63,8 +63,8 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
           evidence: [cite(item)],
         });
       }
-    } else if (event.type === 'tool.completed' && event.status === 'denied' && /outside the workspace/.test(event.content)) {
-      findings.push({ detector: 'boundary', severity: 'medium', title: 'A file access outside the workspace was attempted', explanation: `Step ${event.stepId} asked ${event.tool} for a path outside the workspace; it was denied.`, evidence: [cite(item)] });
+    } else if (event.type === 'tool.refused') {
+      findings.push({ detector: 'boundary', severity: 'medium', title: `${event.tool} refused an attempt to cross the sandbox`, explanation: `Step ${event.stepId} asked ${event.tool} for something outside its bounds; the tool refused: ${event.reason}`, evidence: [cite(item)] });
     }
   }
   return findings;

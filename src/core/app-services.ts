@@ -26,6 +26,10 @@ export interface AppServicesOptions {
   apiKeys: ApiKeys;
   /** The operator's yes or no outside the renderer: a native dialog in the app, the terminal for `archon serve`. */
   confirmation: OperatorConfirmation;
+  /** Folders no command may see (the home folder, the data dir, the audit key folder). */
+  hiddenFolders: string[];
+  /** The host was started with the network on for sandboxed commands (`archon serve --allow-network`). */
+  allowNetwork?: boolean;
   /** Run settings the host was started with (`archon serve --model-url …`), over the stored settings. */
   runDefaults?: Partial<RunOptions>;
 }
@@ -65,7 +69,14 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     defaults,
     connect: (runOptions, signal) =>
       modelConnector({ apiKeyFor: (url) => options.apiKeys.keyFor(url), retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => runtime.store.getSettings().contextLength })(runOptions, signal),
-    toolHost: (settings) => new ToolHost({ launcher: options.launcher, entry: options.executorEntry, readableRoots: options.readableRoots, settings }),
+    toolHost: (settings) =>
+      new ToolHost({
+        launcher: options.launcher,
+        entry: options.executorEntry,
+        readableRoots: options.readableRoots,
+        hiddenFolders: options.hiddenFolders,
+        settings: { ...settings, allowNetwork: options.allowNetwork ?? settings.allowNetwork },
+      }),
   });
   const handlers = createCommandHandlers({
     runtime,

@@ -37,9 +37,10 @@ channel.onMessage((raw) => {
   void dispatchTool(message.tool, message.args, {
     workspace: message.workspace,
     networkTools: message.networkTools,
+    confinement: message.confinement,
     timeoutMs: message.timeoutMs,
     signal: AbortSignal.timeout(message.timeoutMs),
-    onSpawn: (pgid) => channel.send({ type: 'spawned', id: message.id, pgid }),
+    onSpawn: (spawned) => channel.send({ type: 'spawned', id: message.id, ...spawned }),
   }).then((result) => channel.send({ type: 'result', id: message.id, result }));
 });
 process.on('disconnect', () => process.exit(0));

@@ -4,7 +4,8 @@ import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 /** A path the model asked for that lies outside the workspace; the message says what it may do instead. */
 export class PathDenied extends Error {}
 
-function inside(root: string, candidate: string): boolean {
+/** Whether `candidate` is `root` or lies under it (lexically; both absolute). */
+export function isInside(root: string, candidate: string): boolean {
   const rel = relative(root, candidate);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep)[0] !== '..');
 }
@@ -27,20 +28,26 @@ function realPathOfNearest(path: string): string {
 }
 
 /**
- * Resolves a path the model gave against the workspace. `..` escapes, absolute paths elsewhere and
- * symlinks that lead outside are denied; the check is on real paths, so a link cannot smuggle a
- * write out.
+ * Resolves a path the model gave against the workspace: its real path (symbolic links followed as
+ * far as the path exists) and the workspace root's. `..` escapes, absolute paths elsewhere and links
+ * that lead outside are denied. This check alone is not enough against a link that changes after
+ * it; workspace-files.ts checks what was actually opened.
  */
-export function resolveInWorkspace(workspace: string, requested: string): string {
+export function realPathInWorkspace(workspace: string, requested: string): { root: string; real: string } {
   const root = realpathSync(workspace);
   const target = resolve(root, requested);
-  if (!inside(root, target)) {
+  if (!isInside(root, target)) {
     throw new PathDenied(`"${requested}" is outside the workspace. Use a path relative to the workspace (e.g. "notes/list.md"); nothing outside it can be touched.`);
   }
-  if (!inside(root, realPathOfNearest(target))) {
+  const real = realPathOfNearest(target);
+  if (!isInside(root, real)) {
     throw new PathDenied(`"${requested}" leads outside the workspace through a symbolic link. Use a path whose folders are inside the workspace.`);
   }
-  return target;
+  return { root, real };
+}
+
+export function resolveInWorkspace(workspace: string, requested: string): string {
+  return realPathInWorkspace(workspace, requested).real;
 }
 
 export function workspaceRelative(workspace: string, absolute: string): string {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { app, BrowserWindow, dialog, ipcMain, safeStorage, session, utilityProcess } from 'electron';
-import { loadAuditSecrets } from '../auditor/audit-key';
+import { foldersHiddenFromTools, loadAuditSecrets } from '../auditor/audit-key';
 import { AuditLog } from '../auditor/audit-log';
 import { buildReport } from '../auditor/audit-report';
 import { createAppServices } from '../core/app-services';
@@ -47,7 +47,9 @@ function start(): void {
     audit: { report: (scope) => buildReport(audit, scope), verify: () => audit.verify() },
     launcher: createUtilityProcessLauncher(utilityProcess.fork),
     executorEntry: join(here, '../node/executor.js'),
-    readableRoots: null,
+    // Tool workers run under Node's permission model, as in the CLI: they may read the app itself, the workspace and their temp folder.
+    readableRoots: [app.getAppPath()],
+    hiddenFolders: foldersHiddenFromTools(dataDir),
     apiKeys: openApiKeys(runtime),
     confirmation: dialogConfirmation(dialog, () => shown.window),
   });

@@ -26,10 +26,11 @@ export function asksAt(policy: Policy, kind: ApprovalKind): boolean {
 /**
  * Whether a tool call is put to a person: supervised and strict ask for every call, balanced for
  * calls with side effects, permissive for irreversible ones. The operator may set a tool to always
- * or never ask; under permissive, "never" is what lowers the irreversible floor.
+ * or never ask; under permissive, "never" is what lowers the irreversible floor. A tool running
+ * unconfined (the sandbox turned off) is asked for always.
  */
-export function asksForTool(policy: Policy, tool: { sideEffects: SideEffects }, override: ToolApprovalOverride | undefined): boolean {
-  if (override === 'always') return true;
+export function asksForTool(policy: Policy, tool: { sideEffects: SideEffects; unconfined?: boolean }, override: ToolApprovalOverride | undefined): boolean {
+  if (override === 'always' || tool.unconfined) return true;
   if (override === 'never') return false;
   if (policy === 'supervised' || policy === 'strict') return true;
   if (policy === 'balanced') return tool.sideEffects !== 'none';

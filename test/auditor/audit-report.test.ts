@@ -44,6 +44,11 @@ describe('the auditor’s detectors and reports', () => {
     expect(report.findings).toContainEqual(expect.objectContaining({ detector: 'boundary', severity: 'high', title: 'write_file ran without the approval its policy required', evidence: [expect.objectContaining({ record: 2, event: 'tool.started' })] }));
   });
 
+  it('flags every attempt a tool refused, citing the refusal', () => {
+    const report = injected([started, { type: 'tool.refused', stepId: 's', tool: 'read_file', callId: 'c1', reason: '"../x" is outside the workspace.' }]);
+    expect(report.findings).toContainEqual(expect.objectContaining({ detector: 'boundary', severity: 'medium', title: 'read_file refused an attempt to cross the sandbox', evidence: [expect.objectContaining({ record: 2, event: 'tool.refused' })] }));
+  });
+
   it('finds nothing when the same action was approved first, or needed no approval', () => {
     const report = injected([
       started,

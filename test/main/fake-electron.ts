@@ -11,6 +11,7 @@ export function createFakeElectron(options: { gotLock: boolean; userData: string
     whenReady: vi.fn(() => Promise.resolve()),
     getPath: vi.fn(() => options.userData),
     getVersion: vi.fn(() => '0.0.0-test'),
+    getAppPath: vi.fn(() => '/opt/Archon/resources/app.asar'),
     isPackaged: false,
   });
   const session = {

@@ -1,5 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type * as AppServicesModule from '../../src/core/app-services';
+import type { AppServicesOptions } from '../../src/core/app-services';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src/shared/csp';
 import { COMMAND_NAMES, IPC_PREFIX } from '../../src/shared/ipc/contract';
@@ -35,7 +38,19 @@ vi.mock('electron', () => ({
   },
 }));
 
+const appServices = vi.hoisted(() => ({ options: [] as unknown[] }));
+vi.mock('../../src/core/app-services', async (original) => {
+  const actual = await original<typeof AppServicesModule>();
+  return {
+    createAppServices: (options: AppServicesOptions) => {
+      appServices.options.push(options);
+      return actual.createAppServices(options);
+    },
+  };
+});
+
 beforeEach(() => {
+  appServices.options.length = 0;
   vi.resetModules();
   vi.stubEnv('ARCHON_DATA_DIR', undefined);
 });
@@ -112,6 +127,14 @@ describe('Electron main', () => {
     }
     const openHandler = contents.setWindowOpenHandler.mock.calls[0]?.[0] as () => unknown;
     expect(openHandler()).toEqual({ action: 'deny' });
+  });
+
+  it("starts tool workers under Node's permission model (the app's files readable) and hides the home, data and key folders from commands", async () => {
+    const electron = await bootMain(true);
+    const options = appServices.options[0] as { readableRoots: string[] | null; hiddenFolders: string[] };
+    expect(options.readableRoots).toEqual(['/opt/Archon/resources/app.asar']);
+    expect(options.hiddenFolders).toEqual(expect.arrayContaining([electron.app.getPath(), homedir()]));
+    expect(options.hiddenFolders).toHaveLength(3);
   });
 
   it('quits at once when another instance holds the single-instance lock', async () => {

@@ -24,6 +24,13 @@ describe('createUtilityProcessLauncher', () => {
     expect(child.postMessage).toHaveBeenCalledWith({ type: 'ping', id: 3 });
   });
 
+  it("passes the permission model's flags to the utility process", () => {
+    const fork = vi.fn(() => fakeUtilityProcess() as unknown as UtilityProcess);
+    const execArgv = ['--permission', '--allow-fs-read=/app', '--allow-fs-write=/work', '--allow-child-process'];
+    createUtilityProcessLauncher(fork).launch('/app/out/node/executor.js', { execArgv });
+    expect(fork).toHaveBeenCalledWith('/app/out/node/executor.js', [], expect.objectContaining({ execArgv }));
+  });
+
   it('falls back to killing the process itself when it leads no process group', () => {
     const child = fakeUtilityProcess();
     const launched = createUtilityProcessLauncher(() => child as unknown as UtilityProcess).launch('/x.js');

@@ -1,5 +1,5 @@
 import { afterEach } from 'vitest';
-import { loadAuditSecrets } from '../../src/auditor/audit-key';
+import { foldersHiddenFromTools, loadAuditSecrets } from '../../src/auditor/audit-key';
 import { AuditLog } from '../../src/auditor/audit-log';
 import { buildReport } from '../../src/auditor/audit-report';
 import { createAppServices, type AppServices } from '../../src/core/app-services';
@@ -43,6 +43,7 @@ export function useServices(): () => { runtime: ArchonRuntime; services: AppServ
       readableRoots: [PROJECT_ROOT],
       apiKeys: new ApiKeys(runtime.store.secrets),
       confirmation: { confirm: async () => false },
+      hiddenFolders: foldersHiddenFromTools(runtime.dataDir),
     });
     closers.push(async () => {
       await services.close();

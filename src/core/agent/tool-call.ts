@@ -33,7 +33,7 @@ async function approveToolCall(context: RunContext, step: PlanStep, tool: ToolDe
     {
       kind: 'tool_call',
       stepId: step.id,
-      summary: `${tool.name} ${JSON.stringify(args)}`,
+      summary: `${tool.unconfined ? 'unconfined (no OS sandbox) ' : ''}${tool.name} ${JSON.stringify(args)}`,
       action: { tool: tool.name, args },
       explanation: explain(context, {
         summary: `Step ${step.id} wants to call ${tool.name}.`,
@@ -77,17 +77,20 @@ interface CallRecord {
   callId: string;
   args: unknown;
   tool?: ToolDefinition;
+  /** It reached the tool (a refusal then came from the tool's own confinement, which the auditor flags). */
+  executed: boolean;
 }
 
 /** Recorded before it runs (durably when it has side effects) and after it ends; its process groups are recorded as they start. */
 async function journalled(context: RunContext, call: CallRecord, outcome: () => Promise<ToolResult>): Promise<ToolResult> {
   const { runs, events, runId } = context;
-  const { step, name, callId, args, tool } = call;
+  const { step, name, callId, args, tool, executed } = call;
   runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, now: context.now().toISOString() });
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args });
   // What is recorded (secrets redacted) is what the model and the events see.
   const result = runs.finishToolCall(callId, await outcome(), context.now().toISOString());
   runs.endToolProcesses(runId, callId);
+  if (executed && result.status === 'denied') events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000) });
   events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000) });
   return result;
 }
@@ -119,7 +122,7 @@ export function processStartTicks(pid: number): string | null {
  */
 async function settleInterrupted(context: RunContext, step: PlanStep, name: string, args: unknown, callId: string): Promise<ToolResult> {
   const tool = availableTools(context).get(name);
-  const call = { step, name, callId, args, tool };
+  const call = { step, name, callId, args, tool, executed: true };
   if (tool?.idempotent) return journalled(context, call, () => execute(context, step, tool, args, callId));
   const outcome = await requestApproval(context, {
     kind: 'uncertain_repeat',
@@ -135,7 +138,7 @@ async function settleInterrupted(context: RunContext, step: PlanStep, name: stri
     }),
   });
   if (outcome.decision.verdict === 'approve' && tool) return journalled(context, call, () => execute(context, step, tool, args, callId));
-  return journalled(context, call, async () => toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }));
+  return journalled(context, { ...call, executed: false }, async () => toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }));
 }
 
 /**
@@ -147,6 +150,6 @@ export async function runToolCall(context: RunContext, step: PlanStep, name: str
   if (recorded?.result) return recorded.result;
   if (recorded) return settleInterrupted(context, step, name, recorded.args, callId);
   const admission = await admitToolCall(context, step, name, rawArgs);
-  const call = { step, name, callId, args: admission.run ? admission.args : rawArgs, tool: admission.tool };
+  const call = { step, name, callId, args: admission.run ? admission.args : rawArgs, tool: admission.tool, executed: admission.run };
   return journalled(context, call, async () => (admission.run ? execute(context, step, admission.tool, admission.args, callId) : admission.result));
 }

@@ -13,7 +13,9 @@ export interface ToolHostOptions {
   entry: string;
   /** Folders a tool process may read besides its workspace (Archon's own files); null where the permission model cannot apply. */
   readableRoots: string[] | null;
-  settings: Pick<Settings, 'networkTools' | 'disabledTools'>;
+  /** Folders no command may see even when they lie in the workspace: the home folder, the data dir, the audit key folder. */
+  hiddenFolders: string[];
+  settings: Pick<Settings, 'networkTools' | 'disabledTools' | 'sandbox' | 'allowNetwork'>;
 }
 
 function workspaceFolder(path: string): string {
@@ -23,6 +25,15 @@ function workspaceFolder(path: string): string {
     // Reported below.
   }
   throw new ArchonError('CONFIG_INVALID', `The workspace ${path} is not an existing folder. Pass --workspace (or choose one in the app) with the folder the tools may use.`);
+}
+
+/** The sandbox compares real paths (the tool process may not resolve paths outside its workspace itself). */
+function realPathIfAny(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /** One run's tools: a worker pool for its workspace, started with the run and closed with it. */
@@ -37,10 +48,11 @@ export class ToolHost {
       entry: this.options.entry,
       workspace: workspaceFolder(runOptions.workspace),
       networkTools: this.options.settings.networkTools,
+      confinement: { mode: this.options.settings.sandbox, allowNetwork: this.options.settings.allowNetwork, hidden: this.options.hiddenFolders.map(realPathIfAny) },
       readableRoots: this.options.readableRoots,
     });
     this.pool.warmUp();
-    return builtinTools(this.pool, this.options.settings.disabledTools);
+    return builtinTools(this.pool, this.options.settings);
   }
 
   async stopAll(): Promise<void> {

@@ -21,6 +21,8 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   input: Input;
   sideEffects: SideEffects;
   idempotent: boolean;
+  /** Runs outside any OS sandbox (the operator turned it off): asked for under every policy. */
+  unconfined?: boolean;
   timeoutMs: number;
   /** A call may ask for its own limit (run_command's timeout_s). */
   timeoutFor?(args: z.output<Input>): number;

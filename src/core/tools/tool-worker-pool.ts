@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ExecutorMessage } from '../../shared/executor-protocol';
+import type { Confinement, ExecutorMessage } from '../../shared/executor-protocol';
 import type { ToolResult } from '../../shared/schemas/tool';
 import type { ProcessLauncher, ToolProcess } from '../process/process-launcher';
+import { groupRunning, pollUntil, processRunning, signal } from '../process/process-liveness';
 import { toolResult } from './tool-registry';
 
 export interface ToolWorkerPoolOptions {
@@ -12,6 +13,8 @@ export interface ToolWorkerPoolOptions {
   entry: string;
   workspace: string;
   networkTools: boolean;
+  /** How run_command is confined (sent with every call); by default, sandboxed without network. */
+  confinement?: Confinement;
   /** Idle workers kept started, so a call does not pay a process start. */
   warm?: number;
   /** Workers at most, busy or idle, per kind. */
@@ -31,6 +34,8 @@ interface Worker {
   ready: Promise<boolean>;
   exited: Promise<number | null>;
   groups: Set<number>;
+  /** Sandbox inits (host pids): when one has exited, so has every process of its sandbox. */
+  sandboxes: Set<number>;
   alive: boolean;
   stopping?: Promise<void>;
 }
@@ -48,6 +53,9 @@ export interface CallOptions {
 }
 
 const COMMAND_TOOLS = new Set(['run_command']);
+/** The sandbox's init as /proc names it (bubblewrap's own init in its PID namespace). */
+const SANDBOX_INIT = 'bwrap';
+const DEFAULT_CONFINEMENT: Confinement = { mode: 'on', allowNetwork: false, hidden: [] };
 
 /**
  * Tools run here, outside the runtime's process: a warm pool of executor processes, each call under
@@ -87,7 +95,8 @@ export class ToolWorkerPool {
   private execArgv(kind: WorkerKind): string[] {
     const flags = [`--max-old-space-size=${this.options.memoryMb ?? 256}`];
     if (this.options.readableRoots) {
-      const writable = [this.options.workspace, this.workerTempDir()];
+      // On Linux the file tools reach what they opened through /proc/self/fd (see src/executor/workspace-files.ts).
+      const writable = [this.options.workspace, this.workerTempDir(), ...(process.platform === 'linux' ? ['/proc/self/fd'] : [])];
       flags.push('--permission', ...[...this.options.readableRoots, ...writable].map((path) => `--allow-fs-read=${path}`), ...writable.map((path) => `--allow-fs-write=${path}`));
       // The command tool's workers start processes by design; Node's warning about it is known here.
       if (kind === 'command') flags.push('--allow-child-process', '--disable-warning=SecurityWarning');
@@ -106,6 +115,7 @@ export class ToolWorkerPool {
       kind,
       process: child,
       groups: new Set(),
+      sandboxes: new Set(),
       alive: true,
       ready: new Promise((resolve) => (markReady = resolve)),
       exited: new Promise((resolve) => child.onExit(resolve)),
@@ -120,6 +130,7 @@ export class ToolWorkerPool {
     if (message.type === 'ready') markReady(true);
     else if (message.type === 'spawned') {
       worker.groups.add(message.pgid);
+      if (message.sandboxPid !== undefined) worker.sandboxes.add(message.sandboxPid);
       this.calls.get(message.id)?.onSpawn?.(message.pgid);
     }
     else if (message.type === 'result') {
@@ -199,28 +210,36 @@ export class ToolWorkerPool {
     this.serveWaiters(worker.kind);
   }
 
-  /** Kills a worker's process group and every group its calls started: SIGTERM, then SIGKILL after the grace period. */
+  /**
+   * Kills what a worker's calls started, then the worker: SIGTERM, SIGKILL after the grace period.
+   * Resolves only once every one of those processes has exited (bounded: 5 s of SIGKILLs at most),
+   * with the worker still alive to reap the sandboxes it started.
+   */
   private terminate(worker: Worker): Promise<void> {
     worker.stopping ??= (async () => {
-      this.signalGroups(worker, 'SIGTERM');
+      const grace = this.options.killGraceMs ?? 200;
+      this.signalCallProcesses(worker, 'SIGTERM');
+      if (!(await pollUntil(() => !this.callProcessesRunning(worker), grace))) {
+        await pollUntil(() => {
+          this.signalCallProcesses(worker, 'SIGKILL');
+          return !this.callProcessesRunning(worker);
+        }, 5000);
+      }
       worker.process.kill('SIGTERM');
-      const grace = new Promise<'grace'>((resolve) => setTimeout(() => resolve('grace'), this.options.killGraceMs ?? 200).unref());
-      const first = await Promise.race([worker.exited.then(() => 'exited' as const), grace]);
-      this.signalGroups(worker, 'SIGKILL');
+      const first = await Promise.race([worker.exited.then(() => 'exited' as const), new Promise<'grace'>((resolve) => setTimeout(() => resolve('grace'), grace).unref())]);
       if (first === 'grace') worker.process.kill('SIGKILL');
       await Promise.race([worker.exited, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
     })();
     return worker.stopping;
   }
 
-  private signalGroups(worker: Worker, signal: NodeJS.Signals): void {
-    for (const group of worker.groups) {
-      try {
-        process.kill(-group, signal);
-      } catch {
-        // Already gone.
-      }
-    }
+  private signalCallProcesses(worker: Worker, name: NodeJS.Signals): void {
+    for (const pid of worker.sandboxes) if (processRunning(pid, SANDBOX_INIT)) signal(pid, name);
+    for (const group of worker.groups) signal(-group, name);
+  }
+
+  private callProcessesRunning(worker: Worker): boolean {
+    return [...worker.sandboxes].some((pid) => processRunning(pid, SANDBOX_INIT)) || [...worker.groups].some(groupRunning);
   }
 
   private exchange(worker: Worker, id: number, tool: string, args: unknown, options: CallOptions): Promise<{ result: ToolResult; kill: boolean }> {
@@ -235,7 +254,7 @@ export class ToolWorkerPool {
       options.signal.addEventListener('abort', onAbort, { once: true });
       this.calls.set(id, { worker, settle: finish, onSpawn: options.onSpawn });
       if (!worker.alive) return finish(toolResult('error', `The tool process for ${tool} had stopped before the call reached it; it was replaced: try again.`), false);
-      worker.process.send({ type: 'call', id, tool, args, workspace: this.options.workspace, networkTools: this.options.networkTools, timeoutMs: options.timeoutMs });
+      worker.process.send({ type: 'call', id, tool, args, workspace: this.options.workspace, networkTools: this.options.networkTools, confinement: this.options.confinement ?? DEFAULT_CONFINEMENT, timeoutMs: options.timeoutMs });
     });
   }
 
@@ -254,9 +273,10 @@ export class ToolWorkerPool {
     this.calls.delete(id);
     if (outcome.kill) await this.terminate(worker);
     else {
-      // Whatever a finished command left running in its group is a stray: it goes.
-      this.signalGroups(worker, 'SIGKILL');
+      // Whatever a finished command left running in its group is a stray: it goes. (A sandbox is gone by now: bwrap exits after its init.)
+      for (const group of worker.groups) signal(-group, 'SIGKILL');
       worker.groups.clear();
+      worker.sandboxes.clear();
       this.release(worker);
     }
     return outcome.result;

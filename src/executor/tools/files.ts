@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { TOOL_LIMITS, type BuiltinToolInput } from '../../shared/tools/catalogue';
-import { resolveInWorkspace, workspaceRelative } from '../workspace-paths';
+import { openWorkspaceFile, readWorkspaceFolder, replaceWorkspaceFile } from '../workspace-files';
+import { workspaceRelative } from '../workspace-paths';
 import { result, type ExecutorContext } from './tool-context';
 
 const MAX_ENTRIES = 1000;
@@ -14,8 +12,7 @@ function looksBinary(bytes: Buffer): boolean {
 }
 
 export async function listFiles(args: BuiltinToolInput<'list_files'>, context: ExecutorContext): Promise<ToolResult> {
-  const folder = resolveInWorkspace(context.workspace, args.path ?? '.');
-  const entries = await readdir(folder, { withFileTypes: true });
+  const { folder, entries } = await readWorkspaceFolder(context.workspace, args.path ?? '.');
   const lines = entries
     .sort((a, b) => a.name.localeCompare(b.name))
     .slice(0, MAX_ENTRIES)
@@ -26,11 +23,10 @@ export async function listFiles(args: BuiltinToolInput<'list_files'>, context: E
 }
 
 export async function readTextFile(args: BuiltinToolInput<'read_file'>, context: ExecutorContext): Promise<ToolResult> {
-  const file = resolveInWorkspace(context.workspace, args.path);
-  const info = await stat(file);
-  if (!info.isFile()) return result('error', `"${args.path}" is not a file. Use list_files to see what is there.`);
-  const handle = await open(file, 'r');
+  const handle = await openWorkspaceFile(context.workspace, args.path);
   try {
+    const info = await handle.stat();
+    if (!info.isFile()) return result('error', `"${args.path}" is not a file. Use list_files to see what is there.`);
     const length = Math.min(info.size, TOOL_LIMITS.readBytes);
     const buffer = Buffer.alloc(length);
     await handle.read(buffer, 0, length, 0);
@@ -42,29 +38,14 @@ export async function readTextFile(args: BuiltinToolInput<'read_file'>, context:
   }
 }
 
-async function previousContent(file: string): Promise<{ existed: boolean; content?: string; bytes?: number }> {
-  try {
-    const bytes = await readFile(file);
-    return bytes.length <= TOOL_LIMITS.readBytes && !looksBinary(bytes) ? { existed: true, content: bytes.toString('utf8') } : { existed: true, bytes: bytes.length };
-  } catch {
-    return { existed: false };
-  }
+function describePrevious(bytes: Buffer | null): { existed: boolean; content?: string; bytes?: number } {
+  if (!bytes) return { existed: false };
+  return bytes.length <= TOOL_LIMITS.readBytes && !looksBinary(bytes) ? { existed: true, content: bytes.toString('utf8') } : { existed: true, bytes: bytes.length };
 }
 
-/** Atomic: the content goes to a temporary file beside the target, then replaces it in one rename. */
+/** Atomic and race-free: see workspace-files.ts. */
 export async function writeTextFile(args: BuiltinToolInput<'write_file'>, context: ExecutorContext): Promise<ToolResult> {
-  const file = resolveInWorkspace(context.workspace, args.path);
-  await mkdir(dirname(file), { recursive: true });
-  const target = resolveInWorkspace(context.workspace, args.path);
-  const previous = await previousContent(target);
-  const temporary = join(dirname(target), `.${randomBytes(6).toString('hex')}.archon-tmp`);
-  try {
-    await writeFile(temporary, args.content, { flag: 'wx' });
-    await rename(temporary, target);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
+  const previous = describePrevious(await replaceWorkspaceFile(context.workspace, args.path, args.content));
   const bytes = Buffer.byteLength(args.content);
   return result('success', `Wrote ${bytes} bytes to ${args.path}.`, { bytes, previous });
 }

@@ -1,7 +1,8 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { TOOL_LIMITS, type BuiltinToolInput } from '../../shared/tools/catalogue';
+import { openWorkspaceFile } from '../workspace-files';
 import { resolveInWorkspace, workspaceRelative } from '../workspace-paths';
 import { result, type ExecutorContext } from './tool-context';
 
@@ -21,6 +22,17 @@ async function* textFiles(folder: string, signal: AbortSignal, budget: { files: 
   }
 }
 
+/** A workspace file's bytes, read through a checked descriptor (see workspace-files.ts); null when too large or refused. */
+async function smallFile(workspace: string, file: string): Promise<Buffer | null> {
+  const handle = await openWorkspaceFile(workspace, file).catch(() => null);
+  if (!handle) return null;
+  try {
+    return (await handle.stat()).size > TOOL_LIMITS.searchFileBytes ? null : await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Case-insensitive text search; binary and very large files are passed over. */
 export async function searchFiles(args: BuiltinToolInput<'search_files'>, context: ExecutorContext): Promise<ToolResult> {
   const root = resolveInWorkspace(context.workspace, args.path ?? '.');
@@ -29,9 +41,8 @@ export async function searchFiles(args: BuiltinToolInput<'search_files'>, contex
   const matches: string[] = [];
   const budget = { files: MAX_FILES };
   for await (const file of textFiles(root, context.signal, budget)) {
-    const info = await stat(file);
-    if (info.size > TOOL_LIMITS.searchFileBytes) continue;
-    const bytes = await readFile(file);
+    const bytes = await smallFile(context.workspace, file);
+    if (!bytes) continue;
     if (bytes.subarray(0, 8192).includes(0)) continue;
     const lines = bytes.toString('utf8').split('\n');
     for (let index = 0; index < lines.length && matches.length < limit; index++) {

@@ -1,3 +1,4 @@
+import type { Confinement } from '../../shared/executor-protocol';
 import type { ToolResult } from '../../shared/schemas/tool';
 
 export interface ExecutorContext {
@@ -5,8 +6,9 @@ export interface ExecutorContext {
   signal: AbortSignal;
   networkTools: boolean;
   timeoutMs: number;
-  /** Reports a process group the call started, so the runtime can kill it. */
-  onSpawn(pgid: number): void;
+  confinement: Confinement;
+  /** Reports a process group the call started (and the sandbox's init, once known), so the runtime can kill it and wait for it. */
+  onSpawn(spawned: { pgid: number; sandboxPid?: number }): void;
 }
 
 export function result(status: ToolResult['status'], content: string, metadata: Record<string, unknown> = {}): ToolResult {

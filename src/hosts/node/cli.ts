@@ -5,6 +5,7 @@ import packageJson from '../../../package.json' with { type: 'json' };
 import { ArchonError } from '../../shared/errors';
 import { buildReport } from '../../auditor/audit-report';
 import { renderAuditMarkdown } from '../../shared/audit-markdown';
+import { foldersHiddenFromTools } from '../../auditor/audit-key';
 import type { AuditLog } from '../../auditor/audit-log';
 import { DEFAULT_THRESHOLDS } from '../../auditor/detectors';
 import { createAppServices } from '../../core/app-services';
@@ -105,6 +106,8 @@ async function serve(flags: ServeFlags): Promise<void> {
     readableRoots: [APP_ROOT],
     apiKeys: serveApiKeys(runtime, flags),
     confirmation: terminalConfirmation({ trustUi: flags.trustUi ?? false }),
+    hiddenFolders: foldersHiddenFromTools(runtime.dataDir),
+    allowNetwork: flags.allowNetwork,
     runDefaults: serveDefaults(flags),
   });
   const host = await startHeadlessHost({ handlers: services.handlers, bus: runtime.bus, rendererDir: RENDERER_DIR, port: flags.port });

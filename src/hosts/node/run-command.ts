@@ -16,6 +16,7 @@ import { EmergencyStop } from '../../core/stop/emergency-stop';
 import type { ArchonRuntime } from '../../core/runtime';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
 import { ToolHost } from '../../core/tools/tool-host';
+import { foldersHiddenFromTools } from '../../auditor/audit-key';
 import { approvalChannelFor } from './terminal-approvals';
 
 export interface RunFlags {
@@ -31,6 +32,7 @@ export interface RunFlags {
   maxCost?: number;
   maxIterations?: number;
   workspace?: string;
+  allowNetwork?: boolean;
   json?: boolean;
 }
 
@@ -62,6 +64,7 @@ export function addRunSettingFlags(command: Command): Command {
     .option('--max-tokens <n>', 'token cap for the run', positiveInt('--max-tokens', 1e9))
     .option('--max-cost <usd>', 'money cap for the run, in USD', positiveNumber)
     .option('--workspace <dir>', 'the only folder file tools may touch (default: the current folder)')
+    .option('--allow-network', 'let sandboxed commands (run_command) use the network (default: Settings, else off)')
     .option('--data-dir <dir>', 'the data folder (default: ARCHON_DATA_DIR, else the platform app-data folder)');
 }
 
@@ -86,6 +89,8 @@ function describeEvent(event: ArchonEvent): string | null {
       return `→ ${event.stepId}`;
     case 'tool.completed':
       return `  ${event.tool} [${event.status}] ${event.content.replace(/\s+/g, ' ').slice(0, 120)}`;
+    case 'tool.refused':
+      return `  ${event.tool} refused: ${event.reason.replace(/\s+/g, ' ').slice(0, 160)}`;
     case 'step.completed':
       return `✓ ${event.stepId}`;
     case 'step.failed':
@@ -179,7 +184,13 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
   const apiKey = apiKeyFromCommandLine(flags, runtime.store.secrets);
   const controller = new AbortController();
   const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
-  const tools = new ToolHost({ launcher: childProcessLauncher, entry: EXECUTOR_ENTRY, readableRoots: [APP_ROOT], settings });
+  const tools = new ToolHost({
+    launcher: childProcessLauncher,
+    entry: EXECUTOR_ENTRY,
+    readableRoots: [APP_ROOT],
+    hiddenFolders: foldersHiddenFromTools(runtime.dataDir),
+    settings: { ...settings, allowNetwork: flags.allowNetwork ?? settings.allowNetwork },
+  });
   const unwatch = estop.watch();
   const stop = (signal: NodeJS.Signals) => void estop.trigger('signal', `${signal} received by archon run`);
   process.once('SIGINT', stop);

@@ -39,6 +39,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('step.skipped', { ...stepShape, reason: z.string() }),
   runEvent('tool.started', { ...toolShape, args: z.unknown() }),
   runEvent('tool.completed', { ...toolShape, status: ToolStatusSchema, content: z.string() }),
+  /** The tool itself refused the call (a path outside the workspace, a symbolic link leading out, no OS sandbox). */
+  runEvent('tool.refused', { ...toolShape, reason: z.string() }),
   runEvent('approval.requested', {
     approvalId: z.string(),
     kind: ApprovalKindSchema,

@@ -8,12 +8,19 @@ export const ThemeSchema = z.enum(['system', 'light', 'dark']);
 export const ToolApprovalOverrideSchema = z.enum(['always', 'never', 'default']);
 export type ToolApprovalOverride = z.infer<typeof ToolApprovalOverrideSchema>;
 
+export const SandboxModeSchema = z.enum(['on', 'off']);
+export type SandboxMode = z.infer<typeof SandboxModeSchema>;
+
 export const SettingsSchema = z.object({
   modelUrl: z.url({ protocol: /^https?$/ }),
   model: z.string().max(200),
   policy: PolicySchema,
   concurrency: z.int().min(1).max(64).nullable(),
   networkTools: z.boolean(),
+  /** run_command confined by the OS sandbox ("on"), or run unconfined after approval under every policy ("off"). */
+  sandbox: SandboxModeSchema,
+  /** Whether sandboxed commands may use the network. */
+  allowNetwork: z.boolean(),
   disabledTools: z.array(z.string().max(64)).max(100),
   toolApproval: z.record(z.string().max(64), ToolApprovalOverrideSchema),
   /** How long each kind of approval request waits before it expires (counts as rejected); unset kinds use the defaults. */
@@ -27,10 +34,6 @@ export const SettingsSchema = z.object({
   modelFirstByteTimeoutSeconds: z.number().positive().max(3600),
   modelIdleTimeoutSeconds: z.number().positive().max(3600),
   modelRetryWindowSeconds: z.number().nonnegative().max(24 * 3600),
-  /** Network access for shell commands (the sandbox has none unless this is on). */
-  allowNetwork: z.boolean(),
-  /** "off" runs commands unconfined, each asking for approval. */
-  sandbox: z.enum(['on', 'off']),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
@@ -43,6 +46,8 @@ export const DEFAULT_SETTINGS: Settings = {
   policy: 'balanced',
   concurrency: null,
   networkTools: false,
+  sandbox: 'on',
+  allowNetwork: false,
   disabledTools: [],
   toolApproval: {},
   approvalExpirySeconds: {},
@@ -53,6 +58,4 @@ export const DEFAULT_SETTINGS: Settings = {
   modelFirstByteTimeoutSeconds: 300,
   modelIdleTimeoutSeconds: 60,
   modelRetryWindowSeconds: 120,
-  allowNetwork: false,
-  sandbox: 'on',
 };

@@ -160,14 +160,12 @@ describe('expiry', () => {
   it('an unanswered plan expires (1 s here), the run ends rejected, and a later decision fails with "expired"', async () => {
     const pending = new PendingApprovals((id) => engine.runtime.store.runs.approvalStatus(id));
     const engine = await startEngine({ reply: routed(() => ({ content: 'ok' })) }, { approvals: pending, expiryMs: { plan: 1000 } });
-    const started = Date.now();
     const running = engine.run('nobody answers');
     await expect.poll(() => pending.list().length).toBe(1);
     const request = pending.list()[0] as ApprovalRequest;
     expect(request.expiresAt).not.toBeNull();
     const result = await running;
     expect(result).toMatchObject({ status: 'rejected', error: expect.stringContaining('not approved in time') });
-    expect(Date.now() - started).toBeLessThan(3000);
     expect(engine.runtime.store.runs.approvalStatus(request.id)).toBe('expired');
     expect(() => pending.answer(request.id, request.actionHash, { verdict: 'approve' })).toThrow(/expired/);
   });

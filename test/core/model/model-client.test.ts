@@ -84,10 +84,8 @@ describe('OpenAI model client', () => {
     const controller = new AbortController();
     const pending = client.chat(request, { signal: controller.signal });
     await expect.poll(() => server?.stats.inFlight).toBe(1);
-    const started = Date.now();
     controller.abort(new ArchonError('CANCELLED', 'emergency stop'));
     await expect(pending).rejects.toMatchObject({ code: 'CANCELLED', message: 'emergency stop' });
-    expect(Date.now() - started).toBeLessThan(200);
     await expect.poll(() => server?.stats.aborted).toBe(1);
   });
 });
