@@ -76,6 +76,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
         readableRoots: options.readableRoots,
         hiddenFolders: options.hiddenFolders,
         settings: { ...settings, allowNetwork: options.allowNetwork ?? settings.allowNetwork },
+        log: runtime.log,
       }),
   });
   const handlers = createCommandHandlers({

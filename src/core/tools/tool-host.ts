@@ -2,6 +2,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { ArchonError } from '../../shared/errors';
 import type { RunOptions } from '../../shared/schemas/run';
 import type { Settings } from '../../shared/schemas/settings';
+import type { Log } from '../log';
 import type { ProcessLauncher } from '../process/process-launcher';
 import { builtinTools } from './builtin-tools';
 import type { ToolRegistry } from './tool-registry';
@@ -16,6 +17,7 @@ export interface ToolHostOptions {
   /** Folders no command may see even when they lie in the workspace: the home folder, the data dir, the audit key folder. */
   hiddenFolders: string[];
   settings: Pick<Settings, 'networkTools' | 'disabledTools' | 'sandbox' | 'allowNetwork'>;
+  log?: Log;
 }
 
 function workspaceFolder(path: string): string {
@@ -50,6 +52,7 @@ export class ToolHost {
       networkTools: this.options.settings.networkTools,
       confinement: { mode: this.options.settings.sandbox, allowNetwork: this.options.settings.allowNetwork, hidden: this.options.hiddenFolders.map(realPathIfAny) },
       readableRoots: this.options.readableRoots,
+      log: this.options.log,
     });
     this.pool.warmUp();
     return builtinTools(this.pool, this.options.settings);

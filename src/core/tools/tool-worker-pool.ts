@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Confinement, ExecutorMessage } from '../../shared/executor-protocol';
 import type { ToolResult } from '../../shared/schemas/tool';
+import type { Log } from '../log';
 import type { ProcessLauncher, ToolProcess } from '../process/process-launcher';
 import { groupRunning, pollUntil, processRunning, signal } from '../process/process-liveness';
 import { toolResult } from './tool-registry';
@@ -23,6 +24,8 @@ export interface ToolWorkerPoolOptions {
   /** Node's permission model: the folders a worker may read besides the workspace and the temp dir. Null where the host cannot apply it. */
   readableRoots: string[] | null;
   killGraceMs?: number;
+  /** Where a worker that died unasked is noted. */
+  log?: Log;
 }
 
 /** Command workers may start processes; the others may not. */
@@ -142,6 +145,7 @@ export class ToolWorkerPool {
   private onExit(worker: Worker, code: number | null, markReady: (ok: boolean) => void): void {
     worker.alive = false;
     markReady(false);
+    if (!worker.stopping && !this.closed) this.options.log?.warn({ kind: worker.kind, code, pid: worker.process.pid }, 'a tool worker died; it is replaced');
     this.all.delete(worker);
     const idle = this.idle.get(worker.kind) as Worker[];
     if (idle.includes(worker)) idle.splice(idle.indexOf(worker), 1);

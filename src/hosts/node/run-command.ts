@@ -190,6 +190,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
     readableRoots: [APP_ROOT],
     hiddenFolders: foldersHiddenFromTools(runtime.dataDir),
     settings: { ...settings, allowNetwork: flags.allowNetwork ?? settings.allowNetwork },
+    log: runtime.log,
   });
   const unwatch = estop.watch();
   const stop = (signal: NodeJS.Signals) => void estop.trigger('signal', `${signal} received by archon run`);

@@ -159,6 +159,7 @@ describe('nothing crashes the runtime', () => {
     expect(result.status, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/EPIPE|Unhandled/);
     expect(eventsOf(result.stdout)).toContainEqual(expect.objectContaining({ type: 'tool.completed', tool: 'run_command', status: 'error' }));
+    expect(readFileSync(join(dataDir, 'logs', 'archon.log'), 'utf8')).toContain('a tool worker died');
   });
 
   it('an invalid stored setting refuses to start a run, naming the setting and the value; nothing falls back', async () => {
