@@ -9,8 +9,10 @@ import type { EmergencyStop } from './stop/emergency-stop';
 
 /** The auditor as the UI may use it: read its reports, check its log. The host provides it; the runtime cannot reach it. */
 export interface AuditPort {
-  report(scope: { runId: string } | { day: string }): AuditReport;
-  verify(): VerifyResult;
+  report(scope: { runId: string } | { day: string }): Promise<AuditReport>;
+  verify(): Promise<VerifyResult>;
+  /** Throws when the auditor cannot vouch for the log (or is not following it): no run may start then. */
+  assertReady(): void;
 }
 
 export interface CommandDependencies {
@@ -38,9 +40,15 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'estop.reset': async () => deps.estop.reset(),
     'settings.get': async () => store.getSettings(),
     'settings.update': async (patch) => store.updateSettings(patch),
-    'runs.start': (input) => deps.manager.start(input),
+    'runs.start': async (input) => {
+      deps.audit.assertReady();
+      return deps.manager.start(input);
+    },
     'runs.get': async ({ runId }) => deps.manager.detail(runId),
-    'runs.resume': async ({ runId }) => deps.manager.resume(runId),
+    'runs.resume': async ({ runId }) => {
+      deps.audit.assertReady();
+      return deps.manager.resume(runId);
+    },
     'runs.delete': async ({ runId }) => {
       deps.manager.delete(runId);
       return { deleted: true as const };
@@ -51,7 +59,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       return { accepted: true as const };
     },
     'endpoint.probe': ({ modelUrl, model }) => deps.probe(modelUrl, model),
-    'audit.report': async ({ runId, day }) => deps.audit.report(runId ? { runId } : { day: day ?? new Date().toISOString().slice(0, 10) }),
-    'audit.verify': async () => deps.audit.verify(),
+    'audit.report': ({ runId, day }) => deps.audit.report(runId ? { runId } : { day: day ?? new Date().toISOString().slice(0, 10) }),
+    'audit.verify': () => deps.audit.verify(),
   };
 }

@@ -1,13 +1,12 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { app, BrowserWindow, ipcMain, session, utilityProcess } from 'electron';
-import { loadAuditSecrets } from '../auditor/audit-key';
-import { AuditLog } from '../auditor/audit-log';
-import { buildReport } from '../auditor/audit-report';
 import { createAppServices } from '../core/app-services';
+import { AuditorClient } from '../core/audit/auditor-client';
 import { resolveDataDir } from '../core/data-dir';
 import { createRuntime } from '../core/runtime';
 import { forwardEvent, registerIpcHandlers } from './ipc';
+import { forkAuditorUtility } from './auditor-launcher';
 import { createMainWindow } from './main-window';
 import { denyPermissions, hardenApp } from './security';
 import { createUtilityProcessLauncher } from './utility-process-launcher';
@@ -23,14 +22,13 @@ function start(): void {
   denyPermissions(session.defaultSession);
   const dataDir = resolveDataDir(process.env.ARCHON_DATA_DIR ?? app.getPath('userData'));
   const runtime = createRuntime({ dataDir });
-  // The same 0600 key file the CLI uses, outside the data dir, so `archon audit verify` checks the app's log too.
-  const audit = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
-  const unaudit = runtime.bus.subscribe((event) => audit.record(event));
+  // The auditor's own process, with the same 0600 key the CLI uses, so `archon audit verify` checks the app's log too.
+  const auditor = new AuditorClient(forkAuditorUtility(utilityProcess.fork, join(here, '../node/auditor.js'), dataDir), runtime.bus);
   const services = createAppServices({
     runtime,
     host: 'electron',
     version: app.getVersion(),
-    audit: { report: (scope) => buildReport(audit, scope), verify: () => audit.verify() },
+    audit: auditor,
     launcher: createUtilityProcessLauncher(utilityProcess.fork),
     executorEntry: join(here, '../node/executor.js'),
     readableRoots: null,
@@ -47,12 +45,13 @@ function start(): void {
   app.on('window-all-closed', () => {
     unsubscribe();
     unregister();
-    void services.close().finally(() => {
-      runtime.close();
-      unaudit();
-      audit.close();
-      app.quit();
-    });
+    void services
+      .close()
+      .then(() => {
+        runtime.close();
+        return auditor.drain();
+      })
+      .finally(() => app.quit());
   });
 }
 

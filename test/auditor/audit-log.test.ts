@@ -2,9 +2,9 @@ import { readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { loadAuditSecrets } from '../../src/auditor/audit-key';
+import { createAuditKey, findAuditSecrets } from '../../src/auditor/audit-key';
 import { AUDIT_DB_FILE, AuditLog } from '../../src/auditor/audit-log';
-import type { RunEvent } from '../../src/shared/schemas/events';
+import { Auditor } from '../../src/auditor/auditor';
 import { runArchon } from '../support/archon-process';
 import { useTempDirs } from '../support/temp-dir';
 
@@ -12,11 +12,12 @@ const tempDir = useTempDirs();
 
 function writeLog(records = 10): string {
   const dataDir = tempDir();
-  const log = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
-  for (let seq = 1; seq <= records; seq++) {
-    const event: RunEvent = { type: 'step.started', runId: 'r1', seq, ts: new Date(2026, 10, 21, 10, 0, seq).toISOString(), stepId: `s${seq}` };
-    log.record(event);
-  }
+  const log = AuditLog.open(dataDir, createAuditKey(findAuditSecrets(dataDir)));
+  const entries = Array.from({ length: records }, (_, index) => {
+    const event = { type: 'step.started', runId: 'r1', seq: index + 1, ts: new Date(2026, 10, 21, 10, 0, index + 1).toISOString(), stepId: `s${index + 1}` };
+    return { runId: event.runId, eventSeq: event.seq, type: event.type, ts: event.ts, body: event };
+  });
+  log.append(entries);
   log.close();
   return dataDir;
 }
@@ -30,11 +31,11 @@ function tamper(dataDir: string, sql: string): void {
 }
 
 function verify(dataDir: string) {
-  const log = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
+  const auditor = Auditor.inspect(dataDir);
   try {
-    return log.verify();
+    return auditor.verify();
   } finally {
-    log.close();
+    auditor.close();
   }
 }
 
@@ -60,7 +61,7 @@ describe('the audit log', () => {
     ['a row deleted', 'DELETE FROM records WHERE seq = 6', 6, /records 6–6 are missing: deleted/],
     ['a row inserted', "UPDATE records SET seq = seq + 1000 WHERE seq >= 5; INSERT INTO records (seq, ts, run_id, type, canonical_json, prev_hash, hash, hmac) SELECT 5, ts, run_id, type, canonical_json, prev_hash, hash, hmac FROM records WHERE seq = 3; UPDATE records SET seq = seq - 999 WHERE seq > 1000", 5, /record 5 does not follow record 4/],
     ['two rows swapped', "UPDATE records SET seq = -7 WHERE seq = 7; UPDATE records SET seq = 7 WHERE seq = 8; UPDATE records SET seq = 8 WHERE seq = -7", 7, /record 7 does not follow record 6/],
-    ['the tail cut off', 'DELETE FROM records WHERE seq > 8', 9, /ends at record 8 but 10 were written: the end was cut off/],
+    ['the tail cut off', 'DELETE FROM records WHERE seq > 8', 9, /older than its signed head: it ends at record 8 but 10 were written/],
     ['a record re-hashed without the key', "UPDATE records SET canonical_json = '{}', hash = '0000000000000000000000000000000000000000000000000000000000000000' WHERE seq = 10", 10, /record 10 (does not follow|was altered|has an HMAC)/],
   ])('fails verification naming where when %s (triggers dropped first)', (_what, sql, seq, problem) => {
     const dataDir = writeLog();
@@ -101,7 +102,7 @@ describe('the audit log', () => {
 
   it('`archon audit verify` exits 1 when the signed head was forged', () => {
     const dataDir = writeLog();
-    const { headFile } = loadAuditSecrets(dataDir);
+    const { headFile } = findAuditSecrets(dataDir);
     const head = JSON.parse(readFileSync(headFile, 'utf8')) as { seq: number };
     writeFileSync(headFile, JSON.stringify({ ...head, seq: 3 }));
     expect(runArchon(['audit', 'verify', '--data-dir', dataDir]).status).toBe(1);

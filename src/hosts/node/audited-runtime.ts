@@ -1,45 +1,44 @@
-import { loadAuditSecrets } from '../../auditor/audit-key';
-import { AuditLog } from '../../auditor/audit-log';
-import { buildReport } from '../../auditor/audit-report';
-import type { AuditPort } from '../../core/command-handlers';
+import { Auditor } from '../../auditor/auditor';
+import { AuditorClient } from '../../core/audit/auditor-client';
 import { resolveDataDir } from '../../core/data-dir';
 import { createRuntime, type ArchonRuntime } from '../../core/runtime';
+import { forkAuditor } from './auditor-launcher';
 
 export interface AuditedRuntime {
   runtime: ArchonRuntime;
-  audit: AuditLog;
-  close(): void;
+  auditor: AuditorClient;
+  /** Flushes and closes the runtime, then drains the auditor: it records every committed event before the host exits. */
+  close(): Promise<void>;
 }
 
-/** The runtime with the independent auditor listening on its bus (read-only: it never publishes). */
-export function openAuditedRuntime(dataDirFlag: string | undefined): AuditedRuntime {
+/**
+ * The runtime with the independent auditor in a process of its own, following archon.db. Throws
+ * (AUDIT_RESET_REQUIRED, exit 2) when the auditor cannot vouch for the log: no run starts then.
+ */
+export async function openAuditedRuntime(dataDirFlag: string | undefined): Promise<AuditedRuntime> {
   const dataDir = resolveDataDir(dataDirFlag);
   const runtime = createRuntime({ dataDir });
-  let audit: AuditLog;
-  try {
-    audit = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
-  } catch (error) {
+  const auditor = new AuditorClient(forkAuditor(dataDir), runtime.bus);
+  const close = async () => {
     runtime.close();
+    await auditor.drain();
+  };
+  await auditor.started();
+  try {
+    auditor.assertReady();
+  } catch (error) {
+    await close();
     throw error;
   }
-  const unsubscribe = runtime.bus.subscribe((event) => audit.record(event));
-  return {
-    runtime,
-    audit,
-    close() {
-      runtime.close();
-      unsubscribe();
-      audit.close();
-    },
-  };
+  return { runtime, auditor, close };
 }
 
-/** The auditor as the app's Audit view reads it. */
-export function auditPort(audit: AuditLog): AuditPort {
-  return { report: (scope) => buildReport(audit, scope), verify: () => audit.verify() };
-}
-
-export function openAuditLog(dataDirFlag: string | undefined): AuditLog {
-  const dataDir = resolveDataDir(dataDirFlag);
-  return AuditLog.open(dataDir, loadAuditSecrets(dataDir));
+/** The auditor's log as `archon audit verify` and `report` read it: read-only, creating nothing. */
+export function inspectAudit<T>(dataDirFlag: string | undefined, use: (auditor: Auditor) => T): T {
+  const auditor = Auditor.inspect(resolveDataDir(dataDirFlag));
+  try {
+    return use(auditor);
+  } finally {
+    auditor.close();
+  }
 }
