@@ -31,8 +31,9 @@ beforeEach(() => {
   vi.resetModules();
   vi.stubEnv('ARCHON_DATA_DIR', undefined);
 });
-afterEach(() => {
+afterEach(async () => {
   fake.app.emit('window-all-closed');
+  if (fake.windows.length > 0) await vi.waitFor(() => expect(fake.app.quit).toHaveBeenCalled(), { timeout: 20_000 });
   vi.unstubAllEnvs();
 });
 
@@ -79,6 +80,19 @@ describe('Electron main', () => {
     }
     const openHandler = contents.setWindowOpenHandler.mock.calls[0]?.[0] as () => unknown;
     expect(openHandler()).toEqual({ action: 'deny' });
+  });
+
+  it('starts the auditor as a utility process by path, asks it for the Audit view, and drains it before quitting', async () => {
+    const electron = await bootMain(true);
+    expect(electron.utilityProcess.fork).toHaveBeenCalledWith(expect.stringMatching(/node[\\/]auditor\.js$/), [electron.app.getPath()], expect.objectContaining({ serviceName: 'Archon auditor' }));
+    const appUrl = electron.windows[0]?.loadURL.mock.calls[0]?.[0] as unknown as string;
+    const verify = electron.handlers.get(`${IPC_PREFIX}audit.verify`);
+    expect(await verify?.({ senderFrame: { parent: null, url: appUrl } }, {})).toEqual({ ok: true, value: { intact: true, records: 0 } });
+    const auditor = electron.utilityProcess.fork.mock.results[0]?.value as { child: import('node:child_process').ChildProcess };
+    const exited = new Promise<number | null>((resolve) => auditor.child.once('exit', resolve));
+    electron.app.emit('window-all-closed');
+    expect(await exited).toBe(0);
+    await vi.waitFor(() => expect(electron.app.quit).toHaveBeenCalled());
   });
 
   it('quits at once when another instance holds the single-instance lock', async () => {
