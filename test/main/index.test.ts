@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src/shared/csp';
@@ -85,10 +86,10 @@ describe('Electron main', () => {
   it('starts the auditor as a utility process by path, asks it for the Audit view, and drains it before quitting', async () => {
     const electron = await bootMain(true);
     expect(electron.utilityProcess.fork).toHaveBeenCalledWith(expect.stringMatching(/node[\\/]auditor\.js$/), [electron.app.getPath()], expect.objectContaining({ serviceName: 'Archon auditor' }));
-    const appUrl = electron.windows[0]?.loadURL.mock.calls[0]?.[0] as unknown as string;
+    const appUrl = (electron.windows[0]?.loadURL.mock.calls as unknown as string[][])[0]?.[0];
     const verify = electron.handlers.get(`${IPC_PREFIX}audit.verify`);
     expect(await verify?.({ senderFrame: { parent: null, url: appUrl } }, {})).toEqual({ ok: true, value: { intact: true, records: 0 } });
-    const auditor = electron.utilityProcess.fork.mock.results[0]?.value as { child: import('node:child_process').ChildProcess };
+    const auditor = electron.utilityProcess.fork.mock.results[0]?.value as { child: ChildProcess };
     const exited = new Promise<number | null>((resolve) => auditor.child.once('exit', resolve));
     electron.app.emit('window-all-closed');
     expect(await exited).toBe(0);
