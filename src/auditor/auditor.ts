@@ -125,9 +125,7 @@ export class Auditor {
  */
 export function resetAudit(dataDir: string, reason: string, keyDir = defaultAuditKeyDir(), now = new Date()): { setAside: string | null; problem: string | null } {
   if (!reason.trim()) throw new ArchonError('VALIDATION_FAILED', 'Say why: `archon audit reset --acknowledge "<reason>"`.');
-  const before = Auditor.inspect(dataDir, keyDir);
-  const verdict = before.verify();
-  before.close();
+  const problem = verdictBefore(dataDir, keyDir);
   const secrets = findAuditSecrets(dataDir, keyDir);
   const oldHead = readStoredHead(secrets.headFile);
   const file = join(dataDir, AUDIT_DB_FILE);
@@ -137,7 +135,6 @@ export function resetAudit(dataDir: string, reason: string, keyDir = defaultAudi
   }
   const log = AuditLog.open(dataDir, secrets.key ? secrets : createAuditKey(secrets));
   try {
-    const problem = verdict.intact ? null : verdict.problem;
     const body = { type: 'audit.reset', ts: now.toISOString(), reason, problem, oldHead: oldHead ? { seq: oldHead.seq, hash: oldHead.hash } : null, setAside, keyRecreated: secrets.key === null };
     log.append([{ runId: null, eventSeq: null, type: 'audit.reset', ts: body.ts, body }]);
   } finally {
@@ -149,5 +146,20 @@ export function resetAudit(dataDir: string, reason: string, keyDir = defaultAudi
   } finally {
     auditor.close();
   }
-  return { setAside, problem: verdict.intact ? null : verdict.problem };
+  return { setAside, problem };
+}
+
+/** What was wrong before a reset, for its record; a log that cannot even be opened says so. */
+function verdictBefore(dataDir: string, keyDir: string): string | null {
+  try {
+    const before = Auditor.inspect(dataDir, keyDir);
+    try {
+      const result = before.verify();
+      return result.intact ? null : result.problem;
+    } finally {
+      before.close();
+    }
+  } catch (error) {
+    return (error as Error).message;
+  }
 }

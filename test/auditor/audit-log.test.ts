@@ -5,10 +5,22 @@ import { describe, expect, it } from 'vitest';
 import { createAuditKey, findAuditSecrets } from '../../src/auditor/audit-key';
 import { AUDIT_DB_FILE, AuditLog } from '../../src/auditor/audit-log';
 import { Auditor } from '../../src/auditor/auditor';
+import { createRuntime } from '../../src/core/runtime';
 import { runArchon } from '../support/archon-process';
 import { useTempDirs } from '../support/temp-dir';
 
 const tempDir = useTempDirs();
+
+/** A run with `count` events in archon.db, written by the runtime with no auditor following. */
+function unauditedRun(dataDir: string, count: number): string {
+  const runtime = createRuntime({ dataDir });
+  const runId = 'run-unaudited';
+  const options = { modelUrl: 'http://127.0.0.1:9/v1', model: 'm', policy: 'balanced', concurrency: 1, maxTokens: null, maxCostUsd: null, workspace: dataDir, maxIterations: 10 } as const;
+  runtime.store.runs.createRun({ id: runId, goal: 'g', policy: 'balanced', options, now: new Date().toISOString() });
+  for (let index = 0; index < count; index++) runtime.events.append(runId, 'step.started', { stepId: `s${index}` });
+  runtime.close();
+  return runId;
+}
 
 function writeLog(records = 10): string {
   const dataDir = tempDir();
@@ -98,6 +110,37 @@ describe('the audit log', () => {
     const result = runArchon(['audit', 'verify', '--data-dir', dataDir]);
     expect(result.status).toBe(1);
     expect(result.stdout).toMatch(/TAMPERED/);
+  });
+
+  it('verify names the first event of archon.db missing from the log; the auditor catches up on it', () => {
+    const dataDir = tempDir();
+    Auditor.start(dataDir).close();
+    const runId = unauditedRun(dataDir, 3);
+    expect(verify(dataDir)).toMatchObject({ intact: false, problem: `incomplete: event 1 of run ${runId} is in archon.db but not in the audit log (3 events missing in all)` });
+    const auditor = Auditor.start(dataDir);
+    expect(auditor.catchUp()).toBe(3);
+    auditor.close();
+    expect(verify(dataDir)).toEqual({ intact: true, records: 3 });
+  });
+
+  it('refuses to start a chain over an archon.db with events when the log, its head and key are gone', () => {
+    const dataDir = tempDir();
+    unauditedRun(dataDir, 2);
+    const auditor = Auditor.start(dataDir);
+    expect(auditor.problem).toMatch(/archon\.db holds 2 events but this data dir has no audit chain/);
+    expect(auditor.catchUp()).toBe(0);
+    auditor.close();
+    expect(runArchon(['audit', 'verify', '--data-dir', dataDir]).status).toBe(1);
+  });
+
+  it('`archon audit reset` sets aside a log that cannot even be opened and starts a new chain', () => {
+    const dataDir = writeLog();
+    writeFileSync(join(dataDir, AUDIT_DB_FILE), 'not a database at all, only text where the SQLite header should be');
+    expect(runArchon(['audit', 'verify', '--data-dir', dataDir]).status).toBe(1);
+    const reset = runArchon(['audit', 'reset', '--acknowledge', 'disk trouble', '--data-dir', dataDir]);
+    expect(reset.status, reset.stderr).toBe(0);
+    expect(reset.stdout).toMatch(/The old log is kept as audit\.db\.before-reset-/);
+    expect(runArchon(['audit', 'verify', '--data-dir', dataDir]).stdout).toMatch(/intact: 1 records/);
   });
 
   it('`archon audit verify` exits 1 when the signed head was forged', () => {

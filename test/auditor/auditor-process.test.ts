@@ -2,7 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, truncateSync }
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findAuditSecrets } from '../../src/auditor/audit-key';
+import { DATA_DIR_ID_FILE, findAuditSecrets } from '../../src/auditor/audit-key';
 import { AUDIT_DB_FILE } from '../../src/auditor/audit-log';
 import type { RunEvent } from '../../src/shared/schemas/events';
 import { planReply, startModelServer, toolMessagesOf, type ScriptedModelServer } from '../kit/scripted-model-server';
@@ -58,6 +58,15 @@ describe('the auditor process', { timeout: 180_000 }, () => {
       /audit\.db is empty, but its signed head says \d+ records were written/,
     ],
     ['the key deleted', (dataDir: string) => rmSync(findAuditSecrets(dataDir).keyFile), /key for this data dir is missing .* but audit\.db holds \d+ records/],
+    [
+      'audit.db, its head and the data dir id all removed',
+      (dataDir: string) => {
+        rmSync(findAuditSecrets(dataDir).headFile);
+        removeLog(dataDir);
+        rmSync(join(dataDir, DATA_DIR_ID_FILE));
+      },
+      /archon\.db holds \d+ events but this data dir has no audit chain/,
+    ],
   ])('%s: verify says which, no run starts until `archon audit reset --acknowledge`, which starts a new chain naming it', async (_what, damage, verdict) => {
     const dataDir = tempDir();
     expect((await run(dataDir)).status).toBe(0);
@@ -116,6 +125,7 @@ describe('the auditor process', { timeout: 180_000 }, () => {
 });
 
 async function expectResetNeeded(dataDir: string, verdict: RegExp): Promise<void> {
+  const headKept = existsSync(findAuditSecrets(dataDir).headFile);
   const damaged = await verify(dataDir);
   expect(damaged.status).toBe(1);
   expect(damaged.stdout).toMatch(verdict);
@@ -132,9 +142,9 @@ async function expectResetNeeded(dataDir: string, verdict: RegExp): Promise<void
   const first = auditDb.prepare('SELECT type, canonical_json FROM records WHERE seq = 1').get() as { type: string; canonical_json: string };
   auditDb.close();
   expect(first.type).toBe('audit.reset');
-  expect(JSON.parse(first.canonical_json)).toMatchObject({ reason: 'restored after a disk failure', problem: expect.stringMatching(verdict), oldHead: { seq: expect.any(Number), hash: expect.any(String) } });
+  expect(JSON.parse(first.canonical_json)).toMatchObject({ reason: 'restored after a disk failure', problem: expect.stringMatching(verdict), oldHead: headKept ? { seq: expect.any(Number), hash: expect.any(String) } : null });
   expect(missingFromLog(dataDir)).toEqual([]);
   expect((await run(dataDir)).status).toBe(0);
   expect((await verify(dataDir)).status).toBe(0);
-  if (existsSync(join(dataDir, AUDIT_DB_FILE))) expect(missingFromLog(dataDir)).toEqual([]);
+  expect(missingFromLog(dataDir)).toEqual([]);
 }
