@@ -27,12 +27,15 @@ export class AuditorClient implements AuditPort {
   private readonly nudged = new Set<string>();
   private nextId = 0;
   private drained: (() => void) | null = null;
+  private draining = false;
   private readonly cleanups: (() => void)[] = [];
   private readonly unsubscribe: () => void;
 
   constructor(
     private readonly channel: AuditorChannel,
     bus: EventBus,
+    /** Where the host says what went wrong with the auditor after it started (the CLI: stderr). */
+    onTrouble: (message: string) => void = () => undefined,
   ) {
     let settle: (state: AuditorState) => void = () => undefined;
     this.settled = new Promise((resolve) => (settle = resolve));
@@ -48,10 +51,13 @@ export class AuditorClient implements AuditPort {
         if (message.type === 'ready') become({ kind: 'ready' });
         else if (message.type === 'refused') become({ kind: 'refused', problem: message.problem });
         else if (message.type === 'drained') this.drained?.();
-        else if (message.type === 'failed' && message.id === null && this.state.kind === 'starting') become({ kind: 'gone', why: message.error.message });
-        else if (message.id !== null) this.answer(message.id, message);
+        else if (message.type === 'failed' && message.id === null) {
+          if (this.state.kind === 'starting') become({ kind: 'gone', why: message.error.message });
+          else onTrouble(`${message.error.message} (the auditor retries from where it stopped; \`archon audit verify\` tells whether anything is missing)`);
+        } else if (message.id !== null) this.answer(message.id, message);
       }),
       channel.onExit((code) => {
+        if (!this.draining && this.state.kind === 'ready') onTrouble(`The auditor process exited (code ${code ?? 'none'}); its next start catches up on what it missed.`);
         become({ kind: 'gone', why: `the auditor process exited (code ${code ?? 'none'})` });
         this.drained?.();
         for (const [, pending] of this.waiting) pending.reject(new ArchonError('INTERNAL', 'The auditor process exited. Restart Archon.'));
@@ -121,6 +127,7 @@ export class AuditorClient implements AuditPort {
    */
   async drain(signal: AbortSignal = AbortSignal.timeout(DRAIN_TIMEOUT_MS)): Promise<void> {
     this.unsubscribe();
+    this.draining = true;
     if (this.state.kind !== 'gone' && !signal.aborted) {
       await new Promise<void>((resolve) => {
         const done = () => {

@@ -18,7 +18,7 @@ export interface AuditedRuntime {
 export async function openAuditedRuntime(dataDirFlag: string | undefined): Promise<AuditedRuntime> {
   const dataDir = resolveDataDir(dataDirFlag);
   const runtime = createRuntime({ dataDir });
-  const auditor = new AuditorClient(forkAuditor(dataDir), runtime.bus);
+  const auditor = new AuditorClient(forkAuditor(dataDir), runtime.bus, (message) => process.stderr.write(`archon: ${message}\n`));
   const close = async () => {
     runtime.close();
     await auditor.drain();

@@ -9,9 +9,10 @@ export const AUDITOR_ENTRY = fileURLToPath(new URL('./auditor.js', import.meta.u
  * The auditor as a child process of the CLI. It leads its own process group, so the terminal's
  * Ctrl-C reaches only the host, which drains it; if the host dies, the closed channel tells it.
  */
-export function forkAuditor(dataDir: string, entry = AUDITOR_ENTRY): AuditorChannel {
+export function forkAuditor(dataDir: string, entry = AUDITOR_ENTRY): AuditorChannel & { readonly pid: number | undefined } {
   const child = fork(entry, [dataDir], { detached: true, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
   return {
+    pid: child.pid,
     send(message) {
       if (child.connected) child.send(message);
     },
