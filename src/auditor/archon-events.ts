@@ -4,9 +4,18 @@ import Database from 'better-sqlite3';
 import { parseJsonOrUndefined } from '../shared/json';
 import type { AuditEntry } from './audit-log';
 
-/** The runtime's database, as the auditor sees it: read-only, and only its events. */
+/** The runtime's database, as the auditor sees it: read-only, and only its events and emergency stops. */
 const ARCHON_DB = 'archon.db';
+export const ESTOP_TYPE = 'system.estop';
 const FINISHED = "('completed', 'failed', 'stopped', 'rejected', 'budget_exhausted')";
+
+interface EstopRow {
+  id: number;
+  action: 'trigger' | 'reset';
+  triggered_by: string | null;
+  reason: string | null;
+  ts: string;
+}
 
 interface EventRow {
   run_id: string;
@@ -68,6 +77,20 @@ export class ArchonEvents {
       entries.push({ runId: row.run_id, eventSeq: row.seq, type: row.type, ts: row.ts, body: parseJsonOrUndefined(row.body_json) ?? { unreadable: row.body_json } });
     }
     return entries;
+  }
+
+  /** Emergency stops and re-arms after `id`, as the `system.estop` events every host announced them. */
+  estopsAfter(id: number, limit: number): AuditEntry[] {
+    const rows = (this.open()?.prepare('SELECT id, action, triggered_by, reason, ts FROM estops WHERE id > ? ORDER BY id LIMIT ?').all(id, limit) ?? []) as EstopRow[];
+    return rows.map((row) => {
+      const state = { latched: row.action === 'trigger', since: row.ts, triggeredBy: row.action === 'trigger' ? row.triggered_by : null, reason: row.reason };
+      return { runId: null, eventSeq: row.id, type: ESTOP_TYPE, ts: row.ts, body: { type: ESTOP_TYPE, ts: row.ts, state } };
+    });
+  }
+
+  lastEstop(): number {
+    const row = this.open()?.prepare('SELECT MAX(id) AS id FROM estops').get() as { id: number | null } | undefined;
+    return row?.id ?? 0;
   }
 
   close(): void {

@@ -25,6 +25,7 @@ const SCHEMA = `
     hmac TEXT NOT NULL
   );
   CREATE UNIQUE INDEX IF NOT EXISTS records_run_event ON records (run_id, event_seq);
+  CREATE UNIQUE INDEX IF NOT EXISTS records_estop ON records (event_seq) WHERE run_id IS NULL AND event_seq IS NOT NULL;
   CREATE TABLE IF NOT EXISTS thresholds (name TEXT PRIMARY KEY, value REAL NOT NULL);
   CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
   CREATE TRIGGER IF NOT EXISTS records_no_delete BEFORE DELETE ON records BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
@@ -34,7 +35,7 @@ export const AuditRecordSchema = z.object({
   seq: z.int().positive(),
   ts: z.string(),
   run_id: z.string().nullable(),
-  /** The run event's own seq in archon.db (null for the auditor's own records, such as a reset). */
+  /** The run event's own seq in archon.db, or an emergency stop's id (null for the auditor's own records, such as a reset). */
   event_seq: z.int().positive().nullable(),
   type: z.string(),
   canonical_json: z.string(),
@@ -44,7 +45,7 @@ export const AuditRecordSchema = z.object({
 });
 export type AuditRecord = z.infer<typeof AuditRecordSchema>;
 
-/** What the auditor writes down: a run event as archon.db holds it, or one of its own records. */
+/** What the auditor writes down: a run event or an emergency stop as archon.db holds it, or one of its own records. */
 export interface AuditEntry {
   runId: string | null;
   eventSeq: number | null;
@@ -134,27 +135,30 @@ export class AuditLog {
     return new Map(rows.map((row) => [row.run_id, row.seq]));
   }
 
-  private cursorOf(runId: string): number {
-    const row = this.db.prepare('SELECT MAX(event_seq) AS seq FROM records WHERE run_id = ?').get(runId) as { seq: number | null };
+  /** The last run-event seq recorded for a run, or with no run, the last emergency stop's id. */
+  cursorOf(runId: string | null): number {
+    const row = (runId === null
+      ? this.db.prepare('SELECT MAX(event_seq) AS seq FROM records WHERE run_id IS NULL AND event_seq IS NOT NULL').get()
+      : this.db.prepare('SELECT MAX(event_seq) AS seq FROM records WHERE run_id = ?').get(runId)) as { seq: number | null };
     return row.seq ?? 0;
   }
 
   /**
    * Appends entries in one transaction and returns how many were new. Several auditors may share a
-   * data dir: under the write lock each run goes on only from its last recorded seq, so an event is
-   * never recorded twice nor out of order.
+   * data dir: under the write lock each run (and the emergency stops) goes on only from its last
+   * recorded seq, so an event is never recorded twice nor out of order.
    */
   append(entries: readonly AuditEntry[]): number {
     const insert = this.db.prepare('INSERT INTO records (seq, ts, run_id, event_seq, type, canonical_json, prev_hash, hash, hmac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
     const appended = this.db.transaction(() => {
       let { seq, hash } = this.lastRecord();
-      const cursors = new Map<string, number>();
+      const cursors = new Map<string | null, number>();
       let count = 0;
       for (const entry of entries) {
-        if (entry.runId !== null) {
+        if (entry.eventSeq !== null) {
           const cursor = cursors.get(entry.runId) ?? this.cursorOf(entry.runId);
           cursors.set(entry.runId, cursor);
-          if (entry.eventSeq !== cursor + 1) continue;
+          if (entry.runId === null ? entry.eventSeq <= cursor : entry.eventSeq !== cursor + 1) continue;
           cursors.set(entry.runId, entry.eventSeq);
         }
         seq++;

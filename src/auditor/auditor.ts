@@ -24,6 +24,7 @@ function noChain(log: AuditLog, events: ArchonEvents): string | null {
  */
 export class Auditor {
   private readonly cursors: Map<string, number>;
+  private estopCursor: number;
   private readonly recent = new Set<string>();
 
   private constructor(
@@ -32,6 +33,7 @@ export class Auditor {
     readonly problem: string | null,
   ) {
     this.cursors = log.cursors();
+    this.estopCursor = log.cursorOf(null);
   }
 
   /** The auditor that writes: makes the key of a data dir that has no chain yet, refuses one whose chain is broken. */
@@ -59,10 +61,10 @@ export class Auditor {
     return new Auditor(log, events, noChain(log, events));
   }
 
-  /** Records what archon.db holds past each run's cursor; returns how many records were added. */
+  /** Records what archon.db holds past each run's cursor, and any new emergency stop; returns how many records were added. */
   follow(runIds: Iterable<string>): number {
     if (this.problem) return 0;
-    let added = 0;
+    let added = this.followEstops();
     for (const runId of runIds) {
       for (let page = 0; page < MAX_PAGES; page++) {
         const cursor = this.cursors.get(runId) ?? 0;
@@ -74,6 +76,19 @@ export class Auditor {
         this.recent.add(runId);
         if (entries.length < PAGE) break;
       }
+    }
+    return added;
+  }
+
+  private followEstops(): number {
+    let added = 0;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const entries = this.events.estopsAfter(this.estopCursor, PAGE);
+      const last = entries.at(-1);
+      if (!last?.eventSeq) break;
+      added += this.log.append(entries);
+      this.estopCursor = last.eventSeq;
+      if (entries.length < PAGE) break;
     }
     return added;
   }
@@ -103,6 +118,10 @@ export class Auditor {
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([runId, seq]) => ({ runId, from: (logged.get(runId) ?? 0) + 1, count: seq - (logged.get(runId) ?? 0) }));
     const first = missing[0];
+    const lastEstop = this.events.lastEstop();
+    if (!first && lastEstop > this.log.cursorOf(null)) {
+      return { intact: false, records: result.records, problem: `incomplete: emergency stop ${this.log.cursorOf(null) + 1} of archon.db is not in the audit log`, seq: null };
+    }
     if (!first) return result;
     const total = missing.reduce((sum, run) => sum + run.count, 0);
     return { intact: false, records: result.records, problem: `incomplete: event ${first.from} of run ${first.runId} is in archon.db but not in the audit log (${total} events missing in all)`, seq: null };

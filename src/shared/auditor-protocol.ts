@@ -6,7 +6,7 @@ const ScopeSchema = z.union([z.object({ runId: z.string() }), z.object({ day: z.
 
 /** Messages from a host (the CLI, the headless host, the app) to its auditor process. */
 export const ToAuditorSchema = z.discriminatedUnion('type', [
-  /** New events of these runs are committed to archon.db: read them now rather than at the next poll. */
+  /** New events of these runs (or an emergency stop) are committed to archon.db: read them now rather than at the next poll. */
   z.object({ type: z.literal('nudge'), runIds: z.array(z.string()) }),
   /** The host is about to exit: catch up to the last committed event, answer `drained`, exit. */
   z.object({ type: z.literal('drain') }),

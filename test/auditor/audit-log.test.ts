@@ -123,6 +123,19 @@ describe('the audit log', () => {
     expect(verify(dataDir)).toEqual({ intact: true, records: 3 });
   });
 
+  it('verify names an emergency stop of archon.db missing from the log; the auditor catches up on it', () => {
+    const dataDir = tempDir();
+    Auditor.start(dataDir).close();
+    const runtime = createRuntime({ dataDir });
+    runtime.store.recordEstop('trigger', 'cli', 'test', new Date().toISOString());
+    runtime.close();
+    expect(verify(dataDir)).toMatchObject({ intact: false, problem: 'incomplete: emergency stop 1 of archon.db is not in the audit log' });
+    const auditor = Auditor.start(dataDir);
+    expect(auditor.catchUp()).toBe(1);
+    auditor.close();
+    expect(verify(dataDir)).toEqual({ intact: true, records: 1 });
+  });
+
   it('refuses to start a chain over an archon.db with events when the log, its head and key are gone', () => {
     const dataDir = tempDir();
     unauditedRun(dataDir, 2);

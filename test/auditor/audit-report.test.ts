@@ -106,6 +106,7 @@ describe('the auditor’s detectors and reports', () => {
     expect(count(archon, 'SELECT count(*) AS n FROM tool_calls')).toBe(count(audit, "SELECT count(*) AS n FROM records WHERE type = 'tool.completed'"));
     expect(count(archon, 'SELECT count(*) AS n FROM approvals')).toBe(count(audit, "SELECT count(*) AS n FROM records WHERE type = 'approval.resolved'"));
     expect(count(audit, "SELECT count(*) AS n FROM records WHERE type IN ('step.started', 'step.completed', 'plan.ready', 'run.started', 'run.completed')")).toBe(5);
+    expect(count(audit, "SELECT count(*) AS n FROM records WHERE type = 'system.estop'")).toBe(1);
     archon.close();
     audit.close();
   });

@@ -25,6 +25,7 @@ export class AuditorClient implements AuditPort {
   private readonly settled: Promise<AuditorState>;
   private readonly waiting = new Map<number, { resolve(message: FromAuditor): void; reject(error: Error): void }>();
   private readonly nudged = new Set<string>();
+  private nudgeScheduled = false;
   private nextId = 0;
   private drained: (() => void) | null = null;
   private draining = false;
@@ -65,9 +66,11 @@ export class AuditorClient implements AuditPort {
       }),
     );
     this.unsubscribe = bus.subscribe((event) => {
-      if (!('runId' in event)) return;
-      if (this.nudged.size === 0) setImmediate(() => this.nudge());
-      this.nudged.add(event.runId);
+      if (!this.nudgeScheduled) {
+        this.nudgeScheduled = true;
+        setImmediate(() => this.nudge());
+      }
+      if ('runId' in event) this.nudged.add(event.runId);
     });
   }
 
@@ -89,7 +92,8 @@ export class AuditorClient implements AuditPort {
   private nudge(): void {
     const runIds = [...this.nudged];
     this.nudged.clear();
-    if (runIds.length > 0 && this.state.kind !== 'gone') this.channel.send({ type: 'nudge', runIds });
+    this.nudgeScheduled = false;
+    if (this.state.kind !== 'gone') this.channel.send({ type: 'nudge', runIds });
   }
 
   private answer(id: number, message: FromAuditor): void {

@@ -1,6 +1,7 @@
 import { Auditor } from '../../auditor/auditor';
 import { AuditorClient } from '../../core/audit/auditor-client';
 import { resolveDataDir } from '../../core/data-dir';
+import { EventBus } from '../../core/events/event-bus';
 import { createRuntime, type ArchonRuntime } from '../../core/runtime';
 import { forkAuditor } from './auditor-launcher';
 
@@ -31,6 +32,17 @@ export async function openAuditedRuntime(dataDirFlag: string | undefined): Promi
     throw error;
   }
   return { runtime, auditor, close };
+}
+
+/**
+ * After a command that starts no run but changes what the auditor records (`archon estop`): the
+ * auditor catches up once. The change is already durable in archon.db; a refusal only says so.
+ */
+export async function catchUpAudit(dataDirFlag: string | undefined): Promise<void> {
+  const auditor = new AuditorClient(forkAuditor(resolveDataDir(dataDirFlag)), new EventBus());
+  const state = await auditor.started();
+  if (state.kind === 'refused') process.stderr.write(`archon: not audited yet: ${state.problem}. Run \`archon audit reset --acknowledge "<reason>"\`; the auditor then records it.\n`);
+  await auditor.drain();
 }
 
 /** The auditor's log as `archon audit verify` and `report` read it: read-only, creating nothing. */

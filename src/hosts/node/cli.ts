@@ -15,7 +15,7 @@ import { createRuntime, type ArchonRuntime } from '../../core/runtime';
 import { EmergencyStop } from '../../core/stop/emergency-stop';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { RunOptions } from '../../shared/schemas/run';
-import { inspectAudit, openAuditedRuntime } from './audited-runtime';
+import { catchUpAudit, inspectAudit, openAuditedRuntime } from './audited-runtime';
 import { startHeadlessHost } from './headless-host';
 import { addRunFlags, addRunSettingFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
 
@@ -154,6 +154,7 @@ export function buildProgram(): Command {
         return options.reset ? Promise.resolve(estop.reset('Re-armed from the command line')) : estop.trigger('cli', options.reason);
       });
       process.stdout.write(state.latched ? `Emergency stop latched at ${state.since}. Re-arm with \`archon estop --reset\`.\n` : 'Re-armed. Nothing was restarted.\n');
+      await catchUpAudit(options.dataDir);
     });
 
   const audit = program.command('audit').description("the independent auditor's log and reports");
