@@ -115,6 +115,8 @@ export class AuditLog {
       db = existed || !options.readonly ? openFile(file, options.readonly ?? false) : new Database(':memory:');
       const fresh = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'records'").get() as { n: number };
       const triggers = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'records'").get() as { n: number };
+      const columns = db.prepare("SELECT count(*) AS n FROM pragma_table_info('records') WHERE name = 'event_seq'").get() as { n: number };
+      if (fresh.n > 0 && columns.n === 0) throw new Error('it was written by an older Archon, whose records do not name the event they hold');
       const schema = db;
       if (!schema.readonly) schema.transaction(() => schema.exec(SCHEMA))();
       return new AuditLog(db, secrets, existed, fresh.n === 0 || triggers.n === 2);

@@ -156,6 +156,19 @@ describe('the audit log', () => {
     expect(runArchon(['audit', 'verify', '--data-dir', dataDir]).stdout).toMatch(/intact: 1 records/);
   });
 
+  it('an audit.db of an older Archon refuses runs until the reset sets it aside', () => {
+    const dataDir = tempDir();
+    const legacy = new Database(join(dataDir, AUDIT_DB_FILE));
+    legacy.exec('CREATE TABLE records (seq INTEGER PRIMARY KEY, ts TEXT, run_id TEXT, type TEXT, canonical_json TEXT, prev_hash TEXT, hash TEXT, hmac TEXT)');
+    legacy.prepare("INSERT INTO records VALUES (1, 't', 'r', 'run.started', '{}', 'p', 'h', 'm')").run();
+    legacy.close();
+    const refused = runArchon(['run', 'anything', '--data-dir', dataDir, '--model-url', 'http://127.0.0.1:9/v1']);
+    expect(refused.status, refused.stderr).toBe(2);
+    expect(refused.stderr).toMatch(/written by an older Archon.*archon audit reset --acknowledge/s);
+    expect(runArchon(['audit', 'reset', '--acknowledge', 'upgrade', '--data-dir', dataDir]).status).toBe(0);
+    expect(runArchon(['audit', 'verify', '--data-dir', dataDir]).status).toBe(0);
+  });
+
   it('`archon audit verify` exits 1 when the signed head was forged', () => {
     const dataDir = writeLog();
     const { headFile } = findAuditSecrets(dataDir);

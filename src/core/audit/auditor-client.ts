@@ -29,6 +29,7 @@ export class AuditorClient implements AuditPort {
   private nextId = 0;
   private drained: (() => void) | null = null;
   private draining = false;
+  private exit: string | null = null;
   private readonly cleanups: (() => void)[] = [];
   private readonly unsubscribe: () => void;
 
@@ -53,13 +54,16 @@ export class AuditorClient implements AuditPort {
         else if (message.type === 'refused') become({ kind: 'refused', problem: message.problem });
         else if (message.type === 'drained') this.drained?.();
         else if (message.type === 'failed' && message.id === null) {
-          if (this.state.kind === 'starting') become({ kind: 'gone', why: message.error.message });
+          // A log that cannot even be opened is one the operator must reset, like any other it cannot vouch for.
+          if (this.state.kind === 'starting') become(message.error.code === 'STORE_CORRUPT' ? { kind: 'refused', problem: message.error.message } : { kind: 'gone', why: message.error.message });
           else onTrouble(`${message.error.message} (the auditor retries from where it stopped; \`archon audit verify\` tells whether anything is missing)`);
         } else if (message.id !== null) this.answer(message.id, message);
       }),
       channel.onExit((code) => {
         if (!this.draining && this.state.kind === 'ready') onTrouble(`The auditor process exited (code ${code ?? 'none'}); its next start catches up on what it missed.`);
-        become({ kind: 'gone', why: `the auditor process exited (code ${code ?? 'none'})` });
+        this.exit = `the auditor process exited (code ${code ?? 'none'})`;
+        // A refusal stays the reason no run starts, even once the process is gone.
+        if (this.state.kind !== 'refused') become({ kind: 'gone', why: this.exit });
         this.drained?.();
         for (const [, pending] of this.waiting) pending.reject(new ArchonError('INTERNAL', 'The auditor process exited. Restart Archon.'));
         this.waiting.clear();
@@ -93,7 +97,7 @@ export class AuditorClient implements AuditPort {
     const runIds = [...this.nudged];
     this.nudged.clear();
     this.nudgeScheduled = false;
-    if (this.state.kind !== 'gone') this.channel.send({ type: 'nudge', runIds });
+    if (this.exit === null) this.channel.send({ type: 'nudge', runIds });
   }
 
   private answer(id: number, message: FromAuditor): void {
@@ -105,7 +109,7 @@ export class AuditorClient implements AuditPort {
   }
 
   private ask(message: (id: number) => ToAuditor): Promise<FromAuditor> {
-    if (this.state.kind === 'gone') return Promise.reject(new ArchonError('INTERNAL', `The auditor is not running (${this.state.why}). Restart Archon.`));
+    if (this.exit !== null) return Promise.reject(new ArchonError('INTERNAL', `The auditor is not running (${this.exit}). Restart Archon.`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
@@ -132,7 +136,7 @@ export class AuditorClient implements AuditPort {
   async drain(signal: AbortSignal = AbortSignal.timeout(DRAIN_TIMEOUT_MS)): Promise<void> {
     this.unsubscribe();
     this.draining = true;
-    if (this.state.kind !== 'gone' && !signal.aborted) {
+    if (this.exit === null && !signal.aborted) {
       await new Promise<void>((resolve) => {
         const done = () => {
           signal.removeEventListener('abort', done);

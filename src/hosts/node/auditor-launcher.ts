@@ -14,7 +14,8 @@ export function forkAuditor(dataDir: string, entry = AUDITOR_ENTRY): AuditorChan
   return {
     pid: child.pid,
     send(message) {
-      if (child.connected) child.send(message);
+      // A channel closing under a send (the auditor just exited) is reported by onExit, not as a crash.
+      if (child.connected) child.send(message, () => undefined);
     },
     onMessage(listener) {
       child.on('message', listener);

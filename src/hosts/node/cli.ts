@@ -192,7 +192,7 @@ export function buildProgram(): Command {
     .option('--set <name=value>', 'change one threshold')
     .action((options: DataDirOption & { set?: string }) => {
       const dataDir = resolveDataDir(options.dataDir);
-      const log = AuditLog.open(dataDir, findAuditSecrets(dataDir));
+      const log = AuditLog.open(dataDir, findAuditSecrets(dataDir), { readonly: !options.set });
       try {
         if (options.set) {
           const [name, value] = options.set.split('=');
