@@ -116,7 +116,8 @@ describe('the auditor process', { timeout: 180_000 }, () => {
       await started.done;
       expect(runId).not.toBe('');
       const resumed = await archon(['resume', runId, '--model-url', server.url, '--data-dir', dataDir, '--approve', 'auto']);
-      expect(resumed.status, resumed.stderr).not.toBe(2);
+      // However the resumed run ends (a kill after the last step leaves nothing to resume), the auditor never refused it.
+      expect(resumed.stderr).not.toMatch(/audit/i);
       const verdict = await verify(dataDir);
       expect(verdict.stdout).toMatch(/^Audit log intact/);
       expect(missingFromLog(dataDir)).toEqual([]);
