@@ -219,10 +219,6 @@ export class AuditLog {
     return (this.db.prepare('SELECT count(*) AS n FROM records').get() as { n: number }).n;
   }
 
-  hasKey(): boolean {
-    return this.hmacKey !== null;
-  }
-
   hasHead(): boolean {
     return existsSync(this.secrets.headFile);
   }
