@@ -3,11 +3,12 @@
  *   shared   imports nothing of ours (and no Node built-ins: it runs in the renderer too)
  *   core     imports shared only, never electron
  *   executor imports shared only, never electron
- *   main     wires core into Electron; never the renderer, preload or hosts
+ *   main     wires core into Electron; never the renderer, preload, hosts or the auditor (it starts
+ *            the auditor's process by path)
  *   preload, renderer  import shared only
  *   hosts    compose core (and the auditor) for the CLI and the headless host; never electron
- *   auditor  imports shared only; nothing but the hosts and main may import it, so the runtime
- *            has no path to the audit log
+ *   auditor  imports shared only; nothing but the hosts may import it, so the runtime has no path
+ *            to the audit log or its key
  */
 const layer = (name, allowed) => ({
   name: `${name}-imports-only-${allowed.join('-') || 'itself'}`,
@@ -21,7 +22,7 @@ module.exports = {
     layer('shared', []),
     layer('core', ['shared']),
     layer('executor', ['shared']),
-    layer('main', ['shared', 'core', 'auditor']),
+    layer('main', ['shared', 'core']),
     layer('auditor', ['shared']),
     layer('preload', ['shared']),
     layer('renderer', ['shared']),

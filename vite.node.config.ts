@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { defineConfig } from 'vite';
 
-/** The Node side that runs without Electron: the `archon` CLI (and headless host) and the tool executor. */
+/** The Node side that runs without Electron: the `archon` CLI (and headless host), the tool executor and the auditor. */
 export default defineConfig({
   // zod is bundled: loading it as hundreds of separate modules costs a tool process ~90 ms at start.
   ssr: { noExternal: ['zod'] },
@@ -12,7 +12,7 @@ export default defineConfig({
     emptyOutDir: true,
     sourcemap: true,
     rollupOptions: {
-      input: { cli: resolve('src/hosts/node/index.ts'), executor: resolve('src/executor/index.ts') },
+      input: { cli: resolve('src/hosts/node/index.ts'), executor: resolve('src/executor/index.ts'), auditor: resolve('src/auditor/auditor-process.ts') },
       output: { format: 'es', entryFileNames: '[name].js' },
     },
   },

@@ -36,6 +36,9 @@ describe('layer check (dependency-cruiser)', () => {
     ['core importing main', { 'src/core/b.ts': "import { m } from '../main/m';\nexport const b = m;\n", 'src/main/m.ts': 'export const m = 1;\n' }, 'core-imports-only-shared'],
     ['the renderer importing core', { 'src/renderer/src/r.ts': "import { b } from '../../core/b';\nexport const r = b;\n", 'src/core/b.ts': 'export const b = 1;\n' }, 'renderer-imports-only-shared'],
     ['the preload importing core', { 'src/preload/p.ts': "import { b } from '../core/b';\nexport const p = b;\n", 'src/core/b.ts': 'export const b = 1;\n' }, 'preload-imports-only-shared'],
+    ['main importing the auditor', { 'src/main/m.ts': "import { a } from '../auditor/a';\nexport const m = a;\n", 'src/auditor/a.ts': 'export const a = 1;\n' }, 'main-imports-only-shared-core'],
+    ['core importing the auditor', { 'src/core/b.ts': "import { a } from '../auditor/a';\nexport const b = a;\n", 'src/auditor/a.ts': 'export const a = 1;\n' }, 'core-imports-only-shared'],
+    ['the executor importing the auditor', { 'src/executor/e.ts': "import { a } from '../auditor/a';\nexport const e = a;\n", 'src/auditor/a.ts': 'export const a = 1;\n' }, 'executor-imports-only-shared'],
     ['shared using a Node built-in', { 'src/shared/fsy.ts': "import { readFileSync } from 'node:fs';\nexport const f = readFileSync;\n" }, 'shared-and-renderer-use-no-node-builtins'],
   ])('fails on a planted violation: %s', (_what, files, rule) => {
     const result = depcruise(plant(files));

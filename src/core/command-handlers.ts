@@ -12,8 +12,10 @@ import type { EmergencyStop } from './stop/emergency-stop';
 
 /** The auditor as the UI may use it: read its reports, check its log. The host provides it; the runtime cannot reach it. */
 export interface AuditPort {
-  report(scope: { runId: string } | { day: string }): AuditReport;
-  verify(): VerifyResult;
+  report(scope: { runId: string } | { day: string }): Promise<AuditReport>;
+  verify(): Promise<VerifyResult>;
+  /** Throws when the auditor cannot vouch for the log (or is not following it): no run may start then. */
+  assertReady(): void;
 }
 
 export interface CommandDependencies {
@@ -48,13 +50,17 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       return store.updateSettings(patch);
     },
     'runs.start': async ({ apiKey, ...input }, { signal }) => {
+      deps.audit.assertReady();
       const defaults = deps.runDefaults();
       await requireOperator(deps.confirmation, 'Start a run that may do more than your defaults allow?', runWidening(defaults, input), signal);
       if (apiKey) deps.apiKeys.save(input.modelUrl ?? defaults.modelUrl, apiKey);
       return deps.manager.start(input);
     },
     'runs.get': async ({ runId }) => deps.manager.detail(runId),
-    'runs.resume': async ({ runId }) => deps.manager.resume(runId),
+    'runs.resume': async ({ runId }) => {
+      deps.audit.assertReady();
+      return deps.manager.resume(runId);
+    },
     'runs.delete': async ({ runId }) => {
       deps.manager.delete(runId);
       return { deleted: true as const };
@@ -68,7 +74,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       if (apiKey) deps.apiKeys.save(modelUrl, apiKey);
       return deps.probe(modelUrl, model);
     },
-    'audit.report': async ({ runId, day }) => deps.audit.report(runId ? { runId } : { day: day ?? new Date().toISOString().slice(0, 10) }),
-    'audit.verify': async () => deps.audit.verify(),
+    'audit.report': ({ runId, day }) => deps.audit.report(runId ? { runId } : { day: day ?? new Date().toISOString().slice(0, 10) }),
+    'audit.verify': () => deps.audit.verify(),
   };
 }

@@ -1,15 +1,15 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { app, BrowserWindow, dialog, ipcMain, safeStorage, session, utilityProcess } from 'electron';
-import { foldersHiddenFromTools, loadAuditSecrets } from '../auditor/audit-key';
-import { AuditLog } from '../auditor/audit-log';
-import { buildReport } from '../auditor/audit-report';
+import { foldersHiddenFromTools } from '../core/tools/hidden-folders';
 import { createAppServices } from '../core/app-services';
+import { AuditorClient } from '../core/audit/auditor-client';
 import { resolveDataDir } from '../core/data-dir';
 import { ApiKeys } from '../core/secrets/api-keys';
 import { resolveModelUrl } from '../shared/model-presets';
 import { createRuntime } from '../core/runtime';
 import { forwardEvent, registerIpcHandlers } from './ipc';
+import { forkAuditorUtility } from './auditor-launcher';
 import { createMainWindow } from './main-window';
 import { dialogConfirmation } from './operator-dialog';
 import { denyPermissions, hardenApp } from './security';
@@ -36,15 +36,14 @@ function start(): void {
   denyPermissions(session.defaultSession);
   const dataDir = resolveDataDir(process.env.ARCHON_DATA_DIR ?? app.getPath('userData'));
   const runtime = createRuntime({ dataDir });
-  // The same 0600 key file the CLI uses, outside the data dir, so `archon audit verify` checks the app's log too.
-  const audit = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
-  const unaudit = runtime.bus.subscribe((event) => audit.record(event));
+  // The auditor's own process, with the same 0600 key the CLI uses, so `archon audit verify` checks the app's log too.
+  const auditor = new AuditorClient(forkAuditorUtility(utilityProcess.fork, join(here, '../node/auditor.js'), dataDir), runtime.bus);
   const shown: { window?: BrowserWindow } = {};
   const services = createAppServices({
     runtime,
     host: 'electron',
     version: app.getVersion(),
-    audit: { report: (scope) => buildReport(audit, scope), verify: () => audit.verify() },
+    audit: auditor,
     launcher: createUtilityProcessLauncher(utilityProcess.fork),
     executorEntry: join(here, '../node/executor.js'),
     // Tool workers run under Node's permission model, as in the CLI: they may read the app itself, the workspace and their temp folder.
@@ -65,12 +64,13 @@ function start(): void {
   app.on('window-all-closed', () => {
     unsubscribe();
     unregister();
-    void services.close().finally(() => {
-      runtime.close();
-      unaudit();
-      audit.close();
-      app.quit();
-    });
+    void services
+      .close()
+      .then(() => {
+        runtime.close();
+        return auditor.drain();
+      })
+      .finally(() => app.quit());
   });
 }
 

@@ -23,6 +23,7 @@ export const ErrorCodeSchema = z.enum([
   'BUDGET_EXCEEDED',
   'APPROVAL_EXPIRED',
   'APPROVAL_REJECTED',
+  'AUDIT_RESET_REQUIRED',
   'NOT_FOUND',
   'CANCELLED',
   'NOT_CONFIRMED',

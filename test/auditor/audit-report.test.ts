@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadAuditSecrets } from '../../src/auditor/audit-key';
+import { createAuditKey, findAuditSecrets } from '../../src/auditor/audit-key';
 import { AUDIT_DB_FILE, AuditLog } from '../../src/auditor/audit-log';
 import { buildReport } from '../../src/auditor/audit-report';
 import { renderAuditMarkdown } from '../../src/shared/audit-markdown';
@@ -27,9 +27,13 @@ type EventBody = RunEvent extends infer Event ? (Event extends RunEvent ? Omit<E
 
 function injected(events: EventBody[]): AuditReport {
   const dataDir = tempDir();
-  const log = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
-  events.forEach((event, index) => log.record({ ...event, runId: 'injected', seq: index + 1, ts: new Date(Date.UTC(2026, 10, 21, 9, 0, index)).toISOString() } as RunEvent));
-  log.flush();
+  const log = AuditLog.open(dataDir, createAuditKey(findAuditSecrets(dataDir)));
+  log.append(
+    events.map((body, index) => {
+      const event = { ...body, runId: 'injected', seq: index + 1, ts: new Date(Date.UTC(2026, 10, 21, 9, 0, index)).toISOString() } as RunEvent;
+      return { runId: event.runId, eventSeq: event.seq, type: event.type, ts: event.ts, body: event };
+    }),
+  );
   const report = buildReport(log, { runId: 'injected' });
   log.close();
   return report;
@@ -100,7 +104,7 @@ describe('the auditor’s detectors and reports', () => {
     const archon = new Database(join(dataDir, 'archon.db'), { readonly: true });
     const audit = new Database(join(dataDir, AUDIT_DB_FILE), { readonly: true });
     const runEvents = archon.prepare('SELECT run_id, seq, type FROM events ORDER BY run_id, seq').all();
-    const audited = audit.prepare("SELECT run_id, json_extract(canonical_json, '$.seq') AS seq, type FROM records WHERE run_id IS NOT NULL ORDER BY run_id, seq").all();
+    const audited = audit.prepare('SELECT run_id, event_seq AS seq, type FROM records WHERE run_id IS NOT NULL ORDER BY run_id, seq').all();
     expect(audited).toEqual(runEvents);
     const count = (db: Database.Database, sql: string) => (db.prepare(sql).get() as { n: number }).n;
     expect(count(archon, 'SELECT count(*) AS n FROM model_calls')).toBe(count(audit, "SELECT count(*) AS n FROM records WHERE type IN ('model.completed', 'model.attempt_failed')"));

@@ -1,5 +1,25 @@
+import { fork } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { basename } from 'node:path';
 import { vi } from 'vitest';
+import { builtFile } from '../support/built';
+
+/**
+ * Electron's utilityProcess.fork, played by a real Node child process of the built entry of the same
+ * name (out/node/…): the child sees no parentPort and talks over process.send, as under the CLI.
+ */
+function forkUtilityProcess(modulePath: string, args: string[] = []) {
+  const child = fork(builtFile(`node/${basename(modulePath)}`), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+  return Object.assign(new EventEmitter(), {
+    pid: child.pid,
+    child,
+    postMessage: (message: unknown) => child.connected && child.send(message as object),
+    kill: () => child.kill(),
+  }).on('newListener', function relay(this: EventEmitter, event: string) {
+    if (event === 'message' && this.listenerCount('message') === 0) child.on('message', (message) => this.emit('message', message));
+    if (event === 'exit' && this.listenerCount('exit') === 0) child.on('exit', (code) => this.emit('exit', code ?? 0));
+  });
+}
 
 /** Just enough of Electron's main-process API to load src/main and watch what it does. */
 export function createFakeElectron(options: { gotLock: boolean; userData: string; keychain?: boolean; dialogResponse?: number }) {
@@ -33,7 +53,7 @@ export function createFakeElectron(options: { gotLock: boolean; userData: string
       windows.push(this);
     }
   }
-  const utilityProcess = { fork: vi.fn() };
+  const utilityProcess = { fork: vi.fn(forkUtilityProcess) };
   /** A stand-in keychain: reversible, and never the plain text. */
   const seal = (bytes: Buffer) => Buffer.from(bytes.map((byte) => byte ^ 0x5a));
   const safeStorage = {

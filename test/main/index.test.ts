@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -54,8 +55,9 @@ beforeEach(() => {
   vi.resetModules();
   vi.stubEnv('ARCHON_DATA_DIR', undefined);
 });
-afterEach(() => {
+afterEach(async () => {
   fake.app.emit('window-all-closed');
+  if (fake.windows.length > 0) await vi.waitFor(() => expect(fake.app.quit).toHaveBeenCalled(), { timeout: 20_000 });
   vi.unstubAllEnvs();
 });
 
@@ -135,6 +137,19 @@ describe('Electron main', () => {
     expect(options.readableRoots).toEqual(['/opt/Archon/resources/app.asar']);
     expect(options.hiddenFolders).toEqual(expect.arrayContaining([electron.app.getPath(), homedir()]));
     expect(options.hiddenFolders).toHaveLength(3);
+  });
+
+  it('starts the auditor as a utility process by path, asks it for the Audit view, and drains it before quitting', async () => {
+    const electron = await bootMain(true);
+    expect(electron.utilityProcess.fork).toHaveBeenCalledWith(expect.stringMatching(/node[\\/]auditor\.js$/), [electron.app.getPath()], expect.objectContaining({ serviceName: 'Archon auditor' }));
+    const appUrl = (electron.windows[0]?.loadURL.mock.calls as unknown as string[][])[0]?.[0];
+    const verify = electron.handlers.get(`${IPC_PREFIX}audit.verify`);
+    expect(await verify?.({ senderFrame: { parent: null, url: appUrl } }, {})).toEqual({ ok: true, value: { intact: true, records: 0 } });
+    const auditor = electron.utilityProcess.fork.mock.results[0]?.value as { child: ChildProcess };
+    const exited = new Promise<number | null>((resolve) => auditor.child.once('exit', resolve));
+    electron.app.emit('window-all-closed');
+    expect(await exited).toBe(0);
+    await vi.waitFor(() => expect(electron.app.quit).toHaveBeenCalled());
   });
 
   it('quits at once when another instance holds the single-instance lock', async () => {

@@ -1,7 +1,6 @@
 import { afterEach } from 'vitest';
-import { foldersHiddenFromTools, loadAuditSecrets } from '../../src/auditor/audit-key';
-import { AuditLog } from '../../src/auditor/audit-log';
-import { buildReport } from '../../src/auditor/audit-report';
+import { Auditor } from '../../src/auditor/auditor';
+import { foldersHiddenFromTools } from '../../src/core/tools/hidden-folders';
 import { createAppServices, type AppServices } from '../../src/core/app-services';
 import { childProcessLauncher } from '../../src/core/process/child-process-launcher';
 import { createRuntime, type ArchonRuntime } from '../../src/core/runtime';
@@ -32,12 +31,17 @@ export function useServices(): () => { runtime: ArchonRuntime; services: AppServ
   });
   return () => {
     const runtime = openRuntime();
-    const audit = AuditLog.open(runtime.dataDir, loadAuditSecrets(runtime.dataDir));
+    // The auditor in this process (its own process is tested in test/auditor): it catches up before it answers.
+    const auditor = Auditor.start(runtime.dataDir);
     const services = createAppServices({
       runtime,
       host: 'headless',
       version: '0.0.0-test',
-      audit: { report: (scope) => buildReport(audit, scope), verify: () => audit.verify() },
+      audit: {
+        report: async (scope) => (auditor.catchUp(), auditor.report(scope)),
+        verify: async () => (auditor.catchUp(), auditor.verify()),
+        assertReady: () => undefined,
+      },
       launcher: childProcessLauncher,
       executorEntry: `${PROJECT_ROOT}out/node/executor.js`,
       readableRoots: [PROJECT_ROOT],
@@ -47,7 +51,7 @@ export function useServices(): () => { runtime: ArchonRuntime; services: AppServ
     });
     closers.push(async () => {
       await services.close();
-      audit.close();
+      auditor.close();
     });
     return { runtime, services };
   };

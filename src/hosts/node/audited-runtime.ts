@@ -1,45 +1,56 @@
-import { loadAuditSecrets } from '../../auditor/audit-key';
-import { AuditLog } from '../../auditor/audit-log';
-import { buildReport } from '../../auditor/audit-report';
-import type { AuditPort } from '../../core/command-handlers';
+import { Auditor } from '../../auditor/auditor';
+import { AuditorClient } from '../../core/audit/auditor-client';
 import { resolveDataDir } from '../../core/data-dir';
+import { EventBus } from '../../core/events/event-bus';
 import { createRuntime, type ArchonRuntime } from '../../core/runtime';
+import { forkAuditor } from './auditor-launcher';
 
 export interface AuditedRuntime {
   runtime: ArchonRuntime;
-  audit: AuditLog;
-  close(): void;
+  auditor: AuditorClient;
+  /** Flushes and closes the runtime, then drains the auditor: it records every committed event before the host exits. */
+  close(): Promise<void>;
 }
 
-/** The runtime with the independent auditor listening on its bus (read-only: it never publishes). */
-export function openAuditedRuntime(dataDirFlag: string | undefined): AuditedRuntime {
+/**
+ * The runtime with the independent auditor in a process of its own, following archon.db. Throws
+ * (AUDIT_RESET_REQUIRED, exit 2) when the auditor cannot vouch for the log: no run starts then.
+ */
+export async function openAuditedRuntime(dataDirFlag: string | undefined): Promise<AuditedRuntime> {
   const dataDir = resolveDataDir(dataDirFlag);
   const runtime = createRuntime({ dataDir });
-  let audit: AuditLog;
-  try {
-    audit = AuditLog.open(dataDir, loadAuditSecrets(dataDir));
-  } catch (error) {
+  const auditor = new AuditorClient(forkAuditor(dataDir), runtime.bus, (message) => process.stderr.write(`archon: ${message}\n`));
+  const close = async () => {
     runtime.close();
+    await auditor.drain();
+  };
+  await auditor.started();
+  try {
+    auditor.assertReady();
+  } catch (error) {
+    await close();
     throw error;
   }
-  const unsubscribe = runtime.bus.subscribe((event) => audit.record(event));
-  return {
-    runtime,
-    audit,
-    close() {
-      runtime.close();
-      unsubscribe();
-      audit.close();
-    },
-  };
+  return { runtime, auditor, close };
 }
 
-/** The auditor as the app's Audit view reads it. */
-export function auditPort(audit: AuditLog): AuditPort {
-  return { report: (scope) => buildReport(audit, scope), verify: () => audit.verify() };
+/**
+ * After a command that starts no run but changes what the auditor records (`archon estop`): the
+ * auditor catches up once. The change is already durable in archon.db; a refusal only says so.
+ */
+export async function catchUpAudit(dataDirFlag: string | undefined): Promise<void> {
+  const auditor = new AuditorClient(forkAuditor(resolveDataDir(dataDirFlag)), new EventBus());
+  const state = await auditor.started();
+  if (state.kind === 'refused') process.stderr.write(`archon: not audited yet: ${state.problem}. Run \`archon audit reset --acknowledge "<reason>"\`; the auditor then records it.\n`);
+  await auditor.drain();
 }
 
-export function openAuditLog(dataDirFlag: string | undefined): AuditLog {
-  const dataDir = resolveDataDir(dataDirFlag);
-  return AuditLog.open(dataDir, loadAuditSecrets(dataDir));
+/** The auditor's log as `archon audit verify` and `report` read it: read-only, creating nothing. */
+export function inspectAudit<T>(dataDirFlag: string | undefined, use: (auditor: Auditor) => T): T {
+  const auditor = Auditor.inspect(resolveDataDir(dataDirFlag));
+  try {
+    return use(auditor);
+  } finally {
+    auditor.close();
+  }
 }

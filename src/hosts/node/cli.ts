@@ -3,20 +3,22 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { ArchonError } from '../../shared/errors';
-import { buildReport } from '../../auditor/audit-report';
 import { renderAuditMarkdown } from '../../shared/audit-markdown';
-import { foldersHiddenFromTools } from '../../auditor/audit-key';
-import type { AuditLog } from '../../auditor/audit-log';
+import { findAuditSecrets } from '../../auditor/audit-key';
+import { AuditLog } from '../../auditor/audit-log';
+import { resetAudit } from '../../auditor/auditor';
+import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
 import { DEFAULT_THRESHOLDS } from '../../auditor/detectors';
 import { createAppServices } from '../../core/app-services';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
-import type { ArchonRuntime } from '../../core/runtime';
+import { resolveDataDir } from '../../core/data-dir';
+import { createRuntime, type ArchonRuntime } from '../../core/runtime';
 import { EmergencyStop } from '../../core/stop/emergency-stop';
 import { apiKeyFromCommandLine } from '../../core/secrets/api-key-source';
 import { ApiKeys } from '../../core/secrets/api-keys';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { RunOptions } from '../../shared/schemas/run';
-import { auditPort, openAuditedRuntime, openAuditLog } from './audited-runtime';
+import { catchUpAudit, inspectAudit, openAuditedRuntime } from './audited-runtime';
 import { startHeadlessHost } from './headless-host';
 import { terminalConfirmation } from './terminal-confirmation';
 import { addRunFlags, addRunSettingFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
@@ -29,12 +31,23 @@ interface DataDirOption {
   dataDir?: string;
 }
 
-async function withRuntime<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => Promise<T>): Promise<T> {
-  const audited = openAuditedRuntime(options.dataDir);
+/** `run` and `resume`: the runtime with its auditor process, drained before the command ends. */
+async function withAuditedRuntime<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => Promise<T>): Promise<T> {
+  const audited = await openAuditedRuntime(options.dataDir);
   try {
     return await use(audited.runtime);
   } finally {
-    audited.close();
+    await audited.close();
+  }
+}
+
+/** Commands that start no run (`runs`, `estop`): an emergency stop never waits for, nor depends on, the auditor. */
+async function withRuntime<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => Promise<T>): Promise<T> {
+  const runtime = createRuntime({ dataDir: resolveDataDir(options.dataDir) });
+  try {
+    return await use(runtime);
+  } finally {
+    runtime.close();
   }
 }
 
@@ -46,15 +59,8 @@ function parsePort(value: string): number {
 
 /** `archon audit verify`: exit 0 intact, 1 tampered or damaged, naming where. */
 function verifyAudit(dataDir: string | undefined): number {
-  let log: AuditLog;
   try {
-    log = openAuditLog(dataDir);
-  } catch (error) {
-    process.stdout.write(`Audit log TAMPERED or damaged: ${(error as Error).message}\n`);
-    return EXIT.failed;
-  }
-  try {
-    const result = log.verify();
+    const result = inspectAudit(dataDir, (auditor) => auditor.verify());
     if (result.intact) {
       process.stdout.write(`Audit log intact: ${result.records} records, chain and signatures verified.\n`);
       return EXIT.ok;
@@ -64,8 +70,6 @@ function verifyAudit(dataDir: string | undefined): number {
   } catch (error) {
     process.stdout.write(`Audit log TAMPERED or damaged: ${(error as Error).message}\n`);
     return EXIT.failed;
-  } finally {
-    log.close();
   }
 }
 
@@ -94,13 +98,13 @@ function serveApiKeys(runtime: ArchonRuntime, flags: ServeFlags): ApiKeys {
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
-  const audited = openAuditedRuntime(flags.dataDir);
+  const audited = await openAuditedRuntime(flags.dataDir);
   const { runtime } = audited;
   const services = createAppServices({
     runtime,
     host: 'headless',
     version: packageJson.version,
-    audit: auditPort(audited.audit),
+    audit: audited.auditor,
     launcher: childProcessLauncher,
     executorEntry: EXECUTOR_ENTRY,
     readableRoots: [APP_ROOT],
@@ -118,7 +122,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   });
   await host.close();
   await services.close();
-  audited.close();
+  await audited.close();
 }
 
 export function buildProgram(): Command {
@@ -131,12 +135,12 @@ export function buildProgram(): Command {
 
   addRunFlags(program.command('run').description('run one goal to its end').argument('<goal>', 'what the agents should achieve')).action(
     async (goal: string, options: RunFlags & DataDirOption) => {
-      exitCode = await withRuntime(options, (runtime) => runFromCli(runtime, options, { goal }));
+      exitCode = await withAuditedRuntime(options, (runtime) => runFromCli(runtime, options, { goal }));
     },
   );
   addRunFlags(program.command('resume').description('continue an interrupted run (its own settings are the defaults)').argument('<run-id>')).action(
     async (runId: string, options: RunFlags & DataDirOption) => {
-      exitCode = await withRuntime(options, (runtime) => runFromCli(runtime, options, { resume: runId }));
+      exitCode = await withAuditedRuntime(options, (runtime) => runFromCli(runtime, options, { resume: runId }));
     },
   );
 
@@ -165,6 +169,7 @@ export function buildProgram(): Command {
         return options.reset ? Promise.resolve(estop.reset('Re-armed from the command line')) : estop.trigger('cli', options.reason);
       });
       process.stdout.write(state.latched ? `Emergency stop latched at ${state.since}. Re-arm with \`archon estop --reset\`.\n` : 'Re-armed. Nothing was restarted.\n');
+      await catchUpAudit(options.dataDir);
     });
 
   const audit = program.command('audit').description("the independent auditor's log and reports");
@@ -183,13 +188,17 @@ export function buildProgram(): Command {
     .option('--day <yyyy-mm-dd>', 'report on every run of that day (default: today)')
     .option('--json', 'JSON instead of Markdown')
     .action((runId: string | undefined, options: DataDirOption & { day?: string; json?: boolean }) => {
-      const log = openAuditLog(options.dataDir);
-      try {
-        const report = buildReport(log, runId ? { runId } : { day: options.day ?? new Date().toISOString().slice(0, 10) });
-        process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAuditMarkdown(report));
-      } finally {
-        log.close();
-      }
+      const report = inspectAudit(options.dataDir, (auditor) => auditor.report(runId ? { runId } : { day: options.day ?? new Date().toISOString().slice(0, 10) }));
+      process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAuditMarkdown(report));
+    });
+  audit
+    .command('reset')
+    .description('after a log that cannot be vouched for: set audit.db aside (kept) and start a new chain that names the reset')
+    .requiredOption('--acknowledge <reason>', 'why the operator accepts the break in the chain (recorded in the new chain)')
+    .option(...dataDirOption)
+    .action((options: DataDirOption & { acknowledge: string }) => {
+      const { setAside, problem } = resetAudit(resolveDataDir(options.dataDir), options.acknowledge);
+      process.stdout.write(`Audit log reset${problem ? ` (it was: ${problem})` : ''}. ${setAside ? `The old log is kept as ${setAside}. ` : ''}A new chain starts with the reset and your reason; runs may start again.\n`);
     });
   audit
     .command('thresholds')
@@ -197,7 +206,8 @@ export function buildProgram(): Command {
     .option(...dataDirOption)
     .option('--set <name=value>', 'change one threshold')
     .action((options: DataDirOption & { set?: string }) => {
-      const log = openAuditLog(options.dataDir);
+      const dataDir = resolveDataDir(options.dataDir);
+      const log = AuditLog.open(dataDir, findAuditSecrets(dataDir), { readonly: !options.set });
       try {
         if (options.set) {
           const [name, value] = options.set.split('=');

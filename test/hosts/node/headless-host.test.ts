@@ -150,7 +150,8 @@ describe('archon serve (headless host)', () => {
     const closed = new Promise<number>((resolve) => attacker.ws.once('close', (code) => resolve(code)));
     attacker.ws.on('error', () => undefined);
     attacker.ws.send(Buffer.alloc(5 * 1024 * 1024, 0x61));
-    expect(await closed).toBe(1009);
+    // 1009 (too big) when the close frame arrives; 1006 when the host drops the connection while the 5 MiB are still being sent.
+    expect([1006, 1009]).toContain(await closed);
 
     const [request] = (await operator.call('approvals.list')).value as ApprovalRequest[];
     expect(await operator.call('approvals.decide', { approvalId: request?.id, actionHash: request?.actionHash, decision: { verdict: 'approve' } })).toMatchObject({ ok: true });

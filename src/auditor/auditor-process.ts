@@ -1,0 +1,107 @@
+import { ArchonError, toErrorEnvelope } from '../shared/errors';
+import { ToAuditorSchema, type FromAuditor, type ToAuditor } from '../shared/auditor-protocol';
+import { Auditor } from './auditor';
+
+/**
+ * The auditor's own process (out/node/auditor.js): forked by `archon run`/`resume`/`serve`, or an
+ * Electron utility process in the app, with the data dir as its argument. It is the only writer of
+ * audit.db and the only reader of the key; the host only nudges it, asks it to drain, and asks for
+ * reports. It polls archon.db on a short interval too, so a lost nudge delays, never loses, an event.
+ */
+const POLL_MS = 250;
+
+interface ParentPort {
+  postMessage(message: unknown): void;
+  on(event: 'message', listener: (event: { data: unknown }) => void): void;
+}
+
+interface ParentChannel {
+  /** Resolves once the message is handed over, so the process may exit after it. */
+  send(message: FromAuditor): Promise<void>;
+  onMessage(listener: (raw: unknown) => void): void;
+  onGone(listener: () => void): void;
+}
+
+function parentChannel(): ParentChannel {
+  const port = (process as { parentPort?: ParentPort }).parentPort;
+  if (port) {
+    return {
+      send: (message) => {
+        port.postMessage(message);
+        return new Promise((done) => setImmediate(done));
+      },
+      onMessage: (listener) => port.on('message', (event) => listener(event.data)),
+      onGone: () => undefined,
+    };
+  }
+  return {
+    send: (message) =>
+      new Promise((done) => {
+        if (!process.connected || !process.send) return done();
+        process.send(message, () => done());
+      }),
+    onMessage: (listener) => process.on('message', listener),
+    onGone: (listener) => process.once('disconnect', listener),
+  };
+}
+
+function serve(auditor: Auditor, parent: ParentChannel): void {
+  let closed = false;
+  const finish = (last?: FromAuditor) => {
+    if (closed) return;
+    closed = true;
+    clearInterval(timer);
+    auditor.close();
+    void (last ? parent.send(last) : Promise.resolve()).finally(() => process.exit(0));
+  };
+  const guarded = (id: number | null, work: () => void) => {
+    try {
+      work();
+    } catch (error) {
+      // audit.db could not be written (disk full, locked too long): say so; the next poll retries from the cursor.
+      void parent.send({ type: 'failed', id, error: toErrorEnvelope(ArchonError.isInstance(error) ? error : new ArchonError('INTERNAL', `The auditor could not record: ${(error as Error).message}`)) });
+    }
+  };
+  const timer = setInterval(() => guarded(null, () => auditor.poll()), POLL_MS);
+  const handle = (message: ToAuditor) => {
+    switch (message.type) {
+      case 'nudge':
+        return guarded(null, () => auditor.follow(message.runIds));
+      case 'drain': {
+        let audited = 0;
+        guarded(null, () => (audited = auditor.catchUp()));
+        return finish({ type: 'drained', audited });
+      }
+      case 'report':
+        return guarded(message.id, () => void parent.send({ type: 'report', id: message.id, report: auditor.report(message.scope) }));
+      case 'verify':
+        return guarded(message.id, () => void parent.send({ type: 'verify', id: message.id, result: auditor.verify() }));
+    }
+  };
+  parent.onMessage((raw) => {
+    const parsed = ToAuditorSchema.safeParse(raw);
+    if (parsed.success) handle(parsed.data);
+  });
+  // The host died without draining (kill -9): catch up on what it committed, then go.
+  parent.onGone(() => {
+    guarded(null, () => auditor.catchUp());
+    finish();
+  });
+}
+
+function main(): void {
+  const parent = parentChannel();
+  const dataDir = process.argv[2];
+  // The terminal's Ctrl-C is for the host, which drains this process on its way out.
+  process.on('SIGINT', () => undefined);
+  try {
+    if (!dataDir) throw new ArchonError('CONFIG_INVALID', 'The auditor needs the data dir as its argument.');
+    const auditor = Auditor.start(dataDir);
+    void parent.send(auditor.problem ? { type: 'refused', problem: auditor.problem } : { type: 'ready', audited: auditor.catchUp() });
+    serve(auditor, parent);
+  } catch (error) {
+    void parent.send({ type: 'failed', id: null, error: toErrorEnvelope(error) }).finally(() => process.exit(1));
+  }
+}
+
+main();

@@ -1,0 +1,184 @@
+import { existsSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { ArchonError } from '../shared/errors';
+import type { AuditReport, VerifyResult } from '../shared/schemas/audit';
+import { createAuditKey, DATA_DIR_ID_FILE, defaultAuditKeyDir, findAuditSecrets } from './audit-key';
+import { AUDIT_DB_FILE, AuditLog, readStoredHead } from './audit-log';
+import { buildReport } from './audit-report';
+import { ArchonEvents } from './archon-events';
+
+const PAGE = 500;
+/** Pages one `follow` reads per run before it lets messages in; the next poll goes on. */
+const MAX_PAGES = 200;
+
+function noChain(log: AuditLog, events: ArchonEvents): string | null {
+  if (log.recordCount() > 0 || log.hasHead()) return null;
+  const total = [...events.lastSeqs().values()].reduce((sum, seq) => sum + seq, 0);
+  return total > 0 ? `archon.db holds ${total} events but this data dir has no audit chain: audit.db, its key or the data dir's id (${DATA_DIR_ID_FILE}) was removed` : null;
+}
+
+/**
+ * The independent auditor: follows archon.db's events (read-only, in seq order per run) into its own
+ * log. It goes on from the last seq it recorded for each run, so a crash of anything loses nothing:
+ * the next start catches up. When the log cannot be vouched for, it records nothing (`problem`).
+ */
+export class Auditor {
+  private readonly cursors: Map<string, number>;
+  private estopCursor: number;
+  private readonly recent = new Set<string>();
+
+  private constructor(
+    private readonly log: AuditLog,
+    private readonly events: ArchonEvents,
+    readonly problem: string | null,
+  ) {
+    this.cursors = log.cursors();
+    this.estopCursor = log.cursorOf(null);
+  }
+
+  /** The auditor that writes: makes the key of a data dir that has no chain yet, refuses one whose chain is broken. */
+  static start(dataDir: string, keyDir = defaultAuditKeyDir()): Auditor {
+    const inspected = Auditor.inspect(dataDir, keyDir);
+    const problem = inspected.log.headProblem()?.problem ?? inspected.problem;
+    if (problem) return new Auditor(inspected.log, inspected.events, problem);
+    inspected.log.close();
+    const found = findAuditSecrets(dataDir, keyDir);
+    const log = AuditLog.open(dataDir, found.key ? found : createAuditKey(found));
+    if (!log.hasHead()) log.signHead();
+    return new Auditor(log, inspected.events, null);
+  }
+
+  /** Reads only: for `archon audit verify` and `report`; creates nothing. */
+  static inspect(dataDir: string, keyDir = defaultAuditKeyDir()): Auditor {
+    const events = new ArchonEvents(dataDir);
+    let log: AuditLog;
+    try {
+      log = AuditLog.open(dataDir, findAuditSecrets(dataDir, keyDir), { readonly: true });
+    } catch (error) {
+      events.close();
+      throw error;
+    }
+    return new Auditor(log, events, noChain(log, events));
+  }
+
+  /** Records what archon.db holds past each run's cursor, and any new emergency stop; returns how many records were added. */
+  follow(runIds: Iterable<string>): number {
+    if (this.problem) return 0;
+    let added = this.followEstops();
+    for (const runId of runIds) {
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const cursor = this.cursors.get(runId) ?? 0;
+        const entries = this.events.eventsAfter(runId, cursor, PAGE);
+        const last = entries.at(-1);
+        if (!last?.eventSeq) break;
+        added += this.log.append(entries);
+        this.cursors.set(runId, last.eventSeq);
+        this.recent.add(runId);
+        if (entries.length < PAGE) break;
+      }
+    }
+    return added;
+  }
+
+  private followEstops(): number {
+    let added = 0;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const entries = this.events.estopsAfter(this.estopCursor, PAGE);
+      const last = entries.at(-1);
+      if (!last?.eventSeq) break;
+      added += this.log.append(entries);
+      this.estopCursor = last.eventSeq;
+      if (entries.length < PAGE) break;
+    }
+    return added;
+  }
+
+  /** Every run whose events in archon.db go past what the log holds (on start and when draining). */
+  catchUp(): number {
+    const behind = [...this.events.lastSeqs()].filter(([runId, seq]) => seq > (this.cursors.get(runId) ?? 0)).map(([runId]) => runId);
+    return this.follow(behind);
+  }
+
+  /** The short-interval check: only when archon.db changed, only runs that may still be writing. */
+  poll(): number {
+    if (!this.events.changed()) return 0;
+    const candidates = new Set([...this.events.unfinishedRuns(), ...this.recent]);
+    this.recent.clear();
+    return this.follow(candidates);
+  }
+
+  /** The chain, the signed head, and completeness: every event of archon.db is in the log. */
+  verify(): VerifyResult {
+    const result = this.log.verify();
+    if (!result.intact) return result;
+    if (this.problem) return { intact: false, records: result.records, problem: this.problem, seq: null };
+    const logged = this.log.cursors();
+    const missing = [...this.events.lastSeqs()]
+      .filter(([runId, seq]) => seq > (logged.get(runId) ?? 0))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([runId, seq]) => ({ runId, from: (logged.get(runId) ?? 0) + 1, count: seq - (logged.get(runId) ?? 0) }));
+    const first = missing[0];
+    const lastEstop = this.events.lastEstop();
+    if (!first && lastEstop > this.log.cursorOf(null)) {
+      return { intact: false, records: result.records, problem: `incomplete: emergency stop ${this.log.cursorOf(null) + 1} of archon.db is not in the audit log`, seq: null };
+    }
+    if (!first) return result;
+    const total = missing.reduce((sum, run) => sum + run.count, 0);
+    return { intact: false, records: result.records, problem: `incomplete: event ${first.from} of run ${first.runId} is in archon.db but not in the audit log (${total} events missing in all)`, seq: null };
+  }
+
+  report(scope: { runId: string } | { day: string }): AuditReport {
+    return buildReport(this.log, scope);
+  }
+
+  close(): void {
+    this.log.close();
+    this.events.close();
+  }
+}
+
+/**
+ * `archon audit reset --acknowledge`: sets the old audit.db aside (kept, never deleted), starts a new
+ * chain whose first record names the reset, the reason, what was wrong and the old head, and catches
+ * up on archon.db's events.
+ */
+export function resetAudit(dataDir: string, reason: string, keyDir = defaultAuditKeyDir(), now = new Date()): { setAside: string | null; problem: string | null } {
+  if (!reason.trim()) throw new ArchonError('VALIDATION_FAILED', 'Say why: `archon audit reset --acknowledge "<reason>"`.');
+  const problem = verdictBefore(dataDir, keyDir);
+  const secrets = findAuditSecrets(dataDir, keyDir);
+  const oldHead = readStoredHead(secrets.headFile);
+  const file = join(dataDir, AUDIT_DB_FILE);
+  const setAside = existsSync(file) ? `${AUDIT_DB_FILE}.before-reset-${now.toISOString().replace(/[:.]/g, '-')}` : null;
+  if (setAside) {
+    for (const suffix of ['', '-wal', '-shm']) if (existsSync(file + suffix)) renameSync(file + suffix, join(dataDir, setAside + suffix));
+  }
+  const log = AuditLog.open(dataDir, secrets.key ? secrets : createAuditKey(secrets));
+  try {
+    const body = { type: 'audit.reset', ts: now.toISOString(), reason, problem, oldHead: oldHead ? { seq: oldHead.seq, hash: oldHead.hash } : null, setAside, keyRecreated: secrets.key === null };
+    log.append([{ runId: null, eventSeq: null, type: 'audit.reset', ts: body.ts, body }]);
+  } finally {
+    log.close();
+  }
+  const auditor = Auditor.start(dataDir, keyDir);
+  try {
+    auditor.catchUp();
+  } finally {
+    auditor.close();
+  }
+  return { setAside, problem };
+}
+
+/** What was wrong before a reset, for its record; a log that cannot even be opened says so. */
+function verdictBefore(dataDir: string, keyDir: string): string | null {
+  try {
+    const before = Auditor.inspect(dataDir, keyDir);
+    try {
+      const result = before.verify();
+      return result.intact ? null : result.problem;
+    } finally {
+      before.close();
+    }
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
