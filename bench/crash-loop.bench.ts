@@ -40,6 +40,7 @@ export async function crashLoopBenchmarks(): Promise<void> {
     line('runs (each resumed to its end)', String(report.scenarios));
     line('side effects repeated', String(report.repeatedMarks.length), '0');
     line('completed steps redone', String(report.redoneSteps.length), '0');
+    line('events of archon.db missing from audit.db', String(report.missingFromAudit), '0');
     line('repeats a person was asked about (uncertain_repeat, yes)', String(report.uncertainRepeats));
     line('final resumes not ending in exit 0', String(report.finalExits.filter((code) => code !== 0).length), '0');
     line('audit verify not exit 0', String(report.verifyExits.filter((code) => code !== 0).length), '0');

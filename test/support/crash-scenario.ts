@@ -48,6 +48,8 @@ export interface CrashFindings {
   redoneSteps: string[];
   /** Repeats a person was asked about (uncertain_repeat), which excuse a repeated mark. */
   uncertainRepeats: number;
+  /** Events of archon.db that are not in the auditor's log. */
+  missingFromAudit: number;
 }
 
 /** What the ledger and archon.db say about a finished scenario. */
@@ -64,7 +66,10 @@ export function crashFindings(workspace: string, dataDir: string): CrashFindings
   try {
     const completed = db.prepare("SELECT json_extract(body_json, '$.stepId') AS step, count(*) AS n FROM events WHERE type = 'step.completed' GROUP BY step").all() as { step: string; n: number }[];
     const asked = db.prepare("SELECT count(*) AS n FROM approvals WHERE kind = 'uncertain_repeat' AND status IN ('approved', 'edited')").get() as { n: number };
+    db.prepare('ATTACH DATABASE ? AS audit').run(join(dataDir, 'audit.db'));
+    const missing = db.prepare('SELECT count(*) AS n FROM events e WHERE NOT EXISTS (SELECT 1 FROM audit.records r WHERE r.run_id = e.run_id AND r.event_seq = e.seq)').get() as { n: number };
     return {
+      missingFromAudit: missing.n,
       repeatedMarks: [...counts].filter(([, count]) => count > 1).map(([mark]) => mark),
       redoneSteps: completed.filter((row) => row.n > 1).map((row) => row.step),
       uncertainRepeats: asked.n,
@@ -117,6 +122,7 @@ export interface CrashLoopReport {
   repeatedMarks: string[];
   redoneSteps: string[];
   uncertainRepeats: number;
+  missingFromAudit: number;
   /** Exit codes of the final resume of each scenario, and of `archon audit verify` after it. */
   finalExits: number[];
   verifyExits: number[];
@@ -131,7 +137,7 @@ const delay = (ms: number) => new Promise<'timeout'>((resolve) => setTimeout(() 
  * with --approve auto, until `kills` kills were made; reports what the ledger and the databases say.
  */
 export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopReport> {
-  const report: CrashLoopReport = { kills: 0, scenarios: 0, repeatedMarks: [], redoneSteps: [], uncertainRepeats: 0, finalExits: [], verifyExits: [], crashes: [] };
+  const report: CrashLoopReport = { kills: 0, scenarios: 0, repeatedMarks: [], redoneSteps: [], uncertainRepeats: 0, missingFromAudit: 0, finalExits: [], verifyExits: [], crashes: [] };
   const noteCrash = (result: { stderr: string }) => {
     if (/Unhandled|TypeError|ReferenceError|SqliteError|UNIQUE constraint|at .*\.js:\d+/.test(result.stderr)) report.crashes.push(result.stderr.slice(0, 2000));
   };
@@ -167,6 +173,7 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRep
     report.repeatedMarks.push(...findings.repeatedMarks);
     report.redoneSteps.push(...findings.redoneSteps);
     report.uncertainRepeats += findings.uncertainRepeats;
+    report.missingFromAudit += findings.missingFromAudit;
   }
   return report;
 }

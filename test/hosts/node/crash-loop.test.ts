@@ -26,6 +26,7 @@ describe('kill -9 at random moments, then archon resume --approve auto to the en
       expect(report.crashes, context).toEqual([]);
       expect(report.repeatedMarks, context).toEqual([]);
       expect(report.redoneSteps, context).toEqual([]);
+      expect(report.missingFromAudit, context).toBe(0);
       expect(report.finalExits.every((code) => code === 0), context).toBe(true);
       expect(report.verifyExits.every((code) => code === 0), context).toBe(true);
     } finally {
