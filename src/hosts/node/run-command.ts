@@ -83,6 +83,8 @@ function describeEvent(event: ArchonEvent): string | null {
       return `Run ${event.runId}: ${event.goal}`;
     case 'model.probed':
       return `Model ${event.model}: ${endpointSummary(event)}${event.reason ? `\n  why: ${event.reason}` : ''}`;
+    case 'model.dialect_detected':
+      return `Model writes its tool calls as ${event.dialect}; Archon reads that form for the rest of the run`;
     case 'plan.ready':
       return [`Plan: ${event.plan.steps.length} step(s)`, ...event.plan.steps.map((step) => `  ${step.id}: ${step.description}${step.dependencies.length ? ` (after ${step.dependencies.join(', ')})` : ''}`)].join('\n');
     case 'step.started':

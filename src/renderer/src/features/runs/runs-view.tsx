@@ -4,6 +4,7 @@ import { DagView } from '../dag/dag-view';
 import { StepInspector } from '../inspector/step-inspector';
 import { useAppStore } from '../../store/use-app-store';
 import { RunList } from './run-list';
+import { RunModel } from './run-model';
 
 export function RunsView() {
   const detail = useAppStore((state) => state.detail);
@@ -31,6 +32,7 @@ export function RunsView() {
               </p>
             )}
             {detail.run.error && <p className="run-error">{detail.run.error}</p>}
+            <RunModel events={detail.events} />
             <BudgetMeter events={detail.events} />
             {detail.steps.length > 0 ? <DagView steps={detail.steps} events={detail.events} selectedStepId={selectedStepId} onSelectStep={selectStep} colorMode={theme} /> : <p className="empty">Planning…</p>}
           </>
