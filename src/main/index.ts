@@ -37,7 +37,9 @@ function start(): void {
   const dataDir = resolveDataDir(process.env.ARCHON_DATA_DIR ?? app.getPath('userData'));
   const runtime = createRuntime({ dataDir });
   // The auditor's own process, with the same 0600 key the CLI uses, so `archon audit verify` checks the app's log too.
-  const auditor = new AuditorClient(forkAuditorUtility(utilityProcess.fork, join(here, '../node/auditor.js'), dataDir), runtime.bus);
+  const auditor = new AuditorClient(forkAuditorUtility(utilityProcess.fork, join(here, '../node/auditor.js'), dataDir), runtime.bus, (message) =>
+    runtime.log.error({ auditor: message }, 'the auditor reported a problem'),
+  );
   const shown: { window?: BrowserWindow } = {};
   const services = createAppServices({
     runtime,

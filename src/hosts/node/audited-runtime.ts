@@ -19,7 +19,10 @@ export interface AuditedRuntime {
 export async function openAuditedRuntime(dataDirFlag: string | undefined): Promise<AuditedRuntime> {
   const dataDir = resolveDataDir(dataDirFlag);
   const runtime = createRuntime({ dataDir });
-  const auditor = new AuditorClient(forkAuditor(dataDir), runtime.bus, (message) => process.stderr.write(`archon: ${message}\n`));
+  const auditor = new AuditorClient(forkAuditor(dataDir), runtime.bus, (message) => {
+    runtime.log.error({ auditor: message }, 'the auditor reported a problem');
+    process.stderr.write(`archon: ${message}\n`);
+  });
   const close = async () => {
     runtime.close();
     await auditor.drain();
