@@ -99,30 +99,33 @@ function serveApiKeys(runtime: ArchonRuntime, flags: ServeFlags): ApiKeys {
 
 async function serve(flags: ServeFlags): Promise<void> {
   const audited = await openAuditedRuntime(flags.dataDir);
-  const { runtime } = audited;
-  const services = createAppServices({
-    runtime,
-    host: 'headless',
-    version: packageJson.version,
-    audit: audited.auditor,
-    launcher: childProcessLauncher,
-    executorEntry: EXECUTOR_ENTRY,
-    readableRoots: [APP_ROOT],
-    apiKeys: serveApiKeys(runtime, flags),
-    confirmation: terminalConfirmation({ trustUi: flags.trustUi ?? false }),
-    hiddenFolders: foldersHiddenFromTools(runtime.dataDir),
-    allowNetwork: flags.allowNetwork,
-    runDefaults: serveDefaults(flags),
-  });
-  const host = await startHeadlessHost({ handlers: services.handlers, bus: runtime.bus, rendererDir: RENDERER_DIR, port: flags.port });
-  process.stdout.write(`Archon UI: ${host.url}\n`);
-  await new Promise<void>((done) => {
-    process.once('SIGINT', done);
-    process.once('SIGTERM', done);
-  });
-  await host.close();
-  await services.close();
-  await audited.close();
+  try {
+    const { runtime } = audited;
+    const services = createAppServices({
+      runtime,
+      host: 'headless',
+      version: packageJson.version,
+      audit: audited.auditor,
+      launcher: childProcessLauncher,
+      executorEntry: EXECUTOR_ENTRY,
+      readableRoots: [APP_ROOT],
+      apiKeys: serveApiKeys(runtime, flags),
+      confirmation: terminalConfirmation({ trustUi: flags.trustUi ?? false }),
+      hiddenFolders: foldersHiddenFromTools(runtime.dataDir),
+      allowNetwork: flags.allowNetwork,
+      runDefaults: serveDefaults(flags),
+    });
+    const host = await startHeadlessHost({ handlers: services.handlers, bus: runtime.bus, rendererDir: RENDERER_DIR, port: flags.port });
+    process.stdout.write(`Archon UI: ${host.url}\n`);
+    await new Promise<void>((done) => {
+      process.once('SIGINT', done);
+      process.once('SIGTERM', done);
+    });
+    await host.close();
+    await services.close();
+  } finally {
+    await audited.close();
+  }
 }
 
 export function buildProgram(): Command {
