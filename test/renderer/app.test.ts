@@ -2,13 +2,15 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { planReply, requestText, startModelServer, stepIdOf, type ModelServerOptions, type RecordedRequest, type ScriptedModelServer } from '../kit/scripted-model-server';
 import { ArchonStore } from '../../src/core/store/archon-store';
 import { useServe } from '../support/archon-process';
 import { useBrowser } from '../support/browser';
 import { useTempDirs } from '../support/temp-dir';
 
+// A browser, a host and a run on a loaded 2-core machine running the whole suite: the bound is against hangs, not a speed target.
+vi.setConfig({ testTimeout: 120_000 });
 const tempDir = useTempDirs();
 const startServe = useServe();
 const launchBrowser = useBrowser();
@@ -25,6 +27,8 @@ async function openApp(reply: ModelServerOptions['reply'], extra: string[] = [])
   const serve = await startServe(dataDir, ['--model-url', server.url, '--workspace', workspace, ...extra]);
   const browser = await launchBrowser();
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  // These tests assert order and outcome; the waits are only long enough for a loaded 2-core machine running the whole suite.
+  page.setDefaultTimeout(60_000);
   await page.goto(serve.url.href);
   await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
   return { page, workspace, dataDir, server };

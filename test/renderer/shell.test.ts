@@ -1,8 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ArchonStore } from '../../src/core/store/archon-store';
 import { runArchon, useServe } from '../support/archon-process';
 import { useBrowser } from '../support/browser';
 import { useTempDirs } from '../support/temp-dir';
+
+// A browser, a host and a run on a loaded 2-core machine running the whole suite: the bound is against hangs, not a speed target.
+vi.setConfig({ testTimeout: 120_000 });
 
 const tempDir = useTempDirs();
 const startServe = useServe();
