@@ -1,14 +1,5 @@
+import { groupRunning, processStartTicks } from '../process/process-liveness';
 import type { RunContext } from './run-context';
-import { processStartTicks } from './tool-call';
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Tool process groups a dead process left behind would race the resumed run: each one still alive
@@ -19,7 +10,7 @@ export function killOrphans(context: RunContext): void {
     // While a group exists its id cannot be reused; a live leader with another start time is another process.
     const leaderTicks = processStartTicks(orphan.pgid);
     const same = orphan.startTicks === null || leaderTicks === null || leaderTicks === orphan.startTicks;
-    if (same && groupAlive(orphan.pgid)) {
+    if (same && groupRunning(orphan.pgid)) {
       try {
         process.kill(-orphan.pgid, 'SIGKILL');
         context.events.append(context.runId, 'tool.orphan_killed', { callId: orphan.callId, pgid: orphan.pgid });

@@ -14,6 +14,7 @@ import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
 import { priceFor } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
+import { DIALECT_NAMES, type DialectName } from '../model/dialects/dialect';
 import { asStoreError } from '../store/open-database';
 import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
@@ -85,6 +86,8 @@ function finishWithError(context: RunContext, error: unknown): RunResult {
     context.log?.error({ err: reason, runId: context.runId }, 'unexpected error ended a run');
     return finish(context, 'failed', { error: `Unexpected error: ${reason instanceof Error ? reason.message : String(reason)}. The run was stopped here; \`archon resume ${context.runId}\` continues it.` });
   }
+  // Another process drives the run now: nothing more is written for it here.
+  if (reason.code === 'RUN_LEASED') return { runId: context.runId, status: 'stopped', answer: null, error: reason.message };
   if (reason.code === 'MODEL_UNAVAILABLE' || reason.code === 'DISK_FULL') return finish(context, 'paused', { error: reason.message });
   if (reason.code === 'CANCELLED') return finish(context, 'stopped', { error: reason.message });
   if (reason.code === 'BUDGET_EXCEEDED') return finish(context, 'budget_exhausted', { error: reason.message });
@@ -284,11 +287,24 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   const lease = leaseRun(dependencies.runs, runId);
   try {
     const context = createContext(dependencies, { runId, goal, options: resolved, model, probe }, signal);
+    lease.onLost((error) => context.stopRun(error));
     context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
     announceProbe(context, probe);
     return await drive(context, concurrencyFor(resolved, probe), null);
   } finally {
     lease.release();
+  }
+}
+
+function isDialectName(name: string): name is DialectName {
+  return (DIALECT_NAMES as readonly string[]).includes(name);
+}
+
+/** What a run decided along the way and keeps on resume: the operator's locks, and the dialect its model writes. */
+function restoreRunState(context: RunContext): void {
+  for (const event of context.runs.events(context.runId, Number.MAX_SAFE_INTEGER)) {
+    if (event.type === 'constraint.locked') context.lockedTools.add(event.constraint.tool);
+    if (event.type === 'model.dialect_detected' && isDialectName(event.dialect)) context.dialect = event.dialect;
   }
 }
 
@@ -335,7 +351,9 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     const options = { ...stored.options, ...overrides };
     const { probe, model } = await dependencies.connect(options, signal);
     const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: { ...options, model: probe.model }, model, probe }, signal);
+    lease.onLost((error) => context.stopRun(error));
     context.runs.expireStaleApprovals(runId, context.now().toISOString());
+    restoreRunState(context);
     killOrphans(context);
     const steps = dependencies.runs.getSteps(runId);
     let rerun: string[] | null;

@@ -89,7 +89,14 @@ export async function runPlan(
       }
     }
     if (running.size === 0) break;
-    await Promise.race(running.values());
+    try {
+      await Promise.race(running.values());
+    } catch (error) {
+      // A state that could not be written (a full disk): stop every step and let them wind down before it is reported.
+      context.stopRun(error);
+      await Promise.allSettled(running.values());
+      throw error;
+    }
   }
   if (fatal !== null) throw fatal;
   return states;

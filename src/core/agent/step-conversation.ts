@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../shared/canonical-json';
 import type { ChatMessage } from '../model/chat';
 import type { RunStore } from '../store/run-store';
 
@@ -12,13 +14,15 @@ export class StepConversation {
     private readonly runs: RunStore,
     private readonly key: { runId: string; stepId: string; attempt: number },
     readonly messages: ChatMessage[],
+    private readonly openingLength: number,
   ) {}
 
   /** The recorded conversation of this attempt, or a new one that starts with `opening`. */
   static open(runs: RunStore, key: { runId: string; stepId: string; attempt: number }, opening: () => ChatMessage[]): StepConversation {
     const recorded = runs.turns(key.runId, key.stepId, key.attempt);
-    const conversation = new StepConversation(runs, key, recorded);
-    if (recorded.length === 0) for (const message of opening()) conversation.push(message);
+    const first = opening();
+    const conversation = new StepConversation(runs, key, recorded, first.length);
+    if (recorded.length === 0) for (const message of first) conversation.push(message);
     return conversation;
   }
 
@@ -31,7 +35,7 @@ export class StepConversation {
 
   /** Only the opening is recorded: nothing of the step's work has happened yet. */
   get isFresh(): boolean {
-    return !this.messages.some((message) => message.role === 'assistant');
+    return this.messages.length === this.openingLength;
   }
 
   /** The model's last reply when nothing was recorded after it: what a crash interrupted acting on. */
@@ -45,8 +49,12 @@ export class StepConversation {
     return this.messages.filter((message) => message.role === 'assistant').length;
   }
 
-  /** A stable id for a tool call of this step: the same call gets the same id after a crash. */
-  callId(position: number | 'direct', index = 0): string {
-    return `${this.key.runId}/${this.key.stepId}#${this.key.attempt}@${position}.${index}`;
+  /**
+   * A stable id for a tool call of this step: the same call gets the same id after a crash. It names
+   * the call too, so a reply read differently on resume can never be handed another call's result.
+   */
+  callId(position: number | 'direct', index: number, call: { name: string; args: unknown }): string {
+    const digest = createHash('sha256').update(canonicalJson([call.name, call.args ?? null])).digest('hex').slice(0, 12);
+    return `${this.key.runId}/${this.key.stepId}#${this.key.attempt}@${position}.${index}:${digest}`;
   }
 }

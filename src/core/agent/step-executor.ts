@@ -63,7 +63,7 @@ async function nativeTurn(context: RunContext, step: PlanStep, conversation: Ste
     if (args.ok && guard.isThirdRepeat(call.name, args.value)) return loopDetected(call.name);
   }
   const observations = await Promise.all(
-    parsed.map(async ({ call, args }, index) => (args.ok ? observationOf(await runToolCall(context, step, call.name, args.value, conversation.callId(reply.position, index))) : args.error)),
+    parsed.map(async ({ call, args }, index) => (args.ok ? observationOf(await runToolCall(context, step, call.name, args.value, conversation.callId(reply.position, index, { name: call.name, args: args.value }))) : args.error)),
   );
   parsed.forEach(({ call }, index) => conversation.push({ role: 'tool', toolCallId: call.id, content: observations[index] as string }));
   return null;
@@ -81,7 +81,7 @@ async function textTurn(context: RunContext, step: PlanStep, conversation: StepC
   const observations: string[] = [];
   for (const [index, call] of parsed.calls.entries()) {
     if (guard.isThirdRepeat(call.tool, call.arguments)) return loopDetected(call.tool);
-    observations.push(observationOf(await runToolCall(context, step, call.tool, call.arguments, conversation.callId(reply.position, index))));
+    observations.push(observationOf(await runToolCall(context, step, call.tool, call.arguments, conversation.callId(reply.position, index, { name: call.tool, args: call.arguments }))));
   }
   conversation.push({ role: 'user', content: observations.map(observationMessage).join('\n') });
   return null;
@@ -139,7 +139,7 @@ async function confirmCriticalStep(context: RunContext, step: PlanStep): Promise
 /** A step whose plan names a tool and its arguments runs that call first; success is the result. */
 async function directCall(context: RunContext, step: PlanStep, conversation: StepConversation): Promise<StepOutcome | null> {
   if (!step.tool || step.args === undefined || !conversation.isFresh) return null;
-  const result = await runToolCall(context, step, step.tool, step.args, conversation.callId('direct'));
+  const result = await runToolCall(context, step, step.tool, step.args, conversation.callId('direct', 0, { name: step.tool, args: step.args }));
   if (result.status === 'success') return reviewResult(context, step, result.content, conversation);
   conversation.push({ role: 'user', content: `The planned call ${step.tool} ${JSON.stringify(step.args)} gave: ${observationOf(result)}` });
   return null;
@@ -161,7 +161,7 @@ async function actOn(context: RunContext, step: PlanStep, conversation: StepConv
   return outcome?.status === 'completed' ? reviewResult(context, step, outcome.result, conversation) : outcome;
 }
 
-const RUN_LEVEL_CODES = new Set(['BUDGET_EXCEEDED', 'ESTOP_LATCHED', 'CANCELLED', 'MODEL_UNAVAILABLE', 'DISK_FULL']);
+const RUN_LEVEL_CODES = new Set(['BUDGET_EXCEEDED', 'ESTOP_LATCHED', 'CANCELLED', 'MODEL_UNAVAILABLE', 'DISK_FULL', 'RUN_LEASED']);
 
 /** Errors that end the whole run rather than one step: a stop, an exhausted budget, an outage that pauses it, a rejection that says stop. */
 export function isRunLevel(error: unknown): boolean {

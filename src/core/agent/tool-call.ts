@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
 import type { PlanStep } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { asksForTool } from '../../shared/policy';
 import { applyLock, explain, requestApproval, runRejected } from '../approval/approval-gate';
 import { decide } from '../approval/edit-loop';
+import { processStartTicks } from '../process/process-liveness';
+import { asStoreError } from '../store/open-database';
 import { toolResult, type ToolDefinition } from '../tools/tool-registry';
 import { availableTools, type RunContext } from './run-context';
 
@@ -88,7 +89,7 @@ async function journalled(context: RunContext, call: CallRecord, outcome: () => 
   runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, now: context.now().toISOString() });
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args });
   // What is recorded (secrets redacted) is what the model and the events see.
-  const result = runs.finishToolCall(callId, await outcome(), context.now().toISOString());
+  const result = runs.finishToolCall(callId, withUncertainty(await outcome(), tool, executed), context.now().toISOString());
   runs.endToolProcesses(runId, callId);
   if (executed && result.status === 'denied') events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000) });
   events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000) });
@@ -101,18 +102,23 @@ function execute(context: RunContext, step: PlanStep, tool: ToolDefinition, args
     workspace: context.options.workspace,
     runId: context.runId,
     stepId: step.id,
-    onSpawn: (pgid) => context.runs.recordToolProcess({ runId: context.runId, callId, pgid, startTicks: processStartTicks(pgid) }),
+    onSpawn: (pgid) => {
+      try {
+        context.runs.recordToolProcess({ runId: context.runId, callId, pgid, startTicks: processStartTicks(pgid) });
+      } catch (error) {
+        // Unrecorded, a process could outlive a crash unseen: the run stops here rather than go on blind.
+        context.log?.error({ err: error, runId: context.runId, callId }, 'a tool process group could not be recorded');
+        context.stopRun(asStoreError(error) ?? error);
+      }
+    },
   });
 }
 
-/** The kernel's start time of a process (Linux), so a recorded group id is never mistaken for a later process that reused it. */
-export function processStartTicks(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
+/** A call with side effects that was stopped, timed out or lost its worker may have partly happened: the model is told to check. */
+function withUncertainty(result: ToolResult, tool: ToolDefinition | undefined, executed: boolean): ToolResult {
+  const interrupted = result.status === 'cancelled' || result.status === 'timeout' || result.metadata.workerDied === true;
+  if (!executed || !tool || tool.idempotent || !interrupted) return result;
+  return toolResult(result.status, `${result.content}\nIt may have partly happened: check its effect before repeating it.`, { ...result.metadata, outcome: 'unknown' });
 }
 
 /**
@@ -123,7 +129,10 @@ export function processStartTicks(pid: number): string | null {
 async function settleInterrupted(context: RunContext, step: PlanStep, name: string, args: unknown, callId: string): Promise<ToolResult> {
   const tool = availableTools(context).get(name);
   const call = { step, name, callId, args, tool, executed: true };
-  if (tool?.idempotent) return journalled(context, call, () => execute(context, step, tool, args, callId));
+  // Recorded arguments had their secrets redacted: running them again would not repeat the same call.
+  const repeatable = tool !== undefined && !JSON.stringify(args).includes('[redacted]');
+  if (!repeatable) return journalled(context, { ...call, executed: false }, async () => toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }));
+  if (tool.idempotent) return journalled(context, call, () => execute(context, step, tool, args, callId));
   const outcome = await requestApproval(context, {
     kind: 'uncertain_repeat',
     stepId: step.id,
@@ -133,11 +142,11 @@ async function settleInterrupted(context: RunContext, step: PlanStep, name: stri
       summary: `Archon stopped while ${name} was running; its effect may already be there. Running it again may repeat it.`,
       stepId: step.id,
       risk: 'high',
-      factors: ['the call may already have happened', `side effects: ${tool?.sideEffects ?? 'unknown'}`],
-      reversibility: tool?.sideEffects ?? 'irreversible',
+      factors: ['the call may already have happened', `side effects: ${tool.sideEffects}`],
+      reversibility: tool.sideEffects,
     }),
   });
-  if (outcome.decision.verdict === 'approve' && tool) return journalled(context, call, () => execute(context, step, tool, args, callId));
+  if (outcome.decision.verdict === 'approve') return journalled(context, call, () => execute(context, step, tool, args, callId));
   return journalled(context, { ...call, executed: false }, async () => toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }));
 }
 

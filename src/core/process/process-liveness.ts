@@ -1,15 +1,20 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** A process's name, state and group from /proc (Linux), or null when it is gone. */
-function procStat(pid: number | string): { name: string; state: string; pgid: number } | null {
+/** A process's name, state, group and kernel start time from /proc (Linux), or null when it is gone. */
+function procStat(pid: number | string): { name: string; state: string; pgid: number; startTicks: string } | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const [state, , pgid] = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { name: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')), state: state ?? '', pgid: Number(pgid) };
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { name: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')), state: fields[0] ?? '', pgid: Number(fields[2]), startTicks: fields[19] ?? '' };
   } catch {
     return null;
   }
+}
+
+/** When the kernel started a process (Linux), so a recorded id is never mistaken for a later process that reused it; null elsewhere or when it is gone. */
+export function processStartTicks(pid: number): string | null {
+  return procStat(pid)?.startTicks ?? null;
 }
 
 /** A zombie has exited; only its parent's reaping is left, and it holds nothing. */

@@ -240,8 +240,9 @@ export class RunStore {
     });
   }
 
-  heartbeat(runId: string, pid: number, nowMs: number): void {
-    this.db.prepare('UPDATE runs SET lease_heartbeat_ms = ? WHERE id = ? AND lease_pid = ?').run(nowMs, runId, pid);
+  /** False when this process no longer holds the lease (another one took it over). */
+  heartbeat(runId: string, pid: number, nowMs: number): boolean {
+    return this.db.prepare('UPDATE runs SET lease_heartbeat_ms = ? WHERE id = ? AND lease_pid = ?').run(nowMs, runId, pid).changes > 0;
   }
 
   releaseLease(runId: string, pid: number): void {

@@ -152,7 +152,7 @@ export class ToolWorkerPool {
     for (const call of this.calls.values()) {
       if (call.worker === worker) {
         const how = code === null ? 'killed by a signal' : `exit code ${code}`;
-        call.settle(toolResult('error', `The tool process stopped before the call finished (${how}); it crashed or ran out of memory. It was replaced: try again, with a smaller input if it was large.`), true);
+        call.settle(toolResult('error', `The tool process stopped before the call finished (${how}); it crashed or ran out of memory. It was replaced.`, { workerDied: true }), true);
       }
     }
     this.replenish(worker.kind);

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { processStartTicks } from '../../../src/core/agent/tool-call';
+import { StepConversation } from '../../../src/core/agent/step-conversation';
+import { processStartTicks } from '../../../src/core/process/process-liveness';
 import { z } from 'zod';
 import { denyAll } from '../../../src/core/approval/approval-channel';
 import { ArchonError } from '../../../src/shared/errors';
@@ -310,8 +311,8 @@ describe('resuming after a crash in the middle of a tool call', () => {
       { role: 'user' as const, content: 'Step w: write it' },
       { role: 'assistant' as const, content: null, toolCalls: [{ id: 'model-call-1', name: tool, arguments: JSON.stringify(args) }] },
     ];
-    messages.forEach((message, position) => runs.appendTurn({ runId: 'crashed', stepId: 'w', attempt: 1, position, message }));
-    const callId = 'crashed/w#1@2.0';
+    const conversation = StepConversation.open(runs, { runId: 'crashed', stepId: 'w', attempt: 1 }, () => messages);
+    const callId = conversation.callId(2, 0, { name: tool, args });
     runs.startToolCall({ id: callId, runId: 'crashed', stepId: 'w', tool, args, sideEffects: tool === 'calculator' ? 'none' : 'irreversible', idempotent: tool === 'calculator', now });
     return { engine, asked, written: () => written, callId };
   }
@@ -351,6 +352,15 @@ describe('resuming after a crash in the middle of a tool call', () => {
     expect(await gone).toBe('SIGKILL');
     expect(engine.events).toContainEqual(expect.objectContaining({ type: 'tool.orphan_killed', callId, pgid: orphan.pid }));
     expect(engine.runtime.store.runs.toolProcesses('crashed')).toEqual([]);
+  });
+
+  it("keeps the operator's locks across a resume", async () => {
+    const { engine } = await crashedRun('calculator', 'reject');
+    engine.runtime.events.append('crashed', 'constraint.locked', { constraint: { kind: 'never_tool', tool: 'write_note' } });
+    engine.runtime.events.flush();
+    expect((await engine.resume('crashed')).status).toBe('completed');
+    const step = engine.server.chatRequests.find((request) => request.purpose === 'step') as RecordedRequest;
+    expect(step.body.tools?.map((tool) => tool.function.name)).toEqual(['calculator']);
   });
 
   it('feeds back a call that finished before the crash and never runs it again', async () => {

@@ -39,4 +39,15 @@ describe('run leases', () => {
     runs.acquireLease('r', process.ppid, Date.now() - LEASE_STALE_MS - 1, LEASE_STALE_MS, () => true);
     expect(() => leaseRun(runs, 'r').release()).not.toThrow();
   });
+
+  it('tells the holder when another process took the run over, so it stops driving it', async () => {
+    const runs = withRun();
+    const lease = leaseRun(runs, 'r');
+    const lost: string[] = [];
+    lease.onLost((error) => lost.push(error.code));
+    // A second process finds the heartbeat stale (this one was stopped, say with Ctrl-Z) and takes over.
+    expect(runs.acquireLease('r', process.ppid, Date.now() + LEASE_STALE_MS + 1, LEASE_STALE_MS, () => true)).toEqual({ ok: true });
+    await expect.poll(() => lost, { timeout: 10_000 }).toEqual(['RUN_LEASED']);
+    lease.release();
+  });
 });
