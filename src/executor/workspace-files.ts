@@ -3,7 +3,7 @@ import { constants, readlinkSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { isInside, PathDenied, realPathInWorkspace } from './workspace-paths';
+import { inScope, PathDenied, realPathInWorkspace, type Workspace, type WorkspaceScope } from './workspace-paths';
 
 /*
  * File access that holds against a symbolic link changing between the check and the use: every
@@ -24,18 +24,18 @@ function at(folder: FileHandle, name: string): string {
   return `/proc/self/fd/${folder.fd}/${name}`;
 }
 
-/** Refuses unless the opened descriptor is `expected`'s file and lies in the workspace. */
-async function verifyOpened(handle: FileHandle, root: string, expected: string, requested: string): Promise<void> {
+/** Refuses unless the opened descriptor is `expected`'s file and lies in the workspace, outside its hidden folders. */
+async function verifyOpened(handle: FileHandle, scope: WorkspaceScope, expected: string, requested: string): Promise<void> {
   if (FOLLOWS_FD_LINKS) {
-    if (!isInside(root, readlinkSync(`/proc/self/fd/${handle.fd}`))) throw changed(requested);
+    if (!inScope(scope, readlinkSync(`/proc/self/fd/${handle.fd}`))) throw changed(requested);
     return;
   }
   const [opened, real] = await Promise.all([handle.stat(), realpath(expected)]);
   const now = await lstat(real);
-  if (!isInside(root, real) || opened.dev !== now.dev || opened.ino !== now.ino) throw changed(requested);
+  if (!inScope(scope, real) || opened.dev !== now.dev || opened.ino !== now.ino) throw changed(requested);
 }
 
-async function openChecked(path: string, flags: number, root: string, requested: string): Promise<FileHandle> {
+async function openChecked(path: string, flags: number, scope: WorkspaceScope, requested: string): Promise<FileHandle> {
   let handle: FileHandle;
   try {
     handle = await open(path, flags | O_NOFOLLOW);
@@ -44,7 +44,7 @@ async function openChecked(path: string, flags: number, root: string, requested:
     throw error;
   }
   try {
-    await verifyOpened(handle, root, path, requested);
+    await verifyOpened(handle, scope, path, requested);
     return handle;
   } catch (error) {
     await handle.close();
@@ -53,22 +53,22 @@ async function openChecked(path: string, flags: number, root: string, requested:
 }
 
 /** Opens a workspace file for reading; the handle is of a file proven to lie in the workspace. */
-export async function openWorkspaceFile(workspace: string, requested: string): Promise<FileHandle> {
-  const { root, real } = realPathInWorkspace(workspace, requested);
-  return openChecked(real, O_RDONLY, root, requested);
+export async function openWorkspaceFile(workspace: Workspace, requested: string): Promise<FileHandle> {
+  const { scope, real } = realPathInWorkspace(workspace, requested);
+  return openChecked(real, O_RDONLY, scope, requested);
 }
 
 /** Opens (and with `create`, makes) a workspace folder, one component at a time on Linux, none of them a link. */
-async function openWorkspaceFolder(root: string, folder: string, requested: string, create: boolean): Promise<FileHandle> {
+async function openWorkspaceFolder(scope: WorkspaceScope, folder: string, requested: string, create: boolean): Promise<FileHandle> {
   if (!FOLLOWS_FD_LINKS) {
     if (create) await mkdir(folder, { recursive: true });
-    return openChecked(folder, O_RDONLY | O_DIRECTORY, root, requested);
+    return openChecked(folder, O_RDONLY | O_DIRECTORY, scope, requested);
   }
-  let handle = await openChecked(root, O_RDONLY | O_DIRECTORY, root, requested);
+  let handle = await openChecked(scope.root, O_RDONLY | O_DIRECTORY, scope, requested);
   try {
-    for (const name of relative(root, folder).split(sep).filter(Boolean)) {
+    for (const name of relative(scope.root, folder).split(sep).filter(Boolean)) {
       if (create) await mkdir(at(handle, name)).catch((error: NodeJS.ErrnoException) => (error.code === 'EEXIST' ? undefined : Promise.reject(error)));
-      const next = await openChecked(at(handle, name), O_RDONLY | O_DIRECTORY, root, requested);
+      const next = await openChecked(at(handle, name), O_RDONLY | O_DIRECTORY, scope, requested);
       await handle.close();
       handle = next;
     }
@@ -80,9 +80,9 @@ async function openWorkspaceFolder(root: string, folder: string, requested: stri
 }
 
 /** The entries of a workspace folder, listed through the opened and checked folder; and its real path. */
-export async function readWorkspaceFolder(workspace: string, requested: string): Promise<{ folder: string; entries: Dirent[] }> {
-  const { root, real } = realPathInWorkspace(workspace, requested);
-  const handle = await openWorkspaceFolder(root, real, requested, false);
+export async function readWorkspaceFolder(workspace: Workspace, requested: string): Promise<{ folder: string; entries: Dirent[] }> {
+  const { scope, real } = realPathInWorkspace(workspace, requested);
+  const handle = await openWorkspaceFolder(scope, real, requested, false);
   try {
     return { folder: real, entries: await readdir(FOLLOWS_FD_LINKS ? `/proc/self/fd/${handle.fd}` : real, { withFileTypes: true }) };
   } finally {
@@ -91,10 +91,10 @@ export async function readWorkspaceFolder(workspace: string, requested: string):
 }
 
 /** What a write replaces, read through the checked folder. */
-async function readPrevious(folder: FileHandle, path: string, root: string, requested: string): Promise<Buffer | null> {
+async function readPrevious(path: string, scope: WorkspaceScope, requested: string): Promise<Buffer | null> {
   let handle: FileHandle;
   try {
-    handle = await openChecked(path, O_RDONLY, root, requested);
+    handle = await openChecked(path, O_RDONLY, scope, requested);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
@@ -110,15 +110,15 @@ async function readPrevious(folder: FileHandle, path: string, root: string, requ
  * Replaces a workspace file atomically: the content goes to a new temporary file (O_EXCL) in the
  * checked folder, then one rename puts it in place. Returns the previous content, if any.
  */
-export async function replaceWorkspaceFile(workspace: string, requested: string, content: string): Promise<Buffer | null> {
-  const { root, real } = realPathInWorkspace(workspace, requested);
-  const folder = await openWorkspaceFolder(root, dirname(real), requested, true);
+export async function replaceWorkspaceFile(workspace: Workspace, requested: string, content: string): Promise<Buffer | null> {
+  const { scope, real } = realPathInWorkspace(workspace, requested);
+  const folder = await openWorkspaceFolder(scope, dirname(real), requested, true);
   const inFolder = (name: string) => (FOLLOWS_FD_LINKS ? at(folder, name) : join(dirname(real), name));
   const name = basename(real);
   const temporary = inFolder(`.${randomBytes(6).toString('hex')}.archon-tmp`);
   try {
-    const previous = await readPrevious(folder, inFolder(name), root, requested);
-    const handle = await openChecked(temporary, O_WRONLY | O_CREAT | O_EXCL, root, requested);
+    const previous = await readPrevious(inFolder(name), scope, requested);
+    const handle = await openChecked(temporary, O_WRONLY | O_CREAT | O_EXCL, scope, requested);
     try {
       await handle.writeFile(content);
     } finally {

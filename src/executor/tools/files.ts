@@ -2,7 +2,7 @@ import type { ToolResult } from '../../shared/schemas/tool';
 import { TOOL_LIMITS, type BuiltinToolInput } from '../../shared/tools/catalogue';
 import { openWorkspaceFile, readWorkspaceFolder, replaceWorkspaceFile } from '../workspace-files';
 import { workspaceRelative } from '../workspace-paths';
-import { result, type ExecutorContext } from './tool-context';
+import { result, workspaceOf, type ExecutorContext } from './tool-context';
 
 const MAX_ENTRIES = 1000;
 
@@ -12,7 +12,7 @@ function looksBinary(bytes: Buffer): boolean {
 }
 
 export async function listFiles(args: BuiltinToolInput<'list_files'>, context: ExecutorContext): Promise<ToolResult> {
-  const { folder, entries } = await readWorkspaceFolder(context.workspace, args.path ?? '.');
+  const { folder, entries } = await readWorkspaceFolder(workspaceOf(context), args.path ?? '.');
   const lines = entries
     .sort((a, b) => a.name.localeCompare(b.name))
     .slice(0, MAX_ENTRIES)
@@ -23,7 +23,7 @@ export async function listFiles(args: BuiltinToolInput<'list_files'>, context: E
 }
 
 export async function readTextFile(args: BuiltinToolInput<'read_file'>, context: ExecutorContext): Promise<ToolResult> {
-  const handle = await openWorkspaceFile(context.workspace, args.path);
+  const handle = await openWorkspaceFile(workspaceOf(context), args.path);
   try {
     const info = await handle.stat();
     if (!info.isFile()) return result('error', `"${args.path}" is not a file. Use list_files to see what is there.`);
@@ -45,7 +45,7 @@ function describePrevious(bytes: Buffer | null): { existed: boolean; content?: s
 
 /** Atomic and race-free: see workspace-files.ts. */
 export async function writeTextFile(args: BuiltinToolInput<'write_file'>, context: ExecutorContext): Promise<ToolResult> {
-  const previous = describePrevious(await replaceWorkspaceFile(context.workspace, args.path, args.content));
+  const previous = describePrevious(await replaceWorkspaceFile(workspaceOf(context), args.path, args.content));
   const bytes = Buffer.byteLength(args.content);
   return result('success', `Wrote ${bytes} bytes to ${args.path}.`, { bytes, previous });
 }

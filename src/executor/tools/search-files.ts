@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { TOOL_LIMITS, type BuiltinToolInput } from '../../shared/tools/catalogue';
 import { openWorkspaceFile } from '../workspace-files';
-import { resolveInWorkspace, workspaceRelative } from '../workspace-paths';
-import { result, type ExecutorContext } from './tool-context';
+import { resolveInWorkspace, workspaceRelative, type Workspace } from '../workspace-paths';
+import { result, workspaceOf, type ExecutorContext } from './tool-context';
 
 const SKIPPED_FOLDERS = new Set(['.git', 'node_modules', '.hg', '.svn']);
 const MAX_FILES = 20_000;
@@ -23,7 +23,7 @@ async function* textFiles(folder: string, signal: AbortSignal, budget: { files: 
 }
 
 /** A workspace file's bytes, read through a checked descriptor (see workspace-files.ts); null when too large or refused. */
-async function smallFile(workspace: string, file: string): Promise<Buffer | null> {
+async function smallFile(workspace: Workspace, file: string): Promise<Buffer | null> {
   const handle = await openWorkspaceFile(workspace, file).catch(() => null);
   if (!handle) return null;
   try {
@@ -35,13 +35,14 @@ async function smallFile(workspace: string, file: string): Promise<Buffer | null
 
 /** Case-insensitive text search; binary and very large files are passed over. */
 export async function searchFiles(args: BuiltinToolInput<'search_files'>, context: ExecutorContext): Promise<ToolResult> {
-  const root = resolveInWorkspace(context.workspace, args.path ?? '.');
+  const workspace = workspaceOf(context);
+  const root = resolveInWorkspace(workspace, args.path ?? '.');
   const limit = args.max_results ?? 100;
   const needle = args.query.toLowerCase();
   const matches: string[] = [];
   const budget = { files: MAX_FILES };
   for await (const file of textFiles(root, context.signal, budget)) {
-    const bytes = await smallFile(context.workspace, file);
+    const bytes = await smallFile(workspace, file);
     if (!bytes) continue;
     if (bytes.subarray(0, 8192).includes(0)) continue;
     const lines = bytes.toString('utf8').split('\n');

@@ -37,6 +37,28 @@ describe('tool worker pool: confinement to the workspace', () => {
     expect(readdirSync(workspace)).toEqual(['escape']);
   });
 
+  it("keeps the hidden folders (Archon's data, the auditor's keys) from the file tools even inside the workspace, a link to them included", async () => {
+    const { workspace } = workspaceWithOutside();
+    const keys = join(workspace, '.config', 'archon-audit-keys');
+    mkdirSync(keys, { recursive: true });
+    writeFileSync(join(keys, 'run.key'), 'the auditor key');
+    symlinkSync(keys, join(workspace, 'shortcut'));
+    const pool = openPool(workspace, { confinement: { mode: 'on', allowNetwork: false, hidden: [keys] } });
+    for (const [tool, args] of [
+      ['read_file', { path: '.config/archon-audit-keys/run.key' }],
+      ['read_file', { path: 'shortcut/run.key' }],
+      ['list_files', { path: '.config/archon-audit-keys' }],
+      ['write_file', { path: 'shortcut/forged.key', content: 'forged' }],
+    ] as const) {
+      const result = await call(pool, tool, args);
+      expect(result.status, `${tool} ${JSON.stringify(args)}`).toBe('denied');
+      expect(result.content).toMatch(/keeps from every tool/);
+    }
+    expect(await call(pool, 'search_files', { query: 'auditor key' })).toMatchObject({ status: 'success', content: 'No match for "auditor key".' });
+    expect(readdirSync(keys)).toEqual(['run.key']);
+    expect(await call(pool, 'write_file', { path: 'notes.txt', content: 'fine' })).toMatchObject({ status: 'success' });
+  });
+
   it('denies reading or listing outside the workspace, also through a symlinked file', async () => {
     const { workspace, outside } = workspaceWithOutside();
     writeFileSync(join(outside, 'secret.txt'), 'top secret');
