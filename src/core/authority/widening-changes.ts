@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { stricter } from '../../shared/policy';
 import type { StartRunInput } from '../../shared/schemas/run-detail';
@@ -11,8 +12,17 @@ function looser(from: Policy, to: Policy): boolean {
   return from !== to && stricter(from, to) === from;
 }
 
+/** The path as the tool host will use it: links resolved, so a link inside the workspace cannot stand for somewhere else. */
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
 function inside(folder: string, path: string): boolean {
-  const rest = relative(resolve(folder), resolve(path));
+  const rest = relative(real(folder), real(path));
   return rest === '' || (!rest.startsWith('..') && !isAbsolute(rest));
 }
 
@@ -39,7 +49,7 @@ export function settingsWidening(current: Settings, patch: SettingsPatch): strin
 /** The ways a run started from the UI would go beyond the operator's defaults: another workspace, a looser policy. */
 export function runWidening(defaults: Pick<RunOptions, 'workspace' | 'policy'>, input: Pick<StartRunInput, 'workspace' | 'policy'>): string[] {
   const changes: string[] = [];
-  if (input.workspace !== undefined && !inside(defaults.workspace, input.workspace)) changes.push(`workspace ${resolve(input.workspace)} instead of ${defaults.workspace}`);
+  if (input.workspace !== undefined && !inside(defaults.workspace, input.workspace)) changes.push(`workspace ${real(input.workspace)} instead of ${defaults.workspace}`);
   if (input.policy && looser(defaults.policy, input.policy)) changes.push(`policy ${input.policy}, looser than ${defaults.policy}`);
   return changes;
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runWidening, settingsWidening } from '../../../src/core/authority/widening-changes';
 import { DEFAULT_SETTINGS, type Settings } from '../../../src/shared/schemas/settings';
@@ -57,5 +60,15 @@ describe('runWidening', () => {
   it('lets the default workspace, a folder inside it, and a stricter policy through', () => {
     expect(runWidening(defaults, {})).toEqual([]);
     expect(runWidening(defaults, { workspace: '/home/op/project/sub', policy: 'supervised' })).toEqual([]);
+  });
+
+  it('sees through a link inside the default workspace that leads elsewhere', () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'archon-widening-'));
+    try {
+      symlinkSync('/', join(workspace, 'escape'));
+      expect(runWidening({ workspace, policy: 'strict' }, { workspace: join(workspace, 'escape') })).toEqual([`workspace / instead of ${workspace}`]);
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
   });
 });
