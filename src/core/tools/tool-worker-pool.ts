@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Confinement, ExecutorMessage } from '../../shared/executor-protocol';
 import type { ToolResult } from '../../shared/schemas/tool';
+import { raceAbort } from '../../shared/abort';
 import type { Log } from '../log';
 import type { ProcessLauncher, ToolProcess } from '../process/process-launcher';
 import { groupRunning, pollUntil, processRunning, signal } from '../process/process-liveness';
@@ -184,6 +185,22 @@ export class ToolWorkerPool {
     return this.options.maxWorkers ?? 8;
   }
 
+  /** Queues for the next free worker of a kind; a stop takes the caller out of the queue. */
+  private waitForWorker(kind: WorkerKind, signal: AbortSignal): Promise<Worker> {
+    let waiter: { kind: WorkerKind; resolve: (worker: Worker) => void } | undefined;
+    const queued = new Promise<Worker>((resolve) => {
+      waiter = { kind, resolve };
+      this.waiters.push(waiter);
+    });
+    return raceAbort(queued, signal).catch((error: unknown) => {
+      const index = this.waiters.indexOf(waiter as (typeof this.waiters)[number]);
+      if (index >= 0) this.waiters.splice(index, 1);
+      // Served just as the stop came: the worker goes back to the pool.
+      else void queued.then((worker) => this.release(worker));
+      throw error;
+    });
+  }
+
   private async acquire(kind: WorkerKind, signal: AbortSignal): Promise<Worker | null> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const idle = this.idle.get(kind) as Worker[];
@@ -191,18 +208,7 @@ export class ToolWorkerPool {
         idle.shift() ??
         (this.countOf(kind) < this.maxWorkers
           ? this.start(kind)
-          : await new Promise<Worker>((resolve, reject) => {
-              const waiter = { kind, resolve };
-              this.waiters.push(waiter);
-              signal.addEventListener(
-                'abort',
-                () => {
-                  this.waiters.splice(this.waiters.indexOf(waiter), 1);
-                  reject(signal.reason);
-                },
-                { once: true },
-              );
-            }));
+          : await this.waitForWorker(kind, signal));
       if (await worker.ready) return worker;
     }
     return null;
