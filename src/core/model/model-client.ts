@@ -48,14 +48,7 @@ function toolsToWire(request: ChatRequest): ChatCompletionTool[] | undefined {
 }
 
 /** An attempt the watchdog ended: the server stopped answering. */
-class StalledAttempt extends Error {
-  constructor(
-    message: string,
-    readonly chunks: number,
-  ) {
-    super(message);
-  }
-}
+class StalledAttempt extends Error {}
 
 const NETWORK_ERROR_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 
@@ -84,9 +77,8 @@ function retryAfterMs(error: unknown): number | null {
   return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : null;
 }
 
-/** A failed attempt costs tokens only when the model generated some before it failed. */
-function failedUsage(error: unknown, promptEstimate: number): Usage {
-  const generated = error instanceof StalledAttempt ? error.chunks : 0;
+/** A failed attempt costs tokens only when the model generated some before it failed (about a token a streamed chunk). */
+function failedUsage(generated: number, promptEstimate: number): Usage {
   return generated > 0 ? { promptTokens: promptEstimate, completionTokens: generated, estimated: true } : { promptTokens: 0, completionTokens: 0, estimated: true };
 }
 
@@ -127,14 +119,15 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
   }
 
   /** One attempt under the stall watchdog; a stall is an error like a dropped connection. */
-  async function watchedAttempt(request: ChatRequest, signal: AbortSignal) {
+  async function watchedAttempt(request: ChatRequest, signal: AbortSignal, progress: { chunks: number }) {
     const watchdog = new StallWatchdog(policy.firstByteTimeoutMs, policy.idleTimeoutMs);
     try {
       return await attempt(request, signal, watchdog);
     } catch (error) {
-      if (watchdog.stall && !signal.aborted) throw new StalledAttempt(watchdog.stall, watchdog.chunks);
+      if (watchdog.stall && !signal.aborted) throw new StalledAttempt(watchdog.stall);
       throw error;
     } finally {
+      progress.chunks = watchdog.chunks;
       watchdog.dispose();
     }
   }
@@ -149,12 +142,17 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
       for (let number = 1; number <= MAX_ATTEMPTS; number++) {
         chatOptions.signal.throwIfAborted();
         let result: Awaited<ReturnType<typeof watchedAttempt>>;
+        const progress = { chunks: 0 };
         try {
-          result = await watchedAttempt(request, chatOptions.signal);
+          result = await watchedAttempt(request, chatOptions.signal, progress);
         } catch (error) {
-          if (chatOptions.signal.aborted) throw cancelled(chatOptions.signal);
+          if (chatOptions.signal.aborted) {
+            // A stopped answer still cost what it generated.
+            if (progress.chunks > 0) chatOptions.onAttempt?.({ attempt: number, ok: false, usage: failedUsage(progress.chunks, promptEstimate), error: 'stopped' });
+            throw cancelled(chatOptions.signal);
+          }
           const reason = describe(error, options.baseUrl);
-          chatOptions.onAttempt?.({ attempt: number, ok: false, usage: failedUsage(error, promptEstimate), error: reason });
+          chatOptions.onAttempt?.({ attempt: number, ok: false, usage: failedUsage(progress.chunks, promptEstimate), error: reason });
           const tries = number > 1 ? ` after ${number} attempts` : '';
           if (!isRetryable(error)) {
             throw new ArchonError('MODEL_CALL_FAILED', `The model call failed${tries}: ${reason}`, { cause: error, details: { status: error instanceof OpenAI.APIError ? error.status : undefined } });
