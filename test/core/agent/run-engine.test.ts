@@ -354,6 +354,20 @@ describe('resuming after a crash in the middle of a tool call', () => {
     expect(engine.runtime.store.runs.toolProcesses('crashed')).toEqual([]);
   });
 
+  it('never kills a process group it cannot prove is the one the call started (ids wrap)', async () => {
+    const { engine, callId } = await crashedRun('calculator', 'reject');
+    const bystander = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' });
+    try {
+      engine.runtime.store.runs.recordToolProcess({ runId: 'crashed', callId, pgid: bystander.pid as number, startTicks: 'another process once had this id' });
+      expect((await engine.resume('crashed')).status).toBe('completed');
+      expect(bystander.exitCode).toBeNull();
+      expect(bystander.signalCode).toBeNull();
+      expect(engine.events.some((event) => event.type === 'tool.orphan_killed')).toBe(false);
+    } finally {
+      bystander.kill('SIGKILL');
+    }
+  });
+
   it("keeps the operator's locks across a resume", async () => {
     const { engine } = await crashedRun('calculator', 'reject');
     engine.runtime.events.append('crashed', 'constraint.locked', { constraint: { kind: 'never_tool', tool: 'write_note' } });
