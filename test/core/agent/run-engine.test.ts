@@ -354,11 +354,11 @@ describe('resuming after a crash in the middle of a tool call', () => {
     expect(engine.runtime.store.runs.toolProcesses('crashed')).toEqual([]);
   });
 
-  it('never kills a process group it cannot prove is the one the call started (ids wrap)', async () => {
+  it.each([['a start time that is not its own', 'another process once had this id'], ['no start time (the command had already ended)', null]])('never kills a process group it cannot prove is the one the call started (ids wrap): %s', async (_case, startTicks) => {
     const { engine, callId } = await crashedRun('calculator', 'reject');
     const bystander = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' });
     try {
-      engine.runtime.store.runs.recordToolProcess({ runId: 'crashed', callId, pgid: bystander.pid as number, startTicks: 'another process once had this id' });
+      engine.runtime.store.runs.recordToolProcess({ runId: 'crashed', callId, pgid: bystander.pid as number, startTicks });
       expect((await engine.resume('crashed')).status).toBe('completed');
       expect(bystander.exitCode).toBeNull();
       expect(bystander.signalCode).toBeNull();
