@@ -25,6 +25,7 @@ describe('the goal composer in Chromium through archon serve', () => {
     });
     const serve = await startServe(tempDir(), ['--model-url', server.url, '--workspace', tempDir()]);
     const page = await (await launchBrowser()).newPage({ viewport: { width: 1400, height: 900 } });
+    page.setDefaultTimeout(60_000);
     await page.goto(serve.url.href);
     await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
     await page.getByLabel('Goal').fill('Say ok');
