@@ -1,11 +1,9 @@
-import type { UtilityProcess } from 'electron';
-import { parseExecutorMessage } from '../shared/executor-protocol';
+import { parseExecutorMessage, type ExecutorMessage, type HostMessage } from '../shared/executor-protocol';
 import type { ProcessLauncher, ToolProcess } from '../core/process/process-launcher';
-
-type Fork = (modulePath: string, args?: string[], options?: Electron.ForkOptions) => UtilityProcess;
+import { utilityChannel, type UtilityFork } from './utility-channel';
 
 /** Tool processes in the app: Electron utility processes behind the core's launcher interface. */
-export function createUtilityProcessLauncher(fork: Fork): ProcessLauncher {
+export function createUtilityProcessLauncher(fork: UtilityFork): ProcessLauncher {
   return {
     launch(entry, options = {}): ToolProcess {
       const child = fork(entry, options.args ?? [], {
@@ -19,17 +17,7 @@ export function createUtilityProcessLauncher(fork: Fork): ProcessLauncher {
         get pid() {
           return child.pid;
         },
-        send: (message) => child.postMessage(message),
-        onMessage(listener) {
-          const handle = (raw: unknown) => listener(parseExecutorMessage(raw));
-          child.on('message', handle);
-          return () => child.off('message', handle);
-        },
-        onExit(listener) {
-          const handle = (code: number) => listener(code);
-          child.on('exit', handle);
-          return () => child.off('exit', handle);
-        },
+        ...utilityChannel<ExecutorMessage, HostMessage>(child, parseExecutorMessage),
         kill(signal = 'SIGTERM') {
           if (child.pid === undefined) return;
           try {

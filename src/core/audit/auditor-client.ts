@@ -1,15 +1,13 @@
 import { FromAuditorSchema, type FromAuditor, type ToAuditor } from '../../shared/auditor-protocol';
+import type { ProcessChannel } from '../process/process-channel';
 import { ArchonError } from '../../shared/errors';
 import type { AuditReport, VerifyResult } from '../../shared/schemas/audit';
 import type { AuditPort } from '../command-handlers';
 import type { EventBus } from '../events/event-bus';
 
 /** The auditor's process as its host holds it: child_process.fork in the CLI, a utility process in the app. */
-export interface AuditorChannel {
-  send(message: ToAuditor): void;
-  onMessage(listener: (raw: unknown) => void): () => void;
-  onExit(listener: (code: number | null) => void): () => void;
-}
+/** The auditor's process as the host talks to it; its messages are parsed here. */
+export type AuditorChannel = ProcessChannel<unknown, ToAuditor>;
 
 type AuditorState = { kind: 'starting' } | { kind: 'ready' } | { kind: 'refused'; problem: string } | { kind: 'gone'; why: string };
 

@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
-import { parseExecutorMessage } from '../../shared/executor-protocol';
+import { parseExecutorMessage, type ExecutorMessage, type HostMessage } from '../../shared/executor-protocol';
+import { forkedChannel } from './process-channel';
 import type { ProcessLauncher, ToolProcess } from './process-launcher';
 
 function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
@@ -23,26 +24,10 @@ export const childProcessLauncher: ProcessLauncher = {
       serialization: 'json',
     });
     // A pipe to a dying child fails (EPIPE); the child is then finished off, and its exit settles its calls.
-    const finishOff = () => signalGroup(child.pid, 'SIGKILL');
-    child.on('error', finishOff);
+    const channel = forkedChannel<ExecutorMessage, HostMessage>(child, parseExecutorMessage, () => signalGroup(child.pid, 'SIGKILL'));
     return {
       pid: child.pid,
-      send(message) {
-        if (!child.connected) return;
-        child.send(message, (error) => {
-          if (error) finishOff();
-        });
-      },
-      onMessage(listener) {
-        const handle = (raw: unknown) => listener(parseExecutorMessage(raw));
-        child.on('message', handle);
-        return () => child.off('message', handle);
-      },
-      onExit(listener) {
-        const handle = (code: number | null) => listener(code);
-        child.on('exit', handle);
-        return () => child.off('exit', handle);
-      },
+      ...channel,
       kill(signal = 'SIGTERM') {
         signalGroup(child.pid, signal);
       },

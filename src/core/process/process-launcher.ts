@@ -1,4 +1,5 @@
 import type { ExecutorMessage, HostMessage } from '../../shared/executor-protocol';
+import type { ProcessChannel } from './process-channel';
 
 export interface LaunchOptions {
   args?: string[];
@@ -8,11 +9,8 @@ export interface LaunchOptions {
 }
 
 /** A tool process, whichever way it was started. */
-export interface ToolProcess {
+export interface ToolProcess extends ProcessChannel<ExecutorMessage, HostMessage> {
   readonly pid: number | undefined;
-  send(message: HostMessage): void;
-  onMessage(listener: (message: ExecutorMessage) => void): () => void;
-  onExit(listener: (code: number | null) => void): () => void;
   /** Signals the process's whole group, so whatever it spawned goes too. */
   kill(signal?: NodeJS.Signals): void;
 }

@@ -1,6 +1,8 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { AuditorChannel } from '../../core/audit/auditor-client';
+import { forkedChannel } from '../../core/process/process-channel';
+import type { ToAuditor } from '../../shared/auditor-protocol';
 
 /** The built auditor beside this CLI bundle (out/node/auditor.js). */
 export const AUDITOR_ENTRY = fileURLToPath(new URL('./auditor.js', import.meta.url));
@@ -11,20 +13,6 @@ export const AUDITOR_ENTRY = fileURLToPath(new URL('./auditor.js', import.meta.u
  */
 export function forkAuditor(dataDir: string, entry = AUDITOR_ENTRY): AuditorChannel & { readonly pid: number | undefined } {
   const child = fork(entry, [dataDir], { detached: true, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
-  return {
-    pid: child.pid,
-    send(message) {
-      // A channel closing under a send (the auditor just exited) is reported by onExit, not as a crash.
-      if (child.connected) child.send(message, () => undefined);
-    },
-    onMessage(listener) {
-      child.on('message', listener);
-      return () => child.off('message', listener);
-    },
-    onExit(listener) {
-      const handle = (code: number | null) => listener(code);
-      child.on('exit', handle);
-      return () => child.off('exit', handle);
-    },
-  };
+  // A channel closing under a send (the auditor just exited) is reported by onExit, not as a crash.
+  return { pid: child.pid, ...forkedChannel<unknown, ToAuditor>(child, (raw) => raw) };
 }

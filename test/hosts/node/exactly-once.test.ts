@@ -1,27 +1,19 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ArchonStore } from '../../../src/core/store/archon-store';
 import { RunEventSchema, type RunEvent } from '../../../src/shared/schemas/events';
 import type { SettingsPatch } from '../../../src/shared/schemas/settings';
-import { planReply, startModelServer, stepIdOf, type ModelServerOptions, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
+import { planReply, stepIdOf, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
 import { spawnArchon } from '../../support/archon-process';
 import { processesMatching, uniqueSleepSeconds } from '../../support/processes';
 import { crashScenarioReply, onlyRunId } from '../../support/crash-scenario';
+import { useModelServers } from '../../support/model-servers';
 import { useTempDirs } from '../../support/temp-dir';
 
 const tempDir = useTempDirs();
-const servers: ScriptedModelServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function serve(options: ModelServerOptions): Promise<ScriptedModelServer> {
-  const server = await startModelServer(options);
-  servers.push(server);
-  return server;
-}
+const serve = useModelServers();
 
 const archon = (args: string[]) => spawnArchon(args, { OPENAI_API_KEY: '' });
 

@@ -1,5 +1,6 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { planReply, startModelServer, type ScriptedModelServer } from '../../../kit/scripted-model-server';
+import { describe, expect, it, vi } from 'vitest';
+import { planReply } from '../../../kit/scripted-model-server';
+import { useModelServers } from '../../../support/model-servers';
 import { useServe } from '../../../support/archon-process';
 import { useBrowser } from '../../../support/browser';
 import { useTempDirs } from '../../../support/temp-dir';
@@ -10,15 +11,11 @@ vi.setConfig({ testTimeout: 120_000 });
 const tempDir = useTempDirs();
 const startServe = useServe();
 const launchBrowser = useBrowser();
-let server: ScriptedModelServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const startServer = useModelServers();
 
 describe('the goal composer in Chromium through archon serve', () => {
   it('shows what the probe found: mode, streaming, context length and its source, parallel slots, and why', async () => {
-    server = await startModelServer({
+    const server = await startServer({
       reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'only', description: 'one step' }]) : { content: 'ok' }),
       refuse: 'llamacpp-no-tools-stream',
       llamaCpp: { contextLength: 8192, slots: 3 },
