@@ -25,7 +25,7 @@ async function parallelEfficiency(): Promise<void> {
   try {
     await withRuntime(async (runtime) => {
       const dependencies = { runs: runtime.store.runs, events: runtime.events, tools: () => new ToolRegistry([]), approvals: approveAll, connect: modelConnector({}) };
-      const options = { modelUrl: server.url, model: '', policy: 'balanced' as const, concurrency: 8, maxTokens: null, maxCostUsd: null, workspace: process.cwd(), maxIterations: 10 };
+      const options = { modelUrl: server.url, model: '', policy: 'balanced' as const, concurrency: 8, maxTokens: null, maxCostUsd: null, workspace: process.cwd(), maxIterations: 10, verification: 'checks' as const, repairBudget: 2, maxReplans: 3 };
       await startRun(dependencies, 'bench', options, new AbortController().signal);
       const stepRequests = server.chatRequests.filter((request) => request.purpose === 'step');
       const first = Math.min(...stepRequests.map((request) => request.at));
@@ -43,7 +43,7 @@ export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]
   return {
     runId,
     goal: 'bench',
-    options: { modelUrl: 'http://127.0.0.1:1/v1', model: 'x', policy: 'balanced', concurrency: 8, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10 },
+    options: { modelUrl: 'http://127.0.0.1:1/v1', model: 'x', policy: 'balanced', concurrency: 8, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10, verification: 'checks' as const, repairBudget: 2, maxReplans: 3 },
     policy: 'balanced',
     mode: 'native',
     dialect: null,

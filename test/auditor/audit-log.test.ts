@@ -15,7 +15,7 @@ const tempDir = useTempDirs();
 function unauditedRun(dataDir: string, count: number): string {
   const runtime = createRuntime({ dataDir });
   const runId = 'run-unaudited';
-  const options = { modelUrl: 'http://127.0.0.1:9/v1', model: 'm', policy: 'balanced', concurrency: 1, maxTokens: null, maxCostUsd: null, workspace: dataDir, maxIterations: 10 } as const;
+  const options = { modelUrl: 'http://127.0.0.1:9/v1', model: 'm', policy: 'balanced', concurrency: 1, maxTokens: null, maxCostUsd: null, workspace: dataDir, maxIterations: 10, verification: 'checks', repairBudget: 2, maxReplans: 3 } as const;
   runtime.store.runs.createRun({ id: runId, goal: 'g', policy: 'balanced', options, now: new Date().toISOString() });
   for (let index = 0; index < count; index++) runtime.events.append(runId, 'step.started', { stepId: `s${index}` });
   runtime.close();

@@ -50,7 +50,7 @@ export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (bui
       expiryMs: extra.expiryMs,
       connect: modelConnector({ retry: { windowMs: 150, baseDelayMs: 10, maxDelayMs: 50, firstByteTimeoutMs: 10_000, idleTimeoutMs: 10_000 } }),
     };
-    const defaults: RunOptions = { modelUrl: server.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10 };
+    const defaults: RunOptions = { modelUrl: server.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10, verification: 'checks', repairBudget: 2, maxReplans: 3 };
     return {
       runtime,
       server,

@@ -19,6 +19,7 @@ export const DEFAULT_EXPIRY_MS: Record<ApprovalKind, number> = {
   step_result: 15 * 60_000,
   final_answer: 15 * 60_000,
   critical_decision: 10 * 60_000,
+  escalation: 30 * 60_000,
   budget_raise: 10 * 60_000,
 };
 

@@ -13,6 +13,8 @@ export const ApprovalKindSchema = z.enum([
   'budget_raise',
   'uncertain_repeat',
   'resume_run',
+  /** Validation, repair and re-planning did not get a step through: the operator chooses what happens next. */
+  'escalation',
 ]);
 export type ApprovalKind = z.infer<typeof ApprovalKindSchema>;
 
@@ -61,3 +63,16 @@ export const ApprovalRequestSchema = z.object({
   expiresAt: z.string().nullable(),
 });
 export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
+
+/**
+ * The operator's answer to an `escalation`, carried as an `edit` decision's `edited` value:
+ * run the step again, skip it (its dependants run without its result), replace it, or end the run.
+ * `approve` means retry and `reject` means end.
+ */
+export const EscalationChoiceSchema = z.discriminatedUnion('choice', [
+  z.object({ choice: z.literal('retry') }),
+  z.object({ choice: z.literal('skip') }),
+  z.object({ choice: z.literal('edit'), description: z.string().min(1).max(4000), expected_output: z.string().max(2000).optional() }),
+  z.object({ choice: z.literal('end') }),
+]);
+export type EscalationChoice = z.infer<typeof EscalationChoiceSchema>;

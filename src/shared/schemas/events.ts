@@ -3,6 +3,7 @@ import { ApprovalDecisionSchema, ApprovalKindSchema, ApprovalStatusSchema, Expla
 import { EndpointProbeSchema } from './endpoint';
 import { EstopStateSchema, EstopTriggerSchema } from './estop';
 import { PlanSchema } from './plan';
+import { ValidationCheckSchema, VerdictSchema } from './validation';
 import { PolicySchema, RunIdSchema } from './run';
 import { ToolApprovalOverrideSchema } from './settings';
 import { ToolStatusSchema } from './tool';
@@ -69,6 +70,24 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('run.stopped', { reason: z.string() }),
   runEvent('run.paused', { reason: z.string(), whatToDo: z.string() }),
   runEvent('tool.orphan_killed', { callId: z.string(), pgid: z.int().positive() }),
+  /** The Agent-Validator's verdict on a step's result (`stepId`) or, from the Meta-Validator, on the plan (`stepId: null`). */
+  runEvent('validation.completed', {
+    stepId: z.string().nullable(),
+    verdict: VerdictSchema,
+    gap: z.number().min(0).max(1),
+    confidence: z.number().min(0).max(1).nullable(),
+    reasons: z.array(z.string()),
+    checks: z.array(ValidationCheckSchema),
+  }),
+  /** A step sent back to its model with the reason its result failed (`repair` counts from 1). */
+  runEvent('step.retried', { ...stepShape, repair: z.int().positive(), reason: z.string() }),
+  /** A scoped re-plan: `replaced` steps (the failed one and its not-yet-started dependants) gave way to `added` ones. */
+  runEvent('plan.revised', { revision: z.int().positive(), replaced: z.array(z.string()), added: z.array(z.string()), reason: z.string(), plan: PlanSchema }),
+  /** The Goal Gradient Solver's measure of how far the run is from its goal (0 reached, 1 nowhere); `delta` is the change since the last measure. */
+  runEvent('goal.progress', { gap: z.number().min(0).max(1), delta: z.number().nullable() }),
+  runEvent('escalation.raised', { stepId: z.string().nullable(), approvalId: z.string(), reason: z.string(), gapTrend: z.array(z.number()) }),
+  /** An MCP server's definition of a tool changed: earlier grants for it no longer apply. */
+  runEvent('tool.definition_changed', { tool: z.string(), server: z.string(), previousHash: z.string(), hash: z.string() }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;
 export type RunEventType = RunEvent['type'];

@@ -29,6 +29,10 @@ export const StepStatusSchema = z.enum([
 ]);
 export type StepStatus = z.infer<typeof StepStatusSchema>;
 
+/** How a step's result is checked: not at all, by deterministic checks, or by the checks and a critic model call. */
+export const VerificationSchema = z.enum(['off', 'checks', 'critic']);
+export type Verification = z.infer<typeof VerificationSchema>;
+
 export const RunIdSchema = z.string().min(1).max(64);
 
 export const RunSummarySchema = z.object({
@@ -58,5 +62,10 @@ export const RunOptionsSchema = z.object({
   maxCostUsd: z.number().positive().nullable(),
   workspace: z.string().min(1),
   maxIterations: z.int().min(1).max(50),
+  verification: VerificationSchema.default('checks'),
+  /** Tries to repair a step whose result failed validation before its subtree is re-planned. */
+  repairBudget: z.int().min(0).max(10).default(2),
+  /** Scoped re-plans per run before the operator is asked. */
+  maxReplans: z.int().min(0).max(10).default(3),
 });
 export type RunOptions = z.infer<typeof RunOptionsSchema>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApprovalKindSchema } from './approval';
-import { PolicySchema } from './run';
+import { PolicySchema, VerificationSchema } from './run';
 
 export const ThemeSchema = z.enum(['system', 'light', 'dark']);
 
@@ -10,6 +10,19 @@ export type ToolApprovalOverride = z.infer<typeof ToolApprovalOverrideSchema>;
 
 export const SandboxModeSchema = z.enum(['on', 'off']);
 export type SandboxMode = z.infer<typeof SandboxModeSchema>;
+
+/** One MCP server, in the `mcpServers` shape Claude Desktop and Cursor write: a command to start (stdio) or a URL (Streamable HTTP, SSE as fallback). */
+export const McpServerConfigSchema = z.union([
+  z.object({ command: z.string().min(1).max(1000), args: z.array(z.string().max(4000)).max(100).optional(), env: z.record(z.string(), z.string()).optional(), disabled: z.boolean().optional() }).strict(),
+  z.object({ url: z.url({ protocol: /^https?$/ }), headers: z.record(z.string(), z.string()).optional(), disabled: z.boolean().optional() }).strict(),
+]);
+export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;
+
+/** Server names become tool-name prefixes (`NAME__TOOL`). */
+export const McpServerNameSchema = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'A server name is 1-32 letters, digits, "_" or "-".');
+
+/** The file `--mcp-config FILE` reads, the same JSON as Claude Desktop's. */
+export const McpConfigFileSchema = z.object({ mcpServers: z.record(McpServerNameSchema, McpServerConfigSchema) });
 
 export const SettingsSchema = z.object({
   modelUrl: z.url({ protocol: /^https?$/ }),
@@ -34,6 +47,10 @@ export const SettingsSchema = z.object({
   modelFirstByteTimeoutSeconds: z.number().positive().max(3600),
   modelIdleTimeoutSeconds: z.number().positive().max(3600),
   modelRetryWindowSeconds: z.number().nonnegative().max(24 * 3600),
+  verification: VerificationSchema,
+  repairBudget: z.int().min(0).max(10),
+  maxReplans: z.int().min(0).max(10),
+  mcpServers: z.record(McpServerNameSchema, McpServerConfigSchema),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
@@ -58,4 +75,8 @@ export const DEFAULT_SETTINGS: Settings = {
   modelFirstByteTimeoutSeconds: 300,
   modelIdleTimeoutSeconds: 60,
   modelRetryWindowSeconds: 120,
+  verification: 'checks',
+  repairBudget: 2,
+  maxReplans: 3,
+  mcpServers: {},
 };

@@ -202,7 +202,7 @@ describe('approvals across a restart', () => {
     const human = scriptedHuman(() => ({ verdict: 'approve' }));
     const engine = await startEngine({ reply: routed(() => ({ content: 'ok' })) }, { approvals: human });
     const runs = engine.runtime.store.runs;
-    const options = { modelUrl: engine.server.url, model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: process.cwd(), maxIterations: 10 };
+    const options = { modelUrl: engine.server.url, model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: process.cwd(), maxIterations: 10, verification: 'checks' as const, repairBudget: 2, maxReplans: 3 };
     runs.createRun({ id: 'crashed', goal: 'g', policy: 'balanced', options, now: new Date().toISOString() });
     runs.setRunStatus('crashed', 'planning', new Date().toISOString());
     const explanation = { summary: '', confidence: null, risk: { level: 'low' as const, factors: [] }, reversibility: 'not_applicable' as const, cost: { tokensUsed: 0, tokensLeft: null, estimatedUsd: 0 }, downstream: [], alternatives: [] };

@@ -300,7 +300,7 @@ describe('resuming after a crash in the middle of a tool call', () => {
     const engine = await startEngine({ reply }, { tools: (builtin) => new ToolRegistry([builtin.get('calculator') as ToolDefinition, write]), approvals });
     const runs = engine.runtime.store.runs;
     const now = new Date().toISOString();
-    const options = { modelUrl: engine.server.url, model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10 };
+    const options = { modelUrl: engine.server.url, model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10, verification: 'checks' as const, repairBudget: 2, maxReplans: 3 };
     runs.createRun({ id: 'crashed', goal: 'g', policy: 'balanced', options, now });
     runs.savePlan('crashed', [{ id: 'w', description: 'write it', dependencies: [] }]);
     runs.setStepStatus('crashed', 'w', 'running', now);

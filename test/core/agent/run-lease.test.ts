@@ -7,7 +7,7 @@ const openRuntime = useRuntimes();
 
 function withRun() {
   const runtime = openRuntime();
-  const options = { modelUrl: 'http://127.0.0.1:1/v1', model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10 };
+  const options = { modelUrl: 'http://127.0.0.1:1/v1', model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10, verification: 'checks' as const, repairBudget: 2, maxReplans: 3 };
   runtime.store.runs.createRun({ id: 'r', goal: 'g', policy: 'balanced', options, now: new Date().toISOString() });
   return runtime.store.runs;
 }

@@ -10,7 +10,7 @@ import { useTempDirs } from '../../support/temp-dir';
 const tempDir = useTempDirs();
 
 function startRun(runtime: ArchonRuntime, runId: string): void {
-  const options = { modelUrl: 'http://127.0.0.1:9/v1', model: 'm', policy: 'balanced', concurrency: 1, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 } as const;
+  const options = { modelUrl: 'http://127.0.0.1:9/v1', model: 'm', policy: 'balanced', concurrency: 1, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10, verification: 'checks', repairBudget: 2, maxReplans: 3 } as const;
   runtime.store.runs.createRun({ id: runId, goal: 'g', policy: 'balanced', options, now: new Date().toISOString() });
 }
 

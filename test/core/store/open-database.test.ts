@@ -91,7 +91,7 @@ describe('openDatabase', () => {
   it('finds a damaged page inside a valid database when it opens (quick_check), and never writes to it', () => {
     const dir = tempDir();
     const store = ArchonStore.open(dir);
-    const options = { modelUrl: 'http://127.0.0.1:1/v1', model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10 };
+    const options = { modelUrl: 'http://127.0.0.1:1/v1', model: '', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10, verification: 'checks' as const, repairBudget: 2, maxReplans: 3 };
     for (let index = 0; index < 300; index++) store.runs.createRun({ id: `run-${index}`, goal: 'x'.repeat(200), policy: 'balanced', options, now: new Date().toISOString() });
     const { rootpage } = store.db.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'runs'").get() as { rootpage: number };
     store.close();
