@@ -20,6 +20,7 @@ export const DEFAULT_EXPIRY_MS: Record<ApprovalKind, number> = {
   final_answer: 15 * 60_000,
   critical_decision: 10 * 60_000,
   escalation: 30 * 60_000,
+  elicitation: 10 * 60_000,
   budget_raise: 10 * 60_000,
 };
 

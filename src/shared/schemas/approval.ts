@@ -15,6 +15,8 @@ export const ApprovalKindSchema = z.enum([
   'resume_run',
   /** Validation, repair and re-planning did not get a step through: the operator chooses what happens next. */
   'escalation',
+  /** An MCP server asks the operator for information (elicitation): `edit` with the form's content accepts, `reject` declines. */
+  'elicitation',
 ]);
 export type ApprovalKind = z.infer<typeof ApprovalKindSchema>;
 

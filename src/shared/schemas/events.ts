@@ -6,7 +6,7 @@ import { PlanSchema } from './plan';
 import { ValidationCheckSchema, VerdictSchema } from './validation';
 import { PolicySchema, RunIdSchema } from './run';
 import { ToolApprovalOverrideSchema } from './settings';
-import { ToolStatusSchema } from './tool';
+import { ToolResultPartSchema, ToolStatusSchema } from './tool';
 
 const runEvent = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
   z.object({ type: z.literal(type), runId: RunIdSchema, seq: z.int().positive(), ts: z.string(), ...shape });
@@ -39,7 +39,7 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('step.failed', { ...stepShape, reason: z.string() }),
   runEvent('step.skipped', { ...stepShape, reason: z.string() }),
   runEvent('tool.started', { ...toolShape, args: z.unknown() }),
-  runEvent('tool.completed', { ...toolShape, status: ToolStatusSchema, content: z.string() }),
+  runEvent('tool.completed', { ...toolShape, status: ToolStatusSchema, content: z.string(), parts: z.array(ToolResultPartSchema).optional() }),
   /** The tool itself refused the call (a path outside the workspace, a symbolic link leading out, no OS sandbox). */
   runEvent('tool.refused', { ...toolShape, reason: z.string() }),
   runEvent('approval.requested', {
