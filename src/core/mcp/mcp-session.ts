@@ -1,0 +1,206 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ElicitRequestSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type ElicitRequest, type ElicitResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerConfig } from '../../shared/schemas/settings';
+import { McpServerError, type McpFailure } from './mcp-failure';
+import { stdioLaunch, type Confinement } from './stdio-launch';
+import { killGroup, StdioServerTransport } from './stdio-transport';
+
+const CLIENT_INFO = { name: 'archon', version: '0.1.0' };
+/** tools/list pages followed at most: a server that never stops paging is a protocol error. */
+const MAX_PAGES = 100;
+
+/** Who answers a server's elicitation/create: the run whose call is in flight. */
+export type ElicitationHandler = (request: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
+
+export interface SessionOptions {
+  name: string;
+  config: McpServerConfig;
+  confinement: Confinement;
+  /** How long initialize and tools/list may take. */
+  startTimeoutMs: number;
+  /** Told when the server's tool list changed (after it was fetched again). */
+  onToolsChanged?(tools: readonly Tool[]): void;
+}
+
+function stderrTail(stderr: string): string {
+  return stderr ? ` Its last stderr lines:\n${stderr}` : '';
+}
+
+/**
+ * One connection to one MCP server: started (stdio inside the sandbox, or Streamable HTTP with SSE as
+ * the fallback), initialized (the SDK negotiates the protocol version), its tools listed, calls made
+ * with a signal and a timeout. A session that broke stays broken; the manager starts a new one.
+ */
+export class McpSession {
+  private client: Client | null = null;
+  private transport: Transport | null = null;
+  private toolList: Tool[] = [];
+  private closed = false;
+  private exitNote = '';
+  private readonly elicitors: ElicitationHandler[] = [];
+
+  constructor(private readonly options: SessionOptions) {}
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  get alive(): boolean {
+    return this.client !== null && !this.closed;
+  }
+
+  get tools(): readonly Tool[] {
+    return this.toolList;
+  }
+
+  /** Starts the server and lists its tools; a failure says which of not found, crashed, timed out, protocol error. */
+  async start(signal: AbortSignal): Promise<void> {
+    const { name, config } = this.options;
+    try {
+      if ('command' in config) await this.connectStdio(signal);
+      else await this.connectHttp(new URL(config.url), config.headers ?? {}, signal);
+      this.toolList = await this.listTools(signal);
+    } catch (error) {
+      await this.close();
+      if (error instanceof McpServerError) throw error;
+      throw new McpServerError(this.startFailure(error, signal));
+    }
+    if (this.closed) throw new McpServerError({ kind: 'crashed', message: `MCP server "${name}" ${this.exitNote || 'closed its connection'} right after it started.` });
+  }
+
+  private startFailure(error: unknown, signal: AbortSignal): McpFailure {
+    const { name, startTimeoutMs } = this.options;
+    if (signal.aborted) return { kind: 'timeout', message: `MCP server "${name}" was not ready when the run was stopped.` };
+    if (this.exitNote) return { kind: 'crashed', message: `MCP server "${name}" ${this.exitNote}` };
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return { kind: 'timeout', message: `MCP server "${name}" did not answer initialize within ${Math.round(startTimeoutMs / 1000)} s. Check that it speaks MCP on ${'command' in this.options.config ? 'stdin/stdout' : 'that URL'}.` };
+    }
+    const text = error instanceof Error ? error.message : String(error);
+    if ('url' in this.options.config && /fetch failed|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH/i.test(`${text} ${String((error as { cause?: unknown }).cause ?? '')}`)) {
+      return { kind: 'unreachable', message: `MCP server "${name}" could not be reached at ${new URL(this.options.config.url).origin}: ${text}. Start it, or fix "url".` };
+    }
+    return { kind: 'protocol', message: `MCP server "${name}" failed the MCP handshake: ${text}` };
+  }
+
+  private newClient(): Client {
+    const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } } });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      if (!this.alive) return;
+      try {
+        this.toolList = await this.listTools(AbortSignal.timeout(this.options.startTimeoutMs));
+        this.options.onToolsChanged?.(this.toolList);
+      } catch {
+        // The next call finds the session broken, or the old list still valid.
+      }
+    });
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(request.params, extra.signal));
+    client.onclose = () => {
+      this.closed = true;
+    };
+    return client;
+  }
+
+  private async elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
+    const handler = this.elicitors.at(-1);
+    if (!handler) return { action: 'decline' };
+    return handler(params, signal);
+  }
+
+  private async connectStdio(signal: AbortSignal): Promise<void> {
+    const { name, config, confinement, startTimeoutMs } = this.options;
+    if (!('command' in config)) return;
+    const launch = stdioLaunch(name, config, confinement);
+    if (!launch.ok) throw new McpServerError(launch.failure);
+    const transport = new StdioServerTransport(launch.launch);
+    this.transport = transport;
+    const client = this.newClient();
+    const onClose = client.onclose;
+    client.onclose = () => {
+      const exit = transport.exit;
+      if (exit) this.exitNote = `exited (${exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`}).${stderrTail(exit.stderr)}`;
+      onClose?.();
+    };
+    try {
+      await client.connect(transport, { signal, timeout: startTimeoutMs });
+    } catch (error) {
+      if (transport.failedToStart) throw new McpServerError({ kind: 'not_found', message: `MCP server "${name}" could not be started: ${transport.failedToStart.message}.` });
+      throw error;
+    }
+    this.client = client;
+  }
+
+  private async connectHttp(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<void> {
+    const requestInit = { headers };
+    const streamable = new StreamableHTTPClientTransport(url, { requestInit });
+    const client = this.newClient();
+    try {
+      this.transport = streamable;
+      await client.connect(streamable, { signal, timeout: this.options.startTimeoutMs });
+      this.client = client;
+    } catch (error) {
+      // Servers of the older protocol answer the Streamable HTTP POST with a 4xx: try the SSE transport.
+      if (!(error instanceof StreamableHTTPError) || error.code === undefined || error.code < 400 || error.code >= 500) throw error;
+      await client.close();
+      const sse = new SSEClientTransport(url, { requestInit });
+      const fallback = this.newClient();
+      this.transport = sse;
+      await fallback.connect(sse, { signal, timeout: this.options.startTimeoutMs });
+      this.client = fallback;
+    }
+  }
+
+  private async listTools(signal: AbortSignal): Promise<Tool[]> {
+    const client = this.requireClient();
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const result = await client.listTools(cursor ? { cursor } : undefined, { signal, timeout: this.options.startTimeoutMs });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (!cursor) return tools;
+    }
+    throw new McpServerError({ kind: 'protocol', message: `MCP server "${this.options.name}" kept paging tools/list past ${MAX_PAGES} pages.` });
+  }
+
+  private requireClient(): Client {
+    if (!this.client || this.closed) throw new McpServerError({ kind: 'crashed', message: `MCP server "${this.options.name}" ${this.exitNote || 'is not connected'}` });
+    return this.client;
+  }
+
+  /** One tools/call; an abort sends notifications/cancelled (the SDK does), a broken connection names the server and how it ended. */
+  async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, elicit: ElicitationHandler): Promise<CallToolResult> {
+    const client = this.requireClient();
+    this.elicitors.push(elicit);
+    try {
+      return (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs })) as CallToolResult;
+    } catch (error) {
+      if (this.closed && !signal.aborted) throw new McpServerError({ kind: 'crashed', message: `MCP server "${this.options.name}" ${this.exitNote || 'closed its connection'} during the call to ${tool}; it will be started again on the next call.` });
+      throw error;
+    } finally {
+      this.elicitors.splice(this.elicitors.lastIndexOf(elicit), 1);
+    }
+  }
+
+  /** Kills a stdio server's whole process group at once (the emergency stop), then closes. */
+  async kill(): Promise<void> {
+    const pid = this.transport instanceof StdioServerTransport ? this.transport.pid : null;
+    this.closed = true;
+    if (pid !== null) await killGroup(pid);
+    await this.close();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client;
+    this.client = null;
+    try {
+      if (client) await client.close();
+      else await this.transport?.close();
+    } catch {
+      // Closing what already broke.
+    }
+  }
+}

@@ -1,0 +1,94 @@
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { bubblewrapRoot } from '../../shared/bubblewrap-root';
+import type { SandboxMode } from '../../shared/schemas/settings';
+import type { McpFailure } from './mcp-failure';
+import type { StdioLaunch } from './stdio-transport';
+
+export interface StdioServer {
+  command: string;
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+export interface Confinement {
+  workspace: string;
+  sandbox: SandboxMode;
+  allowNetwork: boolean;
+  /** Folders no server may see even inside the workspace (the data dir, the home folder, the audit key folder). */
+  hidden: readonly string[];
+}
+
+const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The command as the operator's PATH finds it, or null. */
+export function resolveCommand(command: string, cwd: string, path = process.env.PATH ?? SYSTEM_PATH): string | null {
+  if (command.includes('/')) {
+    const full = isAbsolute(command) ? command : resolve(cwd, command);
+    return executable(full) ? realpathSync(full) : null;
+  }
+  for (const folder of path.split(delimiter).filter(Boolean)) {
+    const candidate = join(folder, command);
+    if (executable(candidate)) return realpathSync(candidate);
+  }
+  return null;
+}
+
+/** The folder a file's package lives in: the parent of its outermost node_modules, else its own folder. */
+function packageRoot(file: string): string {
+  const marker = `${sep}node_modules${sep}`;
+  const at = file.indexOf(marker);
+  return at >= 0 ? file.slice(0, at) : dirname(file);
+}
+
+/** What a server needs to read besides the system: its program's install folder and the files its arguments name. */
+function serverFiles(program: string, args: readonly string[]): string[] {
+  const folders = new Set([dirname(dirname(program)), packageRoot(program)]);
+  for (const arg of args) {
+    if (!isAbsolute(arg) || !existsSync(arg)) continue;
+    folders.add(packageRoot(realpathSync(arg)));
+  }
+  return [...folders];
+}
+
+let bubblewrap: boolean | undefined;
+
+function bubblewrapWorks(): boolean {
+  bubblewrap ??= spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', '/bin/true'], { timeout: 10_000 }).status === 0;
+  return bubblewrap;
+}
+
+/** Nothing of Archon's own environment reaches a server: only what it needs, and its own `env`. */
+function serverEnvironment(server: StdioServer, workspace: string, program: string): NodeJS.ProcessEnv {
+  return { PATH: `${dirname(program)}${delimiter}${SYSTEM_PATH}`, HOME: workspace, LANG: 'C.UTF-8', TMPDIR: '/tmp', ...server.env };
+}
+
+/**
+ * How a stdio server is started: inside bubblewrap (the workspace its folder and the only one it
+ * may write; the network only when allowed; its own files readable), or unconfined when the
+ * operator turned the sandbox off. A command that cannot be found is a failure, never a guess.
+ */
+export function stdioLaunch(name: string, server: StdioServer, confinement: Confinement): { ok: true; launch: StdioLaunch } | { ok: false; failure: McpFailure } {
+  const { workspace } = confinement;
+  const program = resolveCommand(server.command, workspace);
+  if (!program) return { ok: false, failure: { kind: 'not_found', message: `MCP server "${name}": the command "${server.command}" was not found (not on PATH, or not executable). Install it or fix "command" in its configuration.` } };
+  const args = server.args ?? [];
+  const env = serverEnvironment(server, workspace, program);
+  if (confinement.sandbox === 'off') return { ok: true, launch: { file: program, args, env, cwd: workspace } };
+  if (process.platform !== 'linux' || !bubblewrapWorks()) {
+    return { ok: false, failure: { kind: 'sandbox', message: `MCP server "${name}" was not started: bubblewrap, the OS sandbox its process runs in, is not available here. Install bubblewrap, or set sandbox to "off" in Settings.` } };
+  }
+  const hiddenInWorkspace = confinement.hidden.filter((path) => path !== workspace && path.startsWith(`${workspace}${sep}`) && existsSync(path));
+  const root = bubblewrapRoot({ workspace, allowNetwork: confinement.allowNetwork, hiddenInWorkspace, readable: serverFiles(program, args) });
+  return { ok: true, launch: { file: 'bwrap', args: [...root, '--', program, ...args], env, cwd: workspace } };
+}
