@@ -8,6 +8,7 @@ import { createCommandHandlers, type AuditPort } from './command-handlers';
 import { modelConnector } from './model/connect';
 import { retryPolicyFrom } from './model/retry-policy';
 import { probeEndpoint } from './model/endpoint-probe';
+import { probeMcpServer } from './mcp/probe-server';
 import type { ApiKeys } from './secrets/api-keys';
 import type { ProcessLauncher } from './process/process-launcher';
 import type { ArchonRuntime } from './runtime';
@@ -89,6 +90,11 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     confirmation: options.confirmation,
     runDefaults: defaults,
     probe: (modelUrl, model) => probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKeys.keyFor(modelUrl), contextLength: runtime.store.getSettings().contextLength, signal: AbortSignal.timeout(60_000) }),
+    probeMcp: (name, config, signal) => {
+      const settings = runtime.store.getSettings();
+      const confinement = { workspace: defaults().workspace, sandbox: settings.sandbox, allowNetwork: options.allowNetwork ?? settings.allowNetwork, hidden: options.hiddenFolders };
+      return probeMcpServer(name, config, { ...confinement, signal });
+    },
     info: { version: options.version, dataDir: runtime.dataDir, host: options.host },
   });
   return {

@@ -1,11 +1,14 @@
 import type { CommandHandlers } from '../shared/ipc/dispatch';
 import type { AuditReport, VerifyResult } from '../shared/schemas/audit';
+import { maskMcpSecrets, unmaskMcpServer, unmaskMcpServers } from '../shared/mcp-secrets';
 import type { EndpointProbe } from '../shared/schemas/endpoint';
+import type { McpProbe } from '../shared/schemas/mcp-probe';
 import type { RunOptions } from '../shared/schemas/run';
+import type { McpServerConfig } from '../shared/schemas/settings';
 import type { RunManager } from './agent/run-manager';
 import type { PendingApprovals } from './approval/pending-approvals';
 import { requireOperator, type OperatorConfirmation } from './authority/operator-authority';
-import { runWidening, settingsWidening } from './authority/widening-changes';
+import { mcpProbeWidening, runWidening, settingsWidening } from './authority/widening-changes';
 import type { ArchonRuntime } from './runtime';
 import type { ApiKeys } from './secrets/api-keys';
 import type { EmergencyStop } from './stop/emergency-stop';
@@ -28,6 +31,8 @@ export interface CommandDependencies {
   /** Asked, outside the renderer, before any change that widens what agents may do. */
   confirmation: OperatorConfirmation;
   probe(modelUrl: string, model: string | undefined): Promise<EndpointProbe>;
+  /** Starts one MCP server, lists its tools and stops it again. */
+  probeMcp(name: string, config: McpServerConfig, signal: AbortSignal): Promise<McpProbe>;
   runDefaults(): RunOptions;
   info: { version: string; dataDir: string; host: 'electron' | 'headless' };
 }
@@ -44,10 +49,12 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'estop.status': async () => store.estopState(),
     'estop.trigger': async ({ reason }) => deps.estop.trigger('operator', reason),
     'estop.reset': async () => deps.estop.reset(),
-    'settings.get': async () => store.getSettings(),
-    'settings.update': async (patch, { signal }) => {
-      await requireOperator(deps.confirmation, 'Change settings so that agents may do more?', settingsWidening(store.getSettings(), patch), signal);
-      return store.updateSettings(patch);
+    'settings.get': async () => maskMcpSecrets(store.getSettings()),
+    'settings.update': async (masked, { signal }) => {
+      const current = store.getSettings();
+      const patch = masked.mcpServers ? { ...masked, mcpServers: unmaskMcpServers(masked.mcpServers, current.mcpServers) } : masked;
+      await requireOperator(deps.confirmation, 'Change settings so that agents may do more?', settingsWidening(current, patch), signal);
+      return maskMcpSecrets(store.updateSettings(patch));
     },
     'runs.start': async ({ apiKey, ...input }, { signal }) => {
       deps.audit.assertReady();
@@ -76,5 +83,11 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     },
     'audit.report': ({ runId, day }) => deps.audit.report(runId ? { runId } : { day: day ?? new Date().toISOString().slice(0, 10) }),
     'audit.verify': () => deps.audit.verify(),
+    'mcp.probe': async ({ name, config: masked }, { signal }) => {
+      const current = store.getSettings();
+      const config = unmaskMcpServer(name, masked, current.mcpServers);
+      await requireOperator(deps.confirmation, 'Start an MCP server that is not saved in Settings?', mcpProbeWidening(current, name, config), signal);
+      return deps.probeMcp(name, config, signal);
+    },
   };
 }

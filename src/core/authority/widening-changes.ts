@@ -1,9 +1,10 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
+import { canonicalJson } from '../../shared/canonical-json';
 import { stricter } from '../../shared/policy';
 import type { StartRunInput } from '../../shared/schemas/run-detail';
 import type { Policy, RunOptions } from '../../shared/schemas/run';
-import type { Settings, SettingsPatch, ToolApprovalOverride } from '../../shared/schemas/settings';
+import type { McpServerConfig, Settings, SettingsPatch, ToolApprovalOverride } from '../../shared/schemas/settings';
 
 /** How much a per-tool setting asks of a person: lower is looser. */
 const ASKING: Record<ToolApprovalOverride, number> = { never: 0, default: 1, always: 2 };
@@ -26,6 +27,35 @@ function inside(folder: string, path: string): boolean {
   return rest === '' || (!rest.startsWith('..') && !isAbsolute(rest));
 }
 
+/** What a server gets to do, in words: the command it runs or the address it is reached at (never its env or headers, which hold secrets). */
+function serverReach(config: McpServerConfig): string {
+  return 'command' in config ? `command "${[config.command, ...(config.args ?? [])].join(' ')}"` : `URL ${config.url}`;
+}
+
+/** The same server as far as authority goes: what runs or is reached, with what; whether it is on is a separate question. */
+function sameServer(a: McpServerConfig, b: McpServerConfig): boolean {
+  const { disabled: _a, ...left } = a;
+  const { disabled: _b, ...right } = b;
+  return canonicalJson(left) === canonicalJson(right);
+}
+
+/** New tools for agents: a server added, turned on, or pointed at something else; removed or disabled ones narrow and are not listed. */
+function mcpWidening(current: Settings['mcpServers'], next: Settings['mcpServers']): string[] {
+  return Object.entries(next).flatMap(([name, config]) => {
+    const before = current[name];
+    if (config.disabled) return [];
+    if (!before) return [`the MCP server ${name} added (${serverReach(config)})`];
+    if (!sameServer(before, config)) return [`the MCP server ${name} changed (now ${serverReach(config)})`];
+    return before.disabled ? [`the MCP server ${name} turned on`] : [];
+  });
+}
+
+/** Starting a server from the page to list its tools runs its command: only a saved server may start without the operator's yes. */
+export function mcpProbeWidening(current: Settings, name: string, config: McpServerConfig): string[] {
+  const saved = current.mcpServers[name];
+  return saved && sameServer(saved, config) ? [] : [`start the MCP server ${name} (${serverReach(config)}) to list its tools`];
+}
+
 /** The changes in a settings patch that widen what agents may do, in words for the operator; narrowing ones are not listed. */
 export function settingsWidening(current: Settings, patch: SettingsPatch): string[] {
   const changes: string[] = [];
@@ -43,6 +73,7 @@ export function settingsWidening(current: Settings, patch: SettingsPatch): strin
   if (patch.networkTools && !current.networkTools) changes.push('network tools turned on');
   if (patch.allowNetwork && !current.allowNetwork) changes.push('network access for commands turned on');
   if (patch.sandbox === 'off' && current.sandbox !== 'off') changes.push('the sandbox for commands turned off');
+  if (patch.mcpServers) changes.push(...mcpWidening(current.mcpServers, patch.mcpServers));
   return changes;
 }
 

@@ -3,9 +3,10 @@ import { ApprovalDecisionSchema, ApprovalRequestSchema } from '../schemas/approv
 import { AuditReportSchema, VerifyResultSchema } from '../schemas/audit';
 import { EndpointProbeSchema } from '../schemas/endpoint';
 import { EstopStateSchema } from '../schemas/estop';
+import { McpProbeSchema } from '../schemas/mcp-probe';
 import { RunDetailSchema, StartRunInputSchema } from '../schemas/run-detail';
 import { RunIdSchema, RunOptionsSchema, RunSummarySchema } from '../schemas/run';
-import { SettingsPatchSchema, SettingsSchema } from '../schemas/settings';
+import { McpServerConfigSchema, McpServerNameSchema, SettingsPatchSchema, SettingsSchema } from '../schemas/settings';
 
 const command = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
 const noInput = z.object({}).strict();
@@ -48,6 +49,8 @@ export const contract = {
   'endpoint.probe': command(z.object({ modelUrl: z.url({ protocol: /^https?$/ }), model: z.string().max(200).optional(), apiKey }).strict(), EndpointProbeSchema),
   'audit.report': command(z.object({ runId: RunIdSchema.optional(), day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional() }).strict(), AuditReportSchema),
   'audit.verify': command(noInput, VerifyResultSchema),
+  /** Starts one MCP server (a saved one, or a config the operator confirms outside the page) and lists its tools, or says what failed. */
+  'mcp.probe': command(z.object({ name: McpServerNameSchema, config: McpServerConfigSchema }).strict(), McpProbeSchema),
 };
 
 export type Contract = typeof contract;

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runWidening, settingsWidening } from '../../../src/core/authority/widening-changes';
+import { mcpProbeWidening, runWidening, settingsWidening } from '../../../src/core/authority/widening-changes';
 import { DEFAULT_SETTINGS, type Settings } from '../../../src/shared/schemas/settings';
 
 const current: Settings = { ...DEFAULT_SETTINGS, policy: 'balanced', toolApproval: { write_file: 'always' }, disabledTools: ['run_command'] };
@@ -46,6 +46,41 @@ describe('settingsWidening', () => {
 
   it('counts dropping a tool from the approval list as going back to the default', () => {
     expect(settingsWidening(current, { toolApproval: {} })).toEqual(['approval of write_file from "always" to "default"']);
+  });
+});
+
+describe('MCP servers', () => {
+  const withServers: Settings = {
+    ...DEFAULT_SETTINGS,
+    mcpServers: { files: { command: 'npx', args: ['server-filesystem', '.'], env: { TOKEN: 'secret-1' } }, web: { url: 'https://mcp.example/mcp', disabled: true } },
+  };
+
+  it('asks before a server is added, turned on, or pointed at another command, and never names its env', () => {
+    const changes = settingsWidening(withServers, {
+      mcpServers: {
+        files: { command: 'npx', args: ['server-filesystem', '/'], env: { TOKEN: 'secret-1' } },
+        web: { url: 'https://mcp.example/mcp' },
+        everything: { command: 'mcp-server-everything', env: { KEY: 'secret-2' } },
+      },
+    });
+    expect(changes).toEqual([
+      'the MCP server files changed (now command "npx server-filesystem /")',
+      'the MCP server web turned on',
+      'the MCP server everything added (command "mcp-server-everything")',
+    ]);
+    expect(changes.join(' ')).not.toContain('secret');
+  });
+
+  it('lets removing, disabling, adding a disabled server and re-saving the same servers through', () => {
+    expect(settingsWidening(withServers, { mcpServers: {} })).toEqual([]);
+    expect(settingsWidening(withServers, { mcpServers: { files: { ...withServers.mcpServers.files!, disabled: true }, other: { url: 'https://x.example/', disabled: true } } })).toEqual([]);
+    expect(settingsWidening(withServers, { mcpServers: { ...withServers.mcpServers } })).toEqual([]);
+  });
+
+  it('starts a saved server for a test without asking, and asks for any other', () => {
+    expect(mcpProbeWidening(withServers, 'files', { command: 'npx', args: ['server-filesystem', '.'], env: { TOKEN: 'secret-1' } })).toEqual([]);
+    expect(mcpProbeWidening(withServers, 'files', { command: 'rm', args: ['-rf', '.'] })).toEqual(['start the MCP server files (command "rm -rf .") to list its tools']);
+    expect(mcpProbeWidening(withServers, 'new', { url: 'https://mcp.example/mcp' })).toEqual(['start the MCP server new (URL https://mcp.example/mcp) to list its tools']);
   });
 });
 

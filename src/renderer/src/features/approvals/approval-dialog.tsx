@@ -5,6 +5,8 @@ import { PlanStepSchema, type PlanStep } from '../../../../shared/schemas/plan';
 import { BUILTIN_TOOL_NAMES, isBuiltinTool, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { describeZodError } from '../../../../shared/errors';
 import { useAppStore } from '../../store/use-app-store';
+import { ElicitationForm } from './elicitation-card';
+import { mcpCallOf, McpCallDetails } from './mcp-call';
 
 function useCountdown(expiresAt: string | null): string {
   const [now, setNow] = useState(() => Date.now());
@@ -162,11 +164,12 @@ function BudgetEditor({ onDone, onCancel }: Omit<EditorProps, 'request'>) {
 function LockEditor({ initial, onDone, onCancel }: { initial: string | null; onDone(tool: string): void; onCancel(): void }) {
   const [tool, setTool] = useState(initial ?? BUILTIN_TOOL_NAMES[0] ?? '');
   const id = useId();
+  const tools = initial && !isBuiltinTool(initial) ? [initial, ...BUILTIN_TOOL_NAMES] : BUILTIN_TOOL_NAMES;
   return (
     <div className="editor">
       <label htmlFor={id}>Never use</label>
       <select id={id} value={tool} onChange={(event) => setTool(event.target.value)}>
-        {BUILTIN_TOOL_NAMES.map((name) => (
+        {tools.map((name) => (
           <option key={name}>{name}</option>
         ))}
       </select>
@@ -201,6 +204,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
   }, []);
 
   const tool = request.kind === 'tool_call' ? (request.action as { tool: string }).tool : null;
+  const mcpCall = mcpCallOf(request);
   const editable = request.kind === 'plan' || request.kind === 'tool_call' || request.kind === 'budget_raise';
   const finish = (decision: Parameters<typeof decide>[1]) => void decide(request, decision);
   return (
@@ -227,11 +231,15 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
           Run {request.runId.slice(0, 8)}
           {request.stepId && `, step ${request.stepId}`}
         </p>
-        <details open>
-          <summary>{request.kind === 'plan' ? 'The plan' : 'The exact action'}</summary>
-          <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
-        </details>
-        <Explanation request={request} />
+        {request.kind === 'elicitation' && <ElicitationForm request={request} onDecide={finish} />}
+        {mcpCall && <McpCallDetails call={mcpCall} request={request} />}
+        {request.kind !== 'elicitation' && !mcpCall && (
+          <details open>
+            <summary>{request.kind === 'plan' ? 'The plan' : 'The exact action'}</summary>
+            <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
+          </details>
+        )}
+        {request.kind !== 'elicitation' && <Explanation request={request} />}
         {mode === 'edit' && request.kind === 'plan' && <PlanEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
         {mode === 'edit' && request.kind === 'tool_call' && <ArgumentsEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
         {mode === 'edit' && request.kind === 'budget_raise' && <BudgetEditor onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
@@ -248,7 +256,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
             <ConfirmOrCancel label="Send rejection" danger onConfirm={() => finish({ verdict: 'reject', feedback: feedback.trim() || 'Rejected by the operator.', stop })} onCancel={() => setMode('view')} />
           </div>
         )}
-        {mode === 'view' && (
+        {mode === 'view' && request.kind !== 'elicitation' && (
           <div className="actions">
             <button type="button" className="primary" onClick={() => finish({ verdict: 'approve' })}>
               Approve

@@ -1,5 +1,38 @@
 import type { RunEvent } from '../../../../shared/schemas/events';
 import type { StepView } from '../../../../shared/schemas/run-detail';
+import type { ToolResultPart } from '../../../../shared/schemas/tool';
+
+/** Raster images only: the page shows them as data: URLs, which the CSP allows for images alone. */
+const SHOWN_IMAGES = /^image\/(png|jpeg|gif|webp)$/;
+
+/**
+ * A tool result's parts beyond its text: images as thumbnails, resources by their address. The app has no
+ * safe way to open a link outside itself, so addresses are shown to copy, never followed.
+ */
+function ResultParts({ tool, parts }: { tool: string; parts: readonly ToolResultPart[] }) {
+  const shown = parts.filter((part) => part.type !== 'text');
+  if (shown.length === 0) return null;
+  return (
+    <ul className="result-parts" aria-label={`Result of ${tool}`}>
+      {shown.map((part, index) => (
+        <li key={index}>
+          {part.type === 'image' &&
+            (SHOWN_IMAGES.test(part.mimeType) ? (
+              <img className="thumbnail" src={`data:${part.mimeType};base64,${part.data}`} alt={`Image ${index + 1} from ${tool}`} />
+            ) : (
+              <span>an image of type {part.mimeType}, not shown</span>
+            ))}
+          {part.type === 'resource' && (
+            <span className="resource">
+              resource {part.name && <strong>{part.name}</strong>} <code>{part.uri}</code>
+              {part.mimeType && ` (${part.mimeType})`}
+            </span>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}
 
 function line(event: RunEvent): string | null {
   switch (event.type) {
@@ -45,6 +78,7 @@ export function StepInspector({ step, events }: { step: StepView | null; events:
           return text ? (
             <li key={event.seq}>
               <time dateTime={event.ts}>{new Date(event.ts).toLocaleTimeString()}</time> {text}
+              {event.type === 'tool.completed' && event.parts && <ResultParts tool={event.tool} parts={event.parts} />}
             </li>
           ) : null;
         })}

@@ -1,17 +1,36 @@
-import type { Settings, SettingsPatch } from '../../../../shared/schemas/settings';
+import type { McpProbe } from '../../../../shared/schemas/mcp-probe';
+import type { McpServerConfig, Settings, SettingsPatch } from '../../../../shared/schemas/settings';
 import type { CommandOutput } from '../../../../shared/ipc/contract';
 import type { SliceContext } from '../../store/slice';
 
 export interface SettingsSlice {
   settings: Settings | null;
   info: CommandOutput<'app.info'> | null;
+  /** The last test of each MCP server by name: under way, or its tools or failure. */
+  mcpProbes: Record<string, McpProbe | 'testing'>;
   updateSettings(patch: SettingsPatch): Promise<void>;
+  testMcpServer(name: string, config: McpServerConfig): Promise<void>;
 }
 
-export function createSettingsSlice({ set, client, attempt }: SliceContext): SettingsSlice {
+export function createSettingsSlice({ set, get, client, attempt }: SliceContext): SettingsSlice {
+  const probeOf = (name: string, probe: McpProbe | 'testing' | null) => {
+    const { [name]: _previous, ...others } = get().mcpProbes;
+    set({ mcpProbes: probe ? { ...others, [name]: probe } : others });
+  };
   return {
     settings: null,
     info: null,
+    mcpProbes: {},
     updateSettings: (patch) => attempt(async () => set({ settings: await client.commands['settings.update'](patch) })),
+    testMcpServer: (name, config) =>
+      attempt(async () => {
+        probeOf(name, 'testing');
+        try {
+          probeOf(name, await client.commands['mcp.probe']({ name, config }));
+        } catch (error) {
+          probeOf(name, null);
+          throw error;
+        }
+      }),
   };
 }

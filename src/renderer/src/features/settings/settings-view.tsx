@@ -2,9 +2,11 @@ import { useId, useState } from 'react';
 import { endpointSummary } from '../../../../shared/endpoint-summary';
 import { MODEL_PRESETS } from '../../../../shared/model-presets';
 import { PolicySchema, type Policy } from '../../../../shared/schemas/run';
-import { ThemeSchema, ToolApprovalOverrideSchema, type Settings, type ToolApprovalOverride } from '../../../../shared/schemas/settings';
+import { ThemeSchema, type Settings } from '../../../../shared/schemas/settings';
 import { BUILTIN_TOOL_NAMES, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { useAppStore } from '../../store/use-app-store';
+import { McpServerSettings } from './mcp-server-settings';
+import { ToolTable } from './tool-table';
 
 function ModelProvider({ settings }: { settings: Settings }) {
   const updateSettings = useAppStore((state) => state.updateSettings);
@@ -71,45 +73,13 @@ function ModelProvider({ settings }: { settings: Settings }) {
 
 function ToolSettings({ settings }: { settings: Settings }) {
   const updateSettings = useAppStore((state) => state.updateSettings);
-  const toggle = (name: string, enabled: boolean) =>
-    void updateSettings({ disabledTools: enabled ? settings.disabledTools.filter((tool) => tool !== name) : [...settings.disabledTools, name] });
-  const setApproval = (name: string, value: ToolApprovalOverride) => void updateSettings({ toolApproval: { ...settings.toolApproval, [name]: value } });
   return (
     <fieldset>
       <legend>Tools</legend>
       <label className="inline span-2">
         <input type="checkbox" checked={settings.networkTools} onChange={(event) => void updateSettings({ networkTools: event.target.checked })} /> Network tools (http_get); off for offline use
       </label>
-      <table className="tool-table span-2">
-        <thead>
-          <tr>
-            <th scope="col">Tool</th>
-            <th scope="col">Side effects</th>
-            <th scope="col">On</th>
-            <th scope="col">Ask before use</th>
-          </tr>
-        </thead>
-        <tbody>
-          {BUILTIN_TOOL_NAMES.map((name) => (
-            <tr key={name}>
-              <th scope="row">{name}</th>
-              <td>{TOOL_CATALOGUE[name].sideEffects}</td>
-              <td>
-                <input type="checkbox" aria-label={`${name} enabled`} checked={!settings.disabledTools.includes(name)} onChange={(event) => toggle(name, event.target.checked)} />
-              </td>
-              <td>
-                <select aria-label={`${name} approval`} value={settings.toolApproval[name] ?? 'default'} onChange={(event) => setApproval(name, event.target.value as ToolApprovalOverride)}>
-                  {ToolApprovalOverrideSchema.options.map((option) => (
-                    <option key={option} value={option}>
-                      {option === 'default' ? 'as the policy says' : option}
-                    </option>
-                  ))}
-                </select>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ToolTable settings={settings} label="Built-in tools" tools={BUILTIN_TOOL_NAMES.map((name) => ({ name, effects: TOOL_CATALOGUE[name].sideEffects }))} />
     </fieldset>
   );
 }
@@ -143,6 +113,7 @@ export function SettingsView() {
           <code>{info?.dataDir ?? '…'}</code>
         </fieldset>
         <ToolSettings settings={settings} />
+        <McpServerSettings settings={settings} />
       </form>
     </section>
   );

@@ -1,0 +1,48 @@
+import { ToolApprovalOverrideSchema, type Settings, type ToolApprovalOverride } from '../../../../shared/schemas/settings';
+import { useAppStore } from '../../store/use-app-store';
+
+export interface ToolRowSpec {
+  name: string;
+  /** The side-effect class, and anything else worth knowing about the tool (idempotent, what it does). */
+  effects: string;
+}
+
+/** Tools as rows: each can be turned off and set to ask every time, never, or as the policy says. */
+export function ToolTable({ settings, tools, label }: { settings: Settings; tools: readonly ToolRowSpec[]; label: string }) {
+  const updateSettings = useAppStore((state) => state.updateSettings);
+  const toggle = (name: string, enabled: boolean) =>
+    void updateSettings({ disabledTools: enabled ? settings.disabledTools.filter((tool) => tool !== name) : [...settings.disabledTools, name] });
+  const setApproval = (name: string, value: ToolApprovalOverride) => void updateSettings({ toolApproval: { ...settings.toolApproval, [name]: value } });
+  return (
+    <table className="tool-table span-2" aria-label={label}>
+      <thead>
+        <tr>
+          <th scope="col">Tool</th>
+          <th scope="col">Side effects</th>
+          <th scope="col">On</th>
+          <th scope="col">Ask before use</th>
+        </tr>
+      </thead>
+      <tbody>
+        {tools.map(({ name, effects }) => (
+          <tr key={name}>
+            <th scope="row">{name}</th>
+            <td>{effects}</td>
+            <td>
+              <input type="checkbox" aria-label={`${name} enabled`} checked={!settings.disabledTools.includes(name)} onChange={(event) => toggle(name, event.target.checked)} />
+            </td>
+            <td>
+              <select aria-label={`${name} approval`} value={settings.toolApproval[name] ?? 'default'} onChange={(event) => setApproval(name, event.target.value as ToolApprovalOverride)}>
+                {ToolApprovalOverrideSchema.options.map((option) => (
+                  <option key={option} value={option}>
+                    {option === 'default' ? 'as the policy says' : option}
+                  </option>
+                ))}
+              </select>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { MASKED_SECRET, maskMcpSecrets, unmaskMcpServer, unmaskMcpServers } from '../../src/shared/mcp-secrets';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/shared/schemas/settings';
+
+const saved: Settings['mcpServers'] = {
+  local: { command: 'server', args: ['--port', '1'], env: { API_KEY: 'sk-local-secret' } },
+  remote: { url: 'https://mcp.example/mcp', headers: { Authorization: 'Bearer remote-secret' } },
+  plain: { command: 'plain' },
+};
+
+describe('MCP secrets at the page boundary', () => {
+  it('masks every env and header value and nothing else', () => {
+    const masked = maskMcpSecrets({ ...DEFAULT_SETTINGS, mcpServers: saved });
+    expect(masked.mcpServers).toEqual({
+      local: { command: 'server', args: ['--port', '1'], env: { API_KEY: MASKED_SECRET } },
+      remote: { url: 'https://mcp.example/mcp', headers: { Authorization: MASKED_SECRET } },
+      plain: { command: 'plain' },
+    });
+    expect(JSON.stringify(masked)).not.toContain('secret');
+  });
+
+  it('puts saved values back for masked ones and keeps values typed anew', () => {
+    const back = unmaskMcpServers(
+      { local: { command: 'server', env: { API_KEY: MASKED_SECRET, MORE: 'typed' } }, remote: { url: 'https://mcp.example/mcp', headers: { Authorization: 'Bearer new' } } },
+      saved,
+    );
+    expect(back).toEqual({ local: { command: 'server', env: { API_KEY: 'sk-local-secret', MORE: 'typed' } }, remote: { url: 'https://mcp.example/mcp', headers: { Authorization: 'Bearer new' } } });
+  });
+
+  it('refuses a masked value with nothing saved behind it, naming the field', () => {
+    expect(() => unmaskMcpServer('fresh', { command: 'x', env: { TOKEN: MASKED_SECRET } }, saved)).toThrow('mcpServers.fresh.env.TOKEN is masked but nothing is saved for it: type its value.');
+  });
+});
