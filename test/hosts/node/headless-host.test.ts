@@ -122,6 +122,10 @@ describe('archon serve (headless host)', () => {
     const socket = await openSocket(serve);
     expect(await socket.call('settings.update', { concurrency: 'lots' })).toMatchObject({ ok: false, error: { code: 'VALIDATION_FAILED', message: expect.stringContaining('concurrency') } });
     expect(await socket.call('runs.list', { limit: 1e9 })).toMatchObject({ ok: false, error: { code: 'VALIDATION_FAILED' } });
+    expect(await socket.call('mcp.probe', { name: 'a b', config: { command: 'x', shell: true } })).toMatchObject({
+      ok: false,
+      error: { code: 'VALIDATION_FAILED', message: expect.stringMatching(/name[\s\S]*config/) },
+    });
     expect(await socket.call('fs.delete', {})).toMatchObject({ ok: false, error: { code: 'UNKNOWN_COMMAND' } });
     expect(await socket.sendRaw('{not json')).toMatchObject({ ok: false, error: { code: 'VALIDATION_FAILED' } });
     expect(await socket.sendRaw(JSON.stringify({ id: -1, command: 5 }))).toMatchObject({ ok: false, error: { code: 'VALIDATION_FAILED' } });
