@@ -14,6 +14,7 @@ import type { ProcessLauncher } from './process/process-launcher';
 import type { ArchonRuntime } from './runtime';
 import { EmergencyStop } from './stop/emergency-stop';
 import { ToolHost } from './tools/tool-host';
+import { McpSessions } from './mcp/mcp-sessions';
 
 export interface AppServicesOptions {
   runtime: ArchonRuntime;
@@ -48,6 +49,9 @@ export function createAppServices(options: AppServicesOptions): AppServices {
   const { runtime } = options;
   const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
   const unwatch = estop.watch();
+  // One set of MCP sessions for the process: servers outlive a run, and the emergency stop kills them all.
+  const mcpSessions = new McpSessions();
+  const unhookMcp = estop.onStop(() => mcpSessions.stopAll());
   const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
   const defaults = (): RunOptions => {
     const settings = runtime.store.getSettings();
@@ -77,6 +81,8 @@ export function createAppServices(options: AppServicesOptions): AppServices {
         readableRoots: options.readableRoots,
         hiddenFolders: options.hiddenFolders,
         settings: { ...settings, allowNetwork: options.allowNetwork ?? settings.allowNetwork },
+        mcp: { sessions: mcpSessions, definitions: runtime.store.toolDefinitions, now: runtime.now },
+        secrets: runtime.store.secrets,
         log: runtime.log,
       }),
   });
@@ -105,6 +111,8 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     async close() {
       unwatch();
       await manager.close();
+      unhookMcp();
+      await mcpSessions.close();
     },
   };
 }

@@ -36,8 +36,8 @@ export const MAX_PLAN_REJECTIONS = 3;
 export interface RunEngineDependencies {
   runs: RunStore;
   events: RunEventLog;
-  /** The tools a run may use, for its options (its workspace above all). */
-  tools(options: RunOptions): ToolRegistry;
+  /** The tools a run may use, for its options (its workspace above all); MCP servers are started here. */
+  tools(options: RunOptions, signal: AbortSignal): ToolRegistry | Promise<ToolRegistry>;
   approvals: ApprovalChannel;
   toolApproval?: Readonly<Record<string, ToolApprovalOverride>>;
   expiryMs?: Partial<Record<ApprovalKind, number>>;
@@ -228,6 +228,7 @@ interface ContextInput {
   options: RunOptions;
   model: ModelClient;
   probe: EndpointProbe;
+  tools: ToolRegistry;
 }
 
 function createContext(dependencies: RunEngineDependencies, run: ContextInput, signal: AbortSignal): RunContext {
@@ -251,7 +252,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     dialect: null,
     signal: AbortSignal.any([signal, controller.signal, ...(dependencies.estop ? [dependencies.estop.signal] : [])]),
     stopRun: (reason) => controller.abort(reason),
-    tools: dependencies.tools(run.options),
+    tools: run.tools,
     lockedTools: new Set(),
     model: run.model,
     approvals: dependencies.approvals,
@@ -265,6 +266,11 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     now,
     newId: dependencies.newId ?? randomUUID,
   };
+}
+
+/** What the tools had to say before the run began: MCP servers that failed, tool definitions that changed. */
+function announceTools(context: RunContext): void {
+  for (const { type, ...body } of context.tools.notices) context.events.append(context.runId, type, body);
 }
 
 function announceProbe(context: RunContext, probe: EndpointProbe): void {
@@ -282,14 +288,17 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   const { probe, model } = await dependencies.connect(options, signal);
   dependencies.estop?.assertArmed();
   const resolved = { ...options, model: probe.model };
+  const tools = await dependencies.tools(resolved, signal);
+  dependencies.estop?.assertArmed();
   const now = dependencies.now ?? (() => new Date());
   dependencies.runs.createRun({ id: runId, goal, policy: resolved.policy, options: resolved, now: now().toISOString() });
   const lease = leaseRun(dependencies.runs, runId);
   try {
-    const context = createContext(dependencies, { runId, goal, options: resolved, model, probe }, signal);
+    const context = createContext(dependencies, { runId, goal, options: resolved, model, probe, tools }, signal);
     lease.onLost((error) => context.stopRun(error));
     context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
     announceProbe(context, probe);
+    announceTools(context);
     return await drive(context, concurrencyFor(resolved, probe), null);
   } finally {
     lease.release();
@@ -350,7 +359,9 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
   try {
     const options = { ...stored.options, ...overrides };
     const { probe, model } = await dependencies.connect(options, signal);
-    const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: { ...options, model: probe.model }, model, probe }, signal);
+    const resolved = { ...options, model: probe.model };
+    const tools = await dependencies.tools(resolved, signal);
+    const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: resolved, model, probe, tools }, signal);
     lease.onLost((error) => context.stopRun(error));
     context.runs.expireStaleApprovals(runId, context.now().toISOString());
     restoreRunState(context);
@@ -365,6 +376,7 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     if (rerun === null) return finish(context, 'failed', { error: 'Not resumed: the operator did not confirm running the failed steps again.' });
     context.events.append(runId, 'run.resumed', { completedSteps: steps.filter((step) => step.status === 'completed').map((step) => step.spec.id), rerunSteps: rerun });
     announceProbe(context, probe);
+    announceTools(context);
     const plan = steps.length > 0 ? { goal: stored.summary.goal, steps: steps.map((step) => step.spec) } : null;
     return await drive(context, concurrencyFor(context.options, probe), plan ? { plan, states: stepStates(steps, rerun) } : null);
   } finally {

@@ -28,7 +28,7 @@ function engineDependencies(launch: RunLaunch): RunEngineDependencies {
     runs: runtime.store.runs,
     events: runtime.events,
     log: runtime.log,
-    tools: (options) => launch.tools.registry(options),
+    tools: (options, signal) => launch.tools.registry(options, signal),
     approvals: launch.approvals,
     toolApproval: settings.toolApproval,
     expiryMs: Object.fromEntries(Object.entries(settings.approvalExpirySeconds).map(([kind, seconds]) => [kind, seconds * 1000])),

@@ -6,6 +6,7 @@ import { decide } from '../approval/edit-loop';
 import { processStartTicks } from '../process/process-liveness';
 import { asStoreError } from '../store/open-database';
 import { toolResult, type ToolDefinition } from '../tools/tool-registry';
+import { askOperator } from '../mcp/elicitation';
 import { availableTools, type RunContext } from './run-context';
 
 /** Long tool output is cut, and the model is told so. */
@@ -28,16 +29,18 @@ type ToolDecision = { run: true; args: unknown } | { run: false; result: ToolRes
 
 /** Puts a call to a person when the policy (or the operator's per-tool setting) says so. */
 async function approveToolCall(context: RunContext, step: PlanStep, tool: ToolDefinition, args: unknown): Promise<ToolDecision> {
-  if (!asksForTool(context.policy, tool, context.toolApproval[tool.name])) return { run: true, args };
+  const override = tool.approvalOverride ? tool.approvalOverride(context.toolApproval) : context.toolApproval[tool.name];
+  if (!asksForTool(context.policy, tool, override)) return { run: true, args };
+  const action = (value: unknown) => ({ tool: tool.name, args: value, ...(tool.mcp ? { mcp: tool.mcp } : {}) });
   const verdict = await decide(
     context,
     {
       kind: 'tool_call',
       stepId: step.id,
       summary: `${tool.unconfined ? 'unconfined (no OS sandbox) ' : ''}${tool.name} ${JSON.stringify(args)}`,
-      action: { tool: tool.name, args },
+      action: action(args),
       explanation: explain(context, {
-        summary: `Step ${step.id} wants to call ${tool.name}.`,
+        summary: `Step ${step.id} wants to call ${tool.name}${tool.mcp ? ` (MCP server ${tool.mcp.server}'s ${tool.mcp.tool})` : ''}.`,
         stepId: step.id,
         risk: tool.sideEffects === 'irreversible' ? 'high' : tool.sideEffects === 'reversible' ? 'medium' : 'low',
         factors: [`side effects: ${tool.sideEffects}`, tool.idempotent ? 'idempotent' : 'not idempotent'],
@@ -46,9 +49,10 @@ async function approveToolCall(context: RunContext, step: PlanStep, tool: ToolDe
     },
     (edited) => {
       const prepared = context.tools.prepare(tool.name, edited);
-      return prepared.ok ? { ok: true, value: prepared.args, action: { tool: tool.name, args: prepared.args } } : { ok: false, reason: prepared.result.content };
+      return prepared.ok ? { ok: true, value: prepared.args, action: action(prepared.args) } : { ok: false, reason: prepared.result.content };
     },
   );
+  if (verdict.verdict === 'approve' || verdict.verdict === 'edit') tool.approved?.();
   if (verdict.verdict === 'approve') return { run: true, args };
   if (verdict.verdict === 'edit') return { run: true, args: verdict.value };
   if (verdict.verdict === 'lock') {
@@ -92,7 +96,7 @@ async function journalled(context: RunContext, call: CallRecord, outcome: () => 
   const result = runs.finishToolCall(callId, withUncertainty(await outcome(), tool, executed), context.now().toISOString());
   runs.endToolProcesses(runId, callId);
   if (executed && result.status === 'denied') events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000) });
-  events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000) });
+  events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000), ...(result.parts ? { parts: result.parts } : {}) });
   return result;
 }
 
@@ -102,6 +106,7 @@ function execute(context: RunContext, step: PlanStep, tool: ToolDefinition, args
     workspace: context.options.workspace,
     runId: context.runId,
     stepId: step.id,
+    elicit: (request, signal) => askOperator(context, step, request, signal),
     onSpawn: (pgid) => {
       try {
         context.runs.recordToolProcess({ runId: context.runId, callId, pgid, startTicks: processStartTicks(pgid) });

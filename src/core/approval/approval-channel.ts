@@ -13,14 +13,16 @@ export interface ApprovalChannel {
 
 /**
  * `--approve auto`: yes to every approval, except repeating a call that may already have happened
- * (as it never raises a budget): that needs a person's word.
+ * (as it never raises a budget): that needs a person's word; and a server's question (elicitation) is declined.
  */
 export const approveAll: ApprovalChannel = {
   canRaiseBudgets: false,
   decide: async (request) =>
     request.kind === 'uncertain_repeat'
       ? { verdict: 'reject', feedback: 'Not repeated: --approve auto never repeats a call that may already have happened.' }
-      : { verdict: 'approve' },
+      : request.kind === 'elicitation'
+        ? { verdict: 'reject', feedback: 'Declined: --approve auto never answers a server\'s questions for the operator.' }
+        : { verdict: 'approve' },
 };
 
 export const denyAll: ApprovalChannel = {

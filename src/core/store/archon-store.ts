@@ -9,6 +9,7 @@ import { MIGRATIONS } from './migrations';
 import { openDatabase, type SqliteDatabase } from './open-database';
 import { RunStore } from './run-store';
 import { SecretRedactor } from '../secrets/redactor';
+import { ToolDefinitionStore } from './tool-definitions';
 
 export const ARCHON_DB_FILE = 'archon.db';
 
@@ -27,6 +28,7 @@ const EstopRowSchema = z.object({
  */
 export class ArchonStore {
   readonly runs: RunStore;
+  readonly toolDefinitions: ToolDefinitionStore;
   /** Known secrets, blanked out of everything written here (and of events, by the event log). */
   readonly secrets = new SecretRedactor();
 
@@ -35,6 +37,7 @@ export class ArchonStore {
     readonly file: string,
   ) {
     this.runs = new RunStore(db, (write) => this.durably(write), this.secrets);
+    this.toolDefinitions = new ToolDefinitionStore(db);
   }
 
   static open(dataDir: string): ArchonStore {
@@ -115,10 +118,12 @@ export class ArchonStore {
     const upsert = this.db.prepare(
       'INSERT INTO settings (key, value_json) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json',
     );
+    const before = this.getSettings().toolApproval;
     this.db.transaction(() => {
       for (const [key, value] of Object.entries(patch)) {
         if (value !== undefined) upsert.run(key, JSON.stringify(value));
       }
+      if (patch.toolApproval) this.toolDefinitions.settingsChanged(changedKeys(before, patch.toolApproval));
     })();
     return this.getSettings();
   }
@@ -134,4 +139,9 @@ export class ArchonStore {
       for (const event of events) insert.run(event.runId, event.seq, event.type, event.ts, JSON.stringify(event));
     })();
   }
+}
+
+/** The per-tool approval settings a patch sets, changes or removes. */
+function changedKeys(before: Settings['toolApproval'], after: Settings['toolApproval']): string[] {
+  return [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((key) => before[key] !== after[key]);
 }

@@ -158,4 +158,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    name: 'MCP tool definitions: the last seen, and the one the approval settings were made against',
+    sql: `
+      CREATE TABLE mcp_tool_definitions (
+        name TEXT PRIMARY KEY,
+        server TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        settings_hash TEXT,
+        seen_at TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

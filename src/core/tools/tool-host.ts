@@ -3,9 +3,13 @@ import { ArchonError } from '../../shared/errors';
 import type { RunOptions } from '../../shared/schemas/run';
 import type { Settings } from '../../shared/schemas/settings';
 import type { Log } from '../log';
+import { mcpToolset } from '../mcp/mcp-toolset';
+import type { McpSessions } from '../mcp/mcp-sessions';
+import type { SecretRedactor } from '../secrets/redactor';
+import type { ToolDefinitionStore } from '../store/tool-definitions';
 import type { ProcessLauncher } from '../process/process-launcher';
 import { builtinTools } from './builtin-tools';
-import type { ToolRegistry } from './tool-registry';
+import { ToolRegistry } from './tool-registry';
 import { ToolWorkerPool } from './tool-worker-pool';
 
 export interface ToolHostOptions {
@@ -16,8 +20,19 @@ export interface ToolHostOptions {
   readableRoots: string[] | null;
   /** Folders no command may see even when they lie in the workspace: the home folder, the data dir, the audit key folder. */
   hiddenFolders: string[];
-  settings: Pick<Settings, 'networkTools' | 'disabledTools' | 'sandbox' | 'allowNetwork'>;
+  settings: Pick<Settings, 'networkTools' | 'disabledTools' | 'sandbox' | 'allowNetwork' | 'mcpServers'>;
+  /** MCP: the process's sessions, and where tool definitions are recorded; without them no MCP server is used. */
+  mcp?: { sessions: McpSessions; definitions: ToolDefinitionStore; now?: () => Date };
+  /** Learns the secrets in MCP servers' env and headers, so nothing stored or announced shows them. */
+  secrets?: SecretRedactor;
   log?: Log;
+}
+
+/** Header values may carry a secret after a scheme word ("Bearer …"): both forms are known. */
+function mcpSecrets(servers: Settings['mcpServers']): string[] {
+  return Object.values(servers).flatMap((config) =>
+    'command' in config ? Object.values(config.env ?? {}) : Object.values(config.headers ?? {}).flatMap((value) => [value, value.split(' ').at(-1) ?? value]),
+  );
 }
 
 function workspaceFolder(path: string): string {
@@ -42,13 +57,33 @@ function realPathIfAny(path: string): string {
 export class ToolHost {
   private pool: ToolWorkerPool | null = null;
 
-  constructor(private readonly options: ToolHostOptions) {}
+  constructor(private readonly options: ToolHostOptions) {
+    for (const secret of mcpSecrets(options.settings.mcpServers)) options.secrets?.add(secret);
+  }
 
-  registry(runOptions: RunOptions): ToolRegistry {
+  /** The run's tools: the built-ins, and the tools of every enabled MCP server that starts (one that does not is a notice). */
+  async registry(runOptions: RunOptions, signal: AbortSignal = new AbortController().signal): Promise<ToolRegistry> {
+    const workspace = workspaceFolder(runOptions.workspace);
+    const builtins = this.builtins(workspace);
+    const { mcp, settings, hiddenFolders } = this.options;
+    if (!mcp || Object.keys(settings.mcpServers).length === 0) return builtins;
+    const { tools, notices } = await mcpToolset({
+      servers: settings.mcpServers,
+      sessions: mcp.sessions,
+      definitions: mcp.definitions,
+      confinement: { workspace, sandbox: settings.sandbox, allowNetwork: settings.allowNetwork, hidden: hiddenFolders.map(realPathIfAny) },
+      disabledTools: settings.disabledTools,
+      now: mcp.now ?? (() => new Date()),
+      signal,
+    });
+    return new ToolRegistry([...builtins.names().flatMap((name) => builtins.get(name) ?? []), ...tools], notices);
+  }
+
+  private builtins(workspace: string): ToolRegistry {
     this.pool ??= new ToolWorkerPool({
       launcher: this.options.launcher,
       entry: this.options.entry,
-      workspace: workspaceFolder(runOptions.workspace),
+      workspace,
       networkTools: this.options.settings.networkTools,
       confinement: { mode: this.options.settings.sandbox, allowNetwork: this.options.settings.allowNetwork, hidden: this.options.hiddenFolders.map(realPathIfAny) },
       readableRoots: this.options.readableRoots,
@@ -58,8 +93,9 @@ export class ToolHost {
     return builtinTools(this.pool, this.options.settings);
   }
 
+  /** The emergency stop: tool processes and MCP servers' process trees, at once. */
   async stopAll(): Promise<void> {
-    await this.pool?.stopAll();
+    await Promise.all([this.pool?.stopAll(), this.options.mcp?.sessions.stopAll()]);
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import { describeZodError } from '../../shared/errors';
+import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { SideEffects, ToolResult } from '../../shared/schemas/tool';
+import type { McpToolFacts } from '../mcp/tool-definition';
 import type { ToolSpec } from '../model/chat';
+
+/** A server's question to the operator (MCP elicitation), and the answer. */
+export interface Elicitation {
+  server: string;
+  message: string;
+  requestedSchema: Record<string, unknown>;
+}
+export type ElicitationAnswer = { action: 'accept'; content: Record<string, unknown> } | { action: 'decline' | 'cancel' };
 
 export interface ToolContext {
   signal: AbortSignal;
@@ -12,7 +22,14 @@ export interface ToolContext {
   timeoutMs: number;
   /** Told of each process group the call starts, so it can be recorded before it can outlive the runtime. */
   onSpawn?(pgid: number): void;
+  /** Puts a server's question to the operator (MCP elicitation). */
+  elicit?(request: Elicitation, signal: AbortSignal): Promise<ElicitationAnswer>;
 }
+
+/** What a run is told about its tools before it starts: an MCP server that failed, a tool whose definition changed. */
+export type ToolNotice =
+  | { type: 'tool.definition_changed'; tool: string; server: string; previousHash: string; hash: string }
+  | { type: 'mcp.server_failed'; server: string; kind: string; message: string };
 
 /** A tool as the runtime knows it. The input schema is both the validator and the JSON Schema the model sees. */
 export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
@@ -27,6 +44,14 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   /** A call may ask for its own limit (run_command's timeout_s). */
   timeoutFor?(args: z.output<Input>): number;
   run(args: z.output<Input>, context: ToolContext): Promise<ToolResult>;
+  /** The JSON Schema the model sees when it is not derived from `input` (an MCP tool's own). */
+  parameters?: Record<string, unknown>;
+  /** An MCP tool: its server, name, description, annotations and definition hash, shown with every approval. */
+  mcp?: McpToolFacts;
+  /** The operator's per-tool setting that applies to this tool (default: the one under its name). */
+  approvalOverride?(settings: Readonly<Record<string, ToolApprovalOverride>>): ToolApprovalOverride | undefined;
+  /** Told when a person approved a call to it. */
+  approved?(): void;
 }
 
 /** Erases a tool's input type so tools of different inputs can share one registry. */
@@ -43,7 +68,10 @@ export function toolResult(status: ToolResult['status'], content: string, metada
 export class ToolRegistry {
   private readonly tools: ReadonlyMap<string, ToolDefinition>;
 
-  constructor(tools: readonly ToolDefinition[]) {
+  constructor(
+    tools: readonly ToolDefinition[],
+    readonly notices: readonly ToolNotice[] = [],
+  ) {
     this.tools = new Map(tools.map((tool) => [tool.name, tool]));
   }
 
@@ -57,14 +85,14 @@ export class ToolRegistry {
 
   /** The registry without some tools: a locked constraint removes a tool in code, not in the prompt. */
   without(names: readonly string[]): ToolRegistry {
-    return new ToolRegistry([...this.tools.values()].filter((tool) => !names.includes(tool.name)));
+    return new ToolRegistry([...this.tools.values()].filter((tool) => !names.includes(tool.name)), this.notices);
   }
 
   specs(): ToolSpec[] {
     return [...this.tools.values()].map((tool) => ({
       name: tool.name,
       description: tool.description,
-      parameters: z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>,
+      parameters: tool.parameters ?? (z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>),
     }));
   }
 

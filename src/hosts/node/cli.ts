@@ -21,6 +21,7 @@ import type { RunOptions } from '../../shared/schemas/run';
 import { catchUpAudit, inspectAudit, openAuditedRuntime } from './audited-runtime';
 import { startHeadlessHost } from './headless-host';
 import { terminalConfirmation } from './terminal-confirmation';
+import { addMcpListFlags, listMcpServers, type McpListFlags } from './mcp-command';
 import { addRunFlags, addRunSettingFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5 } as const;
@@ -147,6 +148,11 @@ export function buildProgram(): Command {
     },
   );
 
+  addMcpListFlags(program.command('mcp').description('MCP tool servers').command('list').description('start each MCP server, list its tools with their side effects, say what failed').option(...dataDirOption)).action(
+    async (options: McpListFlags & DataDirOption) => {
+      exitCode = await withRuntime(options, (runtime) => listMcpServers(runtime, options));
+    },
+  );
   program
     .command('runs')
     .description('list runs')

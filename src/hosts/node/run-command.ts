@@ -16,6 +16,8 @@ import { EmergencyStop } from '../../core/stop/emergency-stop';
 import type { ArchonRuntime } from '../../core/runtime';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
 import { ToolHost } from '../../core/tools/tool-host';
+import { readMcpConfigFile } from '../../core/mcp/mcp-config-file';
+import { McpSessions } from '../../core/mcp/mcp-sessions';
 import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
 import { approvalChannelFor } from './terminal-approvals';
 
@@ -33,6 +35,7 @@ export interface RunFlags {
   maxIterations?: number;
   workspace?: string;
   allowNetwork?: boolean;
+  mcpConfig?: string;
   json?: boolean;
 }
 
@@ -74,6 +77,7 @@ export function addRunFlags(command: Command): Command {
     .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no').choices(ApproveModeSchema.options))
     .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
     .addOption(new Option('--budget-preset <name>', 'named caps: seed-004 = 2,000 tokens a run, 10,000 a day').choices(['seed-004']))
+    .option('--mcp-config <file>', 'MCP servers for this run, as Claude Desktop writes them: {"mcpServers": {...}} (added to those in Settings)')
     .option('--json', 'print one JSON event per line on stdout');
 }
 
@@ -107,6 +111,10 @@ function describeEvent(event: ArchonEvent): string | null {
       return `Run paused: ${event.reason}\n${event.whatToDo}`;
     case 'tool.orphan_killed':
       return `  killed a tool process group (${event.pgid}) a previous process left running`;
+    case 'mcp.server_failed':
+      return `  MCP server ${event.server} unavailable (${event.kind}): ${event.message}`;
+    case 'tool.definition_changed':
+      return `  ${event.tool}: its definition changed since it was last seen; earlier approval settings no longer apply, the next call asks`;
     case 'estop.triggered':
       return `Emergency stop (${event.triggeredBy}): ${event.reason}`;
     case 'approval.requested':
@@ -182,8 +190,10 @@ function exitCodeFor(error: unknown): number | null {
  * SIGTERM are an emergency stop; so is `archon estop` from another process (noticed by polling).
  */
 export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: { goal: string } | { resume: string }): Promise<number> {
-  const settings = runtime.store.settingsForRun();
+  const stored = runtime.store.settingsForRun();
+  const settings = flags.mcpConfig ? { ...stored, mcpServers: { ...stored.mcpServers, ...readMcpConfigFile(flags.mcpConfig) } } : stored;
   const apiKey = apiKeyFromCommandLine(flags, runtime.store.secrets);
+  const mcpSessions = new McpSessions();
   const controller = new AbortController();
   const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
   const tools = new ToolHost({
@@ -192,6 +202,8 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
     readableRoots: [APP_ROOT],
     hiddenFolders: foldersHiddenFromTools(runtime.dataDir),
     settings: { ...settings, allowNetwork: flags.allowNetwork ?? settings.allowNetwork },
+    mcp: { sessions: mcpSessions, definitions: runtime.store.toolDefinitions, now: runtime.now },
+    secrets: runtime.store.secrets,
     log: runtime.log,
   });
   const unwatch = estop.watch();
@@ -219,6 +231,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
     process.stderr.write(`archon: ${(ArchonError.isInstance(error) ? error : asStoreError(error))?.message ?? String(error)}\n`);
     return code;
   } finally {
+    await mcpSessions.close();
     unwatch();
     runtime.events.flush();
     unsubscribe();

@@ -88,6 +88,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('escalation.raised', { stepId: z.string().nullable(), approvalId: z.string(), reason: z.string(), gapTrend: z.array(z.number()) }),
   /** An MCP server's definition of a tool changed: earlier grants for it no longer apply. */
   runEvent('tool.definition_changed', { tool: z.string(), server: z.string(), previousHash: z.string(), hash: z.string() }),
+  /** An MCP server could not be started or listed (`kind`: not_found, crashed, timeout, protocol, sandbox, unreachable): the run goes on without its tools. */
+  runEvent('mcp.server_failed', { server: z.string(), kind: z.string(), message: z.string() }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;
 export type RunEventType = RunEvent['type'];
