@@ -76,7 +76,7 @@ describe('MCP servers in Settings, in Chromium through archon serve', () => {
     const store = ArchonStore.open(dataDir);
     try {
       await expect.poll(() => store.getSettings().toolApproval['everything__echo']).toBe('always');
-      expect(store.getSettings().mcpServers.everything?.env).toEqual({ EVERYTHING_TOKEN: 'tok-abcdef123456' });
+      expect(store.getSettings().mcpServers.everything).toMatchObject({ env: { EVERYTHING_TOKEN: 'tok-abcdef123456' } });
     } finally {
       store.close();
     }

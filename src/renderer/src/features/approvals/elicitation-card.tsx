@@ -46,6 +46,7 @@ function FieldInput({ field, value, onChange }: { field: Field; value: FieldValu
       <label htmlFor={id}>{label}</label>
       {field.kind === 'choice' ? (
         <select id={id} value={String(value)} onChange={(event) => onChange(event.target.value)} {...described}>
+          {!field.required && <option value="">(none)</option>}
           {field.options.map((option) => (
             <option key={option.value} value={option.value}>
               {option.label}
@@ -88,9 +89,6 @@ export function ElicitationForm({ request, onDecide }: { request: ApprovalReques
   const result = elicitationContent(fields, values);
   return (
     <div className="editor elicitation">
-      <p>
-        <strong>{parsed.data.server}</strong> asks: {parsed.data.message}
-      </p>
       {fields.map((field) => (
         <FieldInput key={field.key} field={field} value={values[field.key] ?? field.initial} onChange={(value) => setValues((current) => ({ ...current, [field.key]: value }))} />
       ))}

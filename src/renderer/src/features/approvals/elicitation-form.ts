@@ -61,11 +61,12 @@ function kindOf(property: Property, options: Option[]): Field['kind'] {
   return property.type;
 }
 
-function initialOf(kind: Field['kind'], fallback: unknown, options: Option[]): FieldValue {
+/** The schema's default, else nothing: an optional choice starts unchosen, a required one at its first option. */
+function initialOf(kind: Field['kind'], fallback: unknown, options: Option[], required: boolean): FieldValue {
   if (kind === 'boolean') return fallback === true;
   if (kind === 'choices') return Array.isArray(fallback) ? fallback.filter((value): value is string => typeof value === 'string') : [];
   if (fallback !== undefined && fallback !== null) return String(fallback);
-  return kind === 'choice' ? (options[0]?.value ?? '') : '';
+  return kind === 'choice' && required ? (options[0]?.value ?? '') : '';
 }
 
 /** The form for a requested schema: one field per property, in the schema's order. */
@@ -74,17 +75,18 @@ export function elicitationFields(schema: ElicitationAction['requestedSchema']):
   return Object.entries(schema.properties).map(([key, property]) => {
     const options = optionsOf(property);
     const kind = kindOf(property, options);
+    const needed = required.has(key);
     return {
       key,
       label: property.title ?? key,
       description: property.description,
-      required: required.has(key),
+      required: needed,
       kind,
       inputType: INPUT_TYPES[property.format ?? ''] ?? 'text',
       options,
       minimum: property.minimum,
       maximum: property.maximum,
-      initial: initialOf(kind, property.default, options),
+      initial: initialOf(kind, property.default, options, needed),
     };
   });
 }

@@ -59,7 +59,7 @@ export function McpCallDetails({ call: { args, mcp }, request }: { call: McpCall
         ))}
         <dt>Definition</dt>
         <dd>
-          <code>{mcp.definitionHash.slice(0, 12)}</code>
+          <code>{mcp.definitionHash.replace(/^sha256:/, '').slice(0, 12)}</code>
         </dd>
       </dl>
       <h3>Arguments</h3>
