@@ -84,16 +84,24 @@ describe('MCP servers in Settings, in Chromium through archon serve', () => {
     await close();
   });
 
-  it('refuses, from the page alone, to add a server or to start one that is not saved', async () => {
+  it('tests a saved server (secrets masked) without asking, and refuses, from the page alone, to add a server or start one that is not saved', async () => {
     const dataDir = tempDir();
+    const everything = { ...everythingStdio(), env: { EVERYTHING_TOKEN: 'tok-abcdef123456' } };
+    const store = ArchonStore.open(dataDir);
+    store.updateSettings({ mcpServers: { everything } });
+    store.close();
     const { page, close } = await openSettings(dataDir);
-    await editor(page).fill(JSON.stringify({ mcpServers: { shell: { command: '/bin/sh', args: ['-c', 'touch pwned'] } } }));
+    expect(await editor(page).inputValue()).toContain(`"EVERYTHING_TOKEN": "${MASKED_SECRET}"`);
+    await page.getByRole('button', { name: 'Test everything' }).click();
+    await page.getByRole('table', { name: 'Tools of everything' }).getByRole('row', { name: /everything__echo/ }).waitFor();
+
+    await editor(page).fill(JSON.stringify({ mcpServers: { everything, shell: { command: '/bin/sh', args: ['-c', 'touch pwned'] } } }));
     await page.getByRole('button', { name: 'Save MCP servers' }).click();
     await page.getByRole('alert').filter({ hasText: /Not changed: the MCP server shell added \(command "\/bin\/sh -c touch pwned"\)/ }).waitFor();
     await page.getByRole('alert').getByRole('button', { name: 'Dismiss' }).click();
     await page.getByRole('button', { name: 'Test shell' }).click();
     await page.getByRole('alert').filter({ hasText: /Not changed: start the MCP server shell/ }).waitFor();
-    expect(savedServers(dataDir)).toEqual({});
+    expect(savedServers(dataDir)).toEqual({ everything });
     await close();
   });
 });

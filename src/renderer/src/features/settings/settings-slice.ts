@@ -13,7 +13,7 @@ export interface SettingsSlice {
 }
 
 export function createSettingsSlice({ set, get, client, attempt }: SliceContext): SettingsSlice {
-  const probeOf = (name: string, probe: McpProbe | 'testing' | null) => {
+  const setProbe = (name: string, probe: McpProbe | 'testing' | null) => {
     const { [name]: _previous, ...others } = get().mcpProbes;
     set({ mcpProbes: probe ? { ...others, [name]: probe } : others });
   };
@@ -24,11 +24,11 @@ export function createSettingsSlice({ set, get, client, attempt }: SliceContext)
     updateSettings: (patch) => attempt(async () => set({ settings: await client.commands['settings.update'](patch) })),
     testMcpServer: (name, config) =>
       attempt(async () => {
-        probeOf(name, 'testing');
+        setProbe(name, 'testing');
         try {
-          probeOf(name, await client.commands['mcp.probe']({ name, config }));
+          setProbe(name, await client.commands['mcp.probe']({ name, config }));
         } catch (error) {
-          probeOf(name, null);
+          setProbe(name, null);
           throw error;
         }
       }),
