@@ -27,6 +27,12 @@ export type Thresholds = typeof DEFAULT_THRESHOLDS;
 
 const cite = (item: AuditedEvent) => ({ record: item.seq, event: item.event.type, eventSeq: item.event.seq });
 
+/** The operator's setting for a tool: its own, else its MCP server's (`SERVER__*`). */
+function overrideFor(overrides: Record<string, ToolApprovalOverride>, tool: string): ToolApprovalOverride | undefined {
+  const server = tool.includes('__') ? tool.slice(0, tool.indexOf('__')) : null;
+  return overrides[tool] ?? (server ? overrides[`${server}__*`] : undefined);
+}
+
 /** Actions its policy required a person to approve, taken without an approval; tools used after a lock; attempts a tool refused. */
 export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
   const findings: Finding[] = [];
@@ -50,8 +56,8 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
       if (locked.has(event.tool)) {
         findings.push({ detector: 'boundary', severity: 'critical', title: `${event.tool} ran after it was locked`, explanation: `The operator locked "never use ${event.tool}", yet step ${event.stepId} started it.`, evidence: [cite(item)] });
       }
-      const sideEffects = isBuiltinTool(event.tool) ? TOOL_CATALOGUE[event.tool].sideEffects : 'irreversible';
-      if (!asksForTool(policy, { sideEffects }, overrides[event.tool])) continue;
+      const sideEffects = isBuiltinTool(event.tool) ? TOOL_CATALOGUE[event.tool].sideEffects : (event.sideEffects ?? 'irreversible');
+      if (!asksForTool(policy, { sideEffects }, overrideFor(overrides, event.tool))) continue;
       const match = granted.findIndex((request) => request.event.type === 'approval.requested' && request.event.stepId === event.stepId && (request.event.action as { tool?: string } | null)?.tool === event.tool);
       if (match >= 0) granted.splice(match, 1);
       else {

@@ -64,6 +64,16 @@ describe('the auditor’s detectors and reports', () => {
     expect(report.findings.filter((finding) => finding.detector === 'boundary')).toEqual([]);
   });
 
+  it('judges an MCP tool by the side effects it declared and by its server’s SERVER__* setting', () => {
+    const report = injected([
+      { ...started, toolApproval: { 'quiet__*': 'never' } },
+      { type: 'tool.started', stepId: 's', tool: 'everything__get-sum', callId: 'c1', args: {}, sideEffects: 'none' },
+      { type: 'tool.started', stepId: 's', tool: 'quiet__erase', callId: 'c2', args: {}, sideEffects: 'irreversible' },
+      { type: 'tool.started', stepId: 's', tool: 'fs__write_file', callId: 'c3', args: {}, sideEffects: 'irreversible' },
+    ]);
+    expect(report.findings.filter((finding) => finding.detector === 'boundary').map((finding) => finding.title)).toEqual(['fs__write_file ran without the approval its policy required']);
+  });
+
   it('reports a run whose model repeats the same call with a convergence finding citing the repeated calls', async () => {
     server = await startModelServer({
       reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'spin', description: 'spin' }]) : { toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }),

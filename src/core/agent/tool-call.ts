@@ -91,7 +91,7 @@ async function journalled(context: RunContext, call: CallRecord, outcome: () => 
   const { runs, events, runId } = context;
   const { step, name, callId, args, tool, executed } = call;
   runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, now: context.now().toISOString() });
-  events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args });
+  events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args, ...(tool ? { sideEffects: tool.sideEffects } : {}) });
   // What is recorded (secrets redacted) is what the model and the events see.
   const result = runs.finishToolCall(callId, withUncertainty(await outcome(), tool, executed), context.now().toISOString());
   runs.endToolProcesses(runId, callId);

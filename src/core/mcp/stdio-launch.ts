@@ -44,19 +44,34 @@ export function resolveCommand(command: string, cwd: string, path = process.env.
   return null;
 }
 
-/** The folder a file's package lives in: the parent of its outermost node_modules, else its own folder. */
+const MAX_DEPTH = 32;
+
+/** The folder a file's package lives in (with its dependencies): the parent of its outermost node_modules, else the nearest folder with a package.json, else its own folder. */
 function packageRoot(file: string): string {
-  const marker = `${sep}node_modules${sep}`;
-  const at = file.indexOf(marker);
-  return at >= 0 ? file.slice(0, at) : dirname(file);
+  const at = file.indexOf(`${sep}node_modules${sep}`);
+  if (at >= 0) return file.slice(0, at);
+  let folder = dirname(file);
+  for (let depth = 0; depth < MAX_DEPTH && dirname(folder) !== folder; depth++, folder = dirname(folder)) {
+    if (existsSync(join(folder, 'package.json'))) return folder;
+  }
+  return dirname(file);
 }
 
-/** What a server needs to read besides the system: its program's install folder and the files its arguments name. */
-function serverFiles(program: string, args: readonly string[]): string[] {
-  const folders = new Set([dirname(dirname(program)), packageRoot(program)]);
-  for (const arg of args) {
-    if (!isAbsolute(arg) || !existsSync(arg)) continue;
-    folders.add(packageRoot(realpathSync(arg)));
+function contains(folder: string, path: string): boolean {
+  return path === folder || path.startsWith(folder.endsWith(sep) ? folder : `${folder}${sep}`);
+}
+
+/**
+ * What a server needs to read besides the system: its program's install folder and the packages of
+ * the files its arguments name. A folder holding a hidden one (the home folder, the data dir) is
+ * never opened whole: only the file itself is.
+ */
+function serverFiles(program: string, args: readonly string[], hidden: readonly string[]): string[] {
+  const files = [program, ...args.filter((arg) => isAbsolute(arg) && existsSync(arg)).map((arg) => realpathSync(arg))];
+  const folders = new Set<string>();
+  for (const file of files) {
+    const roots = file === program ? [dirname(dirname(program)), packageRoot(program)] : [packageRoot(file)];
+    for (const root of roots) folders.add(hidden.some((path) => contains(root, path)) ? file : root);
   }
   return [...folders];
 }
@@ -89,6 +104,6 @@ export function stdioLaunch(name: string, server: StdioServer, confinement: Conf
     return { ok: false, failure: { kind: 'sandbox', message: `MCP server "${name}" was not started: bubblewrap, the OS sandbox its process runs in, is not available here. Install bubblewrap, or set sandbox to "off" in Settings.` } };
   }
   const hiddenInWorkspace = confinement.hidden.filter((path) => path !== workspace && path.startsWith(`${workspace}${sep}`) && existsSync(path));
-  const root = bubblewrapRoot({ workspace, allowNetwork: confinement.allowNetwork, hiddenInWorkspace, readable: serverFiles(program, args) });
+  const root = bubblewrapRoot({ workspace, allowNetwork: confinement.allowNetwork, hiddenInWorkspace, readable: serverFiles(program, args, confinement.hidden) });
   return { ok: true, launch: { file: 'bwrap', args: [...root, '--', program, ...args], env, cwd: workspace } };
 }

@@ -6,7 +6,7 @@ import { PlanSchema } from './plan';
 import { ValidationCheckSchema, VerdictSchema } from './validation';
 import { PolicySchema, RunIdSchema } from './run';
 import { ToolApprovalOverrideSchema } from './settings';
-import { ToolResultPartSchema, ToolStatusSchema } from './tool';
+import { SideEffectsSchema, ToolResultPartSchema, ToolStatusSchema } from './tool';
 
 const runEvent = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
   z.object({ type: z.literal(type), runId: RunIdSchema, seq: z.int().positive(), ts: z.string(), ...shape });
@@ -38,7 +38,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('step.completed', { ...stepShape, result: z.string() }),
   runEvent('step.failed', { ...stepShape, reason: z.string() }),
   runEvent('step.skipped', { ...stepShape, reason: z.string() }),
-  runEvent('tool.started', { ...toolShape, args: z.unknown() }),
+  /** `sideEffects`: what the tool declared (an MCP tool's come from its annotations), for the auditor's policy check. */
+  runEvent('tool.started', { ...toolShape, args: z.unknown(), sideEffects: SideEffectsSchema.optional() }),
   runEvent('tool.completed', { ...toolShape, status: ToolStatusSchema, content: z.string(), parts: z.array(ToolResultPartSchema).optional() }),
   /** The tool itself refused the call (a path outside the workspace, a symbolic link leading out, no OS sandbox). */
   runEvent('tool.refused', { ...toolShape, reason: z.string() }),

@@ -1,0 +1,114 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ApprovalChannel } from '../../../src/core/approval/approval-channel';
+import { McpSessions } from '../../../src/core/mcp/mcp-sessions';
+import { mcpToolset } from '../../../src/core/mcp/mcp-toolset';
+import { ArchonStore } from '../../../src/core/store/archon-store';
+import { ToolRegistry, type ToolDefinition } from '../../../src/core/tools/tool-registry';
+import type { McpServerConfig } from '../../../src/shared/schemas/settings';
+import { planReply, toolMessagesOf } from '../../kit/scripted-model-server';
+import { useEngine } from '../../support/engine';
+import { CHANGING_SERVER, everythingStdio } from '../../support/mcp-servers';
+import { useTempDirs } from '../../support/temp-dir';
+
+const tempDir = useTempDirs();
+const startEngine = useEngine();
+const open: { sessions: McpSessions; store: ArchonStore }[] = [];
+afterEach(async () => {
+  for (const { sessions, store } of open.splice(0)) {
+    await sessions.close();
+    store.close();
+  }
+});
+
+const TEST_TIMEOUT = 120_000;
+
+async function toolsetOf(servers: Record<string, McpServerConfig>, workspace = tempDir()) {
+  const sessions = new McpSessions();
+  const store = ArchonStore.open(tempDir());
+  open.push({ sessions, store });
+  const toolset = await mcpToolset({
+    servers,
+    sessions,
+    definitions: store.toolDefinitions,
+    confinement: { workspace, sandbox: 'on', allowNetwork: false, hidden: [] },
+    disabledTools: [],
+    now: () => new Date(),
+    signal: AbortSignal.timeout(60_000),
+  });
+  return { ...toolset, registry: new ToolRegistry(toolset.tools, toolset.notices), workspace, sessions };
+}
+
+const context = (workspace: string) => ({ signal: AbortSignal.timeout(60_000), workspace, runId: 'r', stepId: 's' });
+
+describe('MCP tools as Archon tools', () => {
+  it('checks arguments against the server’s input schema before anything is sent', async () => {
+    const { registry } = await toolsetOf({ everything: everythingStdio() });
+    const prepared = registry.prepare('everything__get-sum', { a: 'two', b: 3 });
+    expect(prepared.ok).toBe(false);
+    if (!prepared.ok) expect(prepared.result.content).toMatch(/Invalid arguments for everything__get-sum/);
+    expect(registry.specs().find((spec) => spec.name === 'everything__get-sum')?.parameters).toMatchObject({ type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } });
+  }, TEST_TIMEOUT);
+
+  it('a server that crashes mid-call: the call gets an error naming the server and how it ended; the next call starts it again', async () => {
+    const { registry, workspace } = await toolsetOf({ changing: { command: process.execPath, args: [CHANGING_SERVER] } });
+    const crash = registry.get('changing__crash') as ToolDefinition;
+    const act = registry.get('changing__act') as ToolDefinition;
+    const crashed = await registry.execute(crash, {}, context(workspace));
+    expect(crashed.status).toBe('error');
+    expect(crashed.content).toMatch(/MCP server "changing" exited \(exit code 3\).*during the call to crash/s);
+    const again = await registry.execute(act, { what: 'after the crash' }, context(workspace));
+    expect(again).toMatchObject({ status: 'success', content: 'acted: after the crash' });
+  }, TEST_TIMEOUT);
+
+  it('images and resources come back as parts; text stays the content', async () => {
+    const { registry, workspace } = await toolsetOf({ everything: everythingStdio() });
+    const image = await registry.execute(registry.get('everything__get-tiny-image') as ToolDefinition, {}, context(workspace));
+    expect(image.status).toBe('success');
+    expect(image.parts).toContainEqual(expect.objectContaining({ type: 'image', mimeType: 'image/png', data: expect.stringMatching(/^[A-Za-z0-9+/=]+$/) }));
+    const links = await registry.execute(registry.get('everything__get-resource-links') as ToolDefinition, { count: 2 }, context(workspace));
+    expect(links.parts?.filter((part) => part.type === 'resource')).toHaveLength(2);
+    expect(links.content).toContain('[resource ');
+  }, TEST_TIMEOUT);
+});
+
+describe('elicitation: a server’s question becomes an approval of kind elicitation', () => {
+  const answering = (answer: (kind: string) => 'approve' | 'edit' | 'reject'): ApprovalChannel => ({
+    canRaiseBudgets: false,
+    decide: async (request) => {
+      const verdict = answer(request.kind);
+      if (verdict === 'edit') return { verdict: 'edit', edited: { name: 'Ada Lovelace', check: true } };
+      return verdict === 'approve' ? { verdict } : { verdict, feedback: 'no' };
+    },
+  });
+
+  async function runElicitation(approvals: ApprovalChannel) {
+    const { tools } = await toolsetOf({ everything: everythingStdio() });
+    const engine = await startEngine(
+      {
+        reply: (request) => {
+          if (request.purpose === 'plan') return planReply([{ id: 'ask', description: 'ask the operator through the server' }]);
+          if (request.purpose === 'final') return { content: 'done' };
+          return toolMessagesOf(request).length === 0 ? { toolCalls: [{ name: 'everything__trigger-elicitation-request', arguments: {} }] } : { content: 'asked' };
+        },
+      },
+      { tools: (builtin) => new ToolRegistry([...builtin.names().flatMap((name) => builtin.get(name) ?? []), ...tools]), approvals },
+    );
+    const result = await engine.run('elicit');
+    const request = engine.server.requests.find((candidate) => candidate.purpose === 'step' && toolMessagesOf(candidate).length > 0);
+    return { result, events: engine.events, toolMessage: toolMessagesOf(request ?? engine.server.requests[0] as never)[0] ?? '' };
+  }
+
+  it('edit with the form’s content accepts: the server gets what the operator entered', async () => {
+    const { result, events, toolMessage } = await runElicitation(answering((kind) => (kind === 'elicitation' ? 'edit' : 'approve')));
+    expect(result.status).toBe('completed');
+    expect(events).toContainEqual(expect.objectContaining({ type: 'approval.requested', kind: 'elicitation', action: expect.objectContaining({ server: 'everything', message: expect.any(String), requestedSchema: expect.objectContaining({ type: 'object' }) }) }));
+    expect(toolMessage).toContain('Ada Lovelace');
+    expect(toolMessage).toMatch(/"action": "accept"/);
+  }, TEST_TIMEOUT);
+
+  it('anything else declines (as --approve auto does)', async () => {
+    const { toolMessage } = await runElicitation(answering(() => 'approve'));
+    expect(toolMessage).toMatch(/"action": "decline"/);
+    expect(toolMessage).not.toContain('Ada Lovelace');
+  }, TEST_TIMEOUT);
+});
