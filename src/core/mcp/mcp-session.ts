@@ -36,6 +36,8 @@ function stderrTail(stderr: string): string {
  */
 export class McpSession {
   private client: Client | null = null;
+  /** The client last created: only its closing breaks the session (not a failed first attempt's). */
+  private latest: Client | null = null;
   private transport: Transport | null = null;
   private toolList: Tool[] = [];
   private closed = false;
@@ -87,6 +89,8 @@ export class McpSession {
 
   private newClient(): Client {
     const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } } });
+    this.latest = client;
+    this.closed = false;
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       if (!this.alive) return;
       try {
@@ -98,7 +102,7 @@ export class McpSession {
     });
     client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(request.params, extra.signal));
     client.onclose = () => {
-      this.closed = true;
+      if (this.latest === client) this.closed = true;
     };
     return client;
   }
