@@ -3,7 +3,8 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { stricter } from '../../shared/policy';
 import type { StartRunInput } from '../../shared/schemas/run-detail';
 import type { Policy, RunOptions } from '../../shared/schemas/run';
-import type { Settings, SettingsPatch, ToolApprovalOverride } from '../../shared/schemas/settings';
+import { canonicalJson } from '../../shared/canonical-json';
+import type { McpServerConfig, Settings, SettingsPatch, ToolApprovalOverride } from '../../shared/schemas/settings';
 
 /** How much a per-tool setting asks of a person: lower is looser. */
 const ASKING: Record<ToolApprovalOverride, number> = { never: 0, default: 1, always: 2 };
@@ -43,7 +44,20 @@ export function settingsWidening(current: Settings, patch: SettingsPatch): strin
   if (patch.networkTools && !current.networkTools) changes.push('network tools turned on');
   if (patch.allowNetwork && !current.allowNetwork) changes.push('network access for commands turned on');
   if (patch.sandbox === 'off' && current.sandbox !== 'off') changes.push('the sandbox for commands turned off');
+  if (patch.mcpServers) changes.push(...mcpWidening(current.mcpServers, patch.mcpServers));
   return changes;
+}
+
+/** An MCP server added, turned on, or started otherwise (its command, arguments, env, URL or headers) gives agents new tools. */
+function mcpWidening(current: Settings['mcpServers'], next: Settings['mcpServers']): string[] {
+  const started = ({ disabled: _disabled, ...config }: McpServerConfig) => canonicalJson(config);
+  return Object.entries(next).flatMap(([name, config]) => {
+    const before = current[name];
+    if (config.disabled) return [];
+    if (!before) return [`the MCP server ${name} added`];
+    if (before.disabled) return [`the MCP server ${name} turned on`];
+    return started(before) === started(config) ? [] : [`the MCP server ${name} changed`];
+  });
 }
 
 /** The ways a run started from the UI would go beyond the operator's defaults: another workspace, a looser policy. */

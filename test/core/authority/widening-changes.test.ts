@@ -44,6 +44,14 @@ describe('settingsWidening', () => {
     ).toEqual([]);
   });
 
+  it('asks when an MCP server is added, turned on or changed; not when one is removed or turned off', () => {
+    const servers: Settings = { ...current, mcpServers: { a: { command: 'a' }, b: { command: 'b', disabled: true }, c: { url: 'https://c.example/mcp' }, d: { command: 'd' } } };
+    expect(
+      settingsWidening(servers, { mcpServers: { a: { command: 'a' }, b: { command: 'b' }, c: { url: 'https://c.example/other' }, e: { command: 'e' }, f: { command: 'f', disabled: true } } }),
+    ).toEqual(['the MCP server b turned on', 'the MCP server c changed', 'the MCP server e added']);
+    expect(settingsWidening(servers, { mcpServers: { a: { command: 'a', disabled: true } } })).toEqual([]);
+  });
+
   it('counts dropping a tool from the approval list as going back to the default', () => {
     expect(settingsWidening(current, { toolApproval: {} })).toEqual(['approval of write_file from "always" to "default"']);
   });
