@@ -8,6 +8,7 @@ import { requireOperator, type OperatorConfirmation } from './authority/operator
 import { runWidening, settingsWidening } from './authority/widening-changes';
 import type { ArchonRuntime } from './runtime';
 import type { ApiKeys } from './secrets/api-keys';
+import type { McpSecrets } from './secrets/mcp-secrets';
 import type { EmergencyStop } from './stop/emergency-stop';
 
 /** The auditor as the UI may use it: read its reports, check its log. The host provides it; the runtime cannot reach it. */
@@ -25,6 +26,8 @@ export interface CommandDependencies {
   approvals: PendingApprovals;
   audit: AuditPort;
   apiKeys: Pick<ApiKeys, 'save'>;
+  /** Seals MCP servers' env and headers before Settings store them. */
+  mcpSecrets: Pick<McpSecrets, 'seal'>;
   /** Asked, outside the renderer, before any change that widens what agents may do. */
   confirmation: OperatorConfirmation;
   probe(modelUrl: string, model: string | undefined): Promise<EndpointProbe>;
@@ -47,7 +50,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'settings.get': async () => store.getSettings(),
     'settings.update': async (patch, { signal }) => {
       await requireOperator(deps.confirmation, 'Change settings so that agents may do more?', settingsWidening(store.getSettings(), patch), signal);
-      return store.updateSettings(patch);
+      return store.updateSettings(patch.mcpServers ? { ...patch, mcpServers: deps.mcpSecrets.seal(patch.mcpServers) } : patch);
     },
     'runs.start': async ({ apiKey, ...input }, { signal }) => {
       deps.audit.assertReady();
