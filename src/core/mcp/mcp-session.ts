@@ -21,8 +21,6 @@ export interface SessionOptions {
   confinement: Confinement;
   /** How long initialize and tools/list may take. */
   startTimeoutMs: number;
-  /** Told when the server's tool list changed (after it was fetched again). */
-  onToolsChanged?(tools: readonly Tool[]): void;
 }
 
 function stderrTail(stderr: string): string {
@@ -95,7 +93,6 @@ export class McpSession {
       if (!this.alive) return;
       try {
         this.toolList = await this.listTools(AbortSignal.timeout(this.options.startTimeoutMs));
-        this.options.onToolsChanged?.(this.toolList);
       } catch {
         // The next call finds the session broken, or the old list still valid.
       }
