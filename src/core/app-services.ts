@@ -15,6 +15,8 @@ import type { ArchonRuntime } from './runtime';
 import { EmergencyStop } from './stop/emergency-stop';
 import { ToolHost } from './tools/tool-host';
 import { McpSessions } from './mcp/mcp-sessions';
+import { McpSecrets } from './secrets/mcp-secrets';
+import type { SecretVault } from './secrets/api-keys';
 
 export interface AppServicesOptions {
   runtime: ArchonRuntime;
@@ -26,6 +28,8 @@ export interface AppServicesOptions {
   readableRoots: string[] | null;
   /** Keys for model servers, each sent only to the origin it was given for. */
   apiKeys: ApiKeys;
+  /** The OS keychain (the app's safeStorage): MCP servers' env and headers are kept sealed by it; without one they cannot be saved in Settings. */
+  vault?: SecretVault | null;
   /** The operator's yes or no outside the renderer: a native dialog in the app, the terminal for `archon serve`. */
   confirmation: OperatorConfirmation;
   /** Folders no command may see (the home folder, the data dir, the audit key folder). */
@@ -41,6 +45,8 @@ export interface AppServices {
   approvals: PendingApprovals;
   manager: RunManager;
   handlers: CommandHandlers;
+  /** MCP servers' secrets: open a configuration (`open(name, config)`) before probing it with `probeMcpServer`. */
+  mcpSecrets: McpSecrets;
   close(): Promise<void>;
 }
 
@@ -51,6 +57,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
   const unwatch = estop.watch();
   // One set of MCP sessions for the process: servers outlive a run, and the emergency stop kills them all.
   const mcpSessions = new McpSessions();
+  const mcpSecrets = new McpSecrets(options.vault ?? null, runtime.store.secrets);
   const unhookMcp = estop.onStop(() => mcpSessions.stopAll());
   const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
   const defaults = (): RunOptions => {
@@ -81,8 +88,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
         readableRoots: options.readableRoots,
         hiddenFolders: options.hiddenFolders,
         settings: { ...settings, allowNetwork: options.allowNetwork ?? settings.allowNetwork },
-        mcp: { sessions: mcpSessions, definitions: runtime.store.toolDefinitions, now: runtime.now },
-        secrets: runtime.store.secrets,
+        mcp: { sessions: mcpSessions, definitions: runtime.store.toolDefinitions, secrets: mcpSecrets, now: runtime.now },
         log: runtime.log,
       }),
   });
@@ -93,6 +99,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     approvals,
     audit: options.audit,
     apiKeys: options.apiKeys,
+    mcpSecrets,
     confirmation: options.confirmation,
     runDefaults: defaults,
     probe: (modelUrl, model) => probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKeys.keyFor(modelUrl), contextLength: runtime.store.getSettings().contextLength, signal: AbortSignal.timeout(60_000) }),
@@ -108,6 +115,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     approvals,
     manager,
     handlers,
+    mcpSecrets,
     async close() {
       unwatch();
       await manager.close();

@@ -11,6 +11,7 @@ import { requireOperator, type OperatorConfirmation } from './authority/operator
 import { mcpProbeWidening, runWidening, settingsWidening } from './authority/widening-changes';
 import type { ArchonRuntime } from './runtime';
 import type { ApiKeys } from './secrets/api-keys';
+import type { McpSecrets } from './secrets/mcp-secrets';
 import type { EmergencyStop } from './stop/emergency-stop';
 
 /** The auditor as the UI may use it: read its reports, check its log. The host provides it; the runtime cannot reach it. */
@@ -28,6 +29,8 @@ export interface CommandDependencies {
   approvals: PendingApprovals;
   audit: AuditPort;
   apiKeys: Pick<ApiKeys, 'save'>;
+  /** Seals MCP servers' env and headers before Settings store them, and opens them to start a server. */
+  mcpSecrets: Pick<McpSecrets, 'seal' | 'open'>;
   /** Asked, outside the renderer, before any change that widens what agents may do. */
   confirmation: OperatorConfirmation;
   probe(modelUrl: string, model: string | undefined): Promise<EndpointProbe>;
@@ -54,7 +57,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       const current = store.getSettings();
       const patch = masked.mcpServers ? { ...masked, mcpServers: unmaskMcpServers(masked.mcpServers, current.mcpServers) } : masked;
       await requireOperator(deps.confirmation, 'Change settings so that agents may do more?', settingsWidening(current, patch), signal);
-      return maskMcpSecrets(store.updateSettings(patch));
+      return maskMcpSecrets(store.updateSettings(patch.mcpServers ? { ...patch, mcpServers: deps.mcpSecrets.seal(patch.mcpServers) } : patch));
     },
     'runs.start': async ({ apiKey, ...input }, { signal }) => {
       deps.audit.assertReady();
@@ -87,7 +90,8 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       const current = store.getSettings();
       const config = unmaskMcpServer(name, masked, current.mcpServers);
       await requireOperator(deps.confirmation, 'Start an MCP server that is not saved in Settings?', mcpProbeWidening(current, name, config), signal);
-      return deps.probeMcp(name, config, signal);
+      const opened = deps.mcpSecrets.open(name, config);
+      return opened.ok ? deps.probeMcp(name, opened.config, signal) : { ok: false as const, failure: opened.failure };
     },
   };
 }

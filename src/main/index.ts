@@ -5,7 +5,7 @@ import { foldersHiddenFromTools } from '../core/tools/hidden-folders';
 import { createAppServices } from '../core/app-services';
 import { AuditorClient } from '../core/audit/auditor-client';
 import { resolveDataDir } from '../core/data-dir';
-import { ApiKeys } from '../core/secrets/api-keys';
+import { ApiKeys, type SecretVault } from '../core/secrets/api-keys';
 import { resolveModelUrl } from '../shared/model-presets';
 import { createRuntime } from '../core/runtime';
 import { forwardEvent, registerIpcHandlers } from './ipc';
@@ -24,8 +24,7 @@ function appUrl(): string {
 }
 
 /** Keys saved through the OS keychain (in memory only where it is unavailable), and OPENAI_API_KEY for the configured server. */
-function openApiKeys(runtime: ReturnType<typeof createRuntime>): ApiKeys {
-  const vault = safeStorageVault(safeStorage);
+function openApiKeys(runtime: ReturnType<typeof createRuntime>, vault: SecretVault | null): ApiKeys {
   const apiKeys = vault ? ApiKeys.saved(runtime.dataDir, runtime.store.secrets, vault) : new ApiKeys(runtime.store.secrets);
   const fromEnvironment = process.env.OPENAI_API_KEY;
   if (fromEnvironment) apiKeys.remember(resolveModelUrl(runtime.store.getSettings().modelUrl), fromEnvironment);
@@ -41,6 +40,7 @@ function start(): void {
     runtime.log.error({ auditor: message }, 'the auditor reported a problem'),
   );
   const shown: { window?: BrowserWindow } = {};
+  const vault = safeStorageVault(safeStorage);
   const services = createAppServices({
     runtime,
     host: 'electron',
@@ -51,7 +51,8 @@ function start(): void {
     // Tool workers run under Node's permission model, as in the CLI: they may read the app itself, the workspace and their temp folder.
     readableRoots: [app.getAppPath()],
     hiddenFolders: foldersHiddenFromTools(dataDir),
-    apiKeys: openApiKeys(runtime),
+    apiKeys: openApiKeys(runtime, vault),
+    vault,
     confirmation: dialogConfirmation(dialog, () => shown.window),
   });
   const url = appUrl();

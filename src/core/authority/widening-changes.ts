@@ -32,11 +32,13 @@ function serverReach(config: McpServerConfig): string {
   return 'command' in config ? `command "${[config.command, ...(config.args ?? [])].join(' ')}"` : `URL ${config.url}`;
 }
 
-/** The same server as far as authority goes: what runs or is reached, with what; whether it is on is a separate question. */
+/** What runs or is reached, with what; whether it is on is a separate question, and a left-out list is an empty one. */
+function authorityOf(config: McpServerConfig): string {
+  return canonicalJson('command' in config ? { command: config.command, args: config.args ?? [], env: config.env ?? {} } : { url: config.url, headers: config.headers ?? {} });
+}
+
 function sameServer(a: McpServerConfig, b: McpServerConfig): boolean {
-  const { disabled: _a, ...left } = a;
-  const { disabled: _b, ...right } = b;
-  return canonicalJson(left) === canonicalJson(right);
+  return authorityOf(a) === authorityOf(b);
 }
 
 /** New tools for agents: a server added, turned on, or pointed at something else; removed or disabled ones narrow and are not listed. */

@@ -21,8 +21,6 @@ export interface SessionOptions {
   confinement: Confinement;
   /** How long initialize and tools/list may take. */
   startTimeoutMs: number;
-  /** Told when the server's tool list changed (after it was fetched again). */
-  onToolsChanged?(tools: readonly Tool[]): void;
 }
 
 function stderrTail(stderr: string): string {
@@ -36,6 +34,8 @@ function stderrTail(stderr: string): string {
  */
 export class McpSession {
   private client: Client | null = null;
+  /** The client last created: only its closing breaks the session (not a failed first attempt's). */
+  private latest: Client | null = null;
   private transport: Transport | null = null;
   private toolList: Tool[] = [];
   private closed = false;
@@ -87,18 +87,19 @@ export class McpSession {
 
   private newClient(): Client {
     const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } } });
+    this.latest = client;
+    this.closed = false;
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       if (!this.alive) return;
       try {
         this.toolList = await this.listTools(AbortSignal.timeout(this.options.startTimeoutMs));
-        this.options.onToolsChanged?.(this.toolList);
       } catch {
         // The next call finds the session broken, or the old list still valid.
       }
     });
     client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(request.params, extra.signal));
     client.onclose = () => {
-      this.closed = true;
+      if (this.latest === client) this.closed = true;
     };
     return client;
   }

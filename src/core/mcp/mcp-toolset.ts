@@ -1,6 +1,6 @@
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import type { ElicitRequest, ElicitResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type ElicitRequest, type ElicitResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { McpServerConfig } from '../../shared/schemas/settings';
 import type { ToolDefinitionStore } from '../store/tool-definitions';
@@ -91,6 +91,9 @@ function mcpTool(options: McpToolsetOptions, entry: ServerTool): ToolDefinition 
         return toToolResult(await session.callTool(tool.name, args as Record<string, unknown>, context.signal, context.timeoutMs, elicitationFor(server, context)));
       } catch (error) {
         if (error instanceof McpServerError) return toolResult('error', error.failure.message, { mcpFailure: error.failure.kind });
+        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout && !context.signal.aborted) {
+          return toolResult('timeout', `${name} did not finish within ${context.timeoutMs / 1000} s; the server was told to cancel it.`);
+        }
         throw error;
       }
     },

@@ -5,11 +5,11 @@ import type { Settings } from '../../shared/schemas/settings';
 import type { Log } from '../log';
 import { mcpToolset } from '../mcp/mcp-toolset';
 import type { McpSessions } from '../mcp/mcp-sessions';
-import type { SecretRedactor } from '../secrets/redactor';
+import type { McpSecrets } from '../secrets/mcp-secrets';
 import type { ToolDefinitionStore } from '../store/tool-definitions';
 import type { ProcessLauncher } from '../process/process-launcher';
 import { builtinTools } from './builtin-tools';
-import { ToolRegistry } from './tool-registry';
+import { ToolRegistry, type ToolNotice } from './tool-registry';
 import { ToolWorkerPool } from './tool-worker-pool';
 
 export interface ToolHostOptions {
@@ -21,18 +21,9 @@ export interface ToolHostOptions {
   /** Folders no command may see even when they lie in the workspace: the home folder, the data dir, the audit key folder. */
   hiddenFolders: string[];
   settings: Pick<Settings, 'networkTools' | 'disabledTools' | 'sandbox' | 'allowNetwork' | 'mcpServers'>;
-  /** MCP: the process's sessions, and where tool definitions are recorded; without them no MCP server is used. */
-  mcp?: { sessions: McpSessions; definitions: ToolDefinitionStore; now?: () => Date };
-  /** Learns the secrets in MCP servers' env and headers, so nothing stored or announced shows them. */
-  secrets?: SecretRedactor;
+  /** MCP: the process's sessions, where tool definitions are recorded, and the servers' secrets; without them no MCP server is used. */
+  mcp?: { sessions: McpSessions; definitions: ToolDefinitionStore; secrets: McpSecrets; now?: () => Date };
   log?: Log;
-}
-
-/** Header values may carry a secret after a scheme word ("Bearer …"): both forms are known. */
-function mcpSecrets(servers: Settings['mcpServers']): string[] {
-  return Object.values(servers).flatMap((config) =>
-    'command' in config ? Object.values(config.env ?? {}) : Object.values(config.headers ?? {}).flatMap((value) => [value, value.split(' ').at(-1) ?? value]),
-  );
 }
 
 function workspaceFolder(path: string): string {
@@ -57,9 +48,7 @@ function realPathIfAny(path: string): string {
 export class ToolHost {
   private pool: ToolWorkerPool | null = null;
 
-  constructor(private readonly options: ToolHostOptions) {
-    for (const secret of mcpSecrets(options.settings.mcpServers)) options.secrets?.add(secret);
-  }
+  constructor(private readonly options: ToolHostOptions) {}
 
   /** The run's tools: the built-ins, and the tools of every enabled MCP server that starts (one that does not is a notice). */
   async registry(runOptions: RunOptions, signal: AbortSignal = new AbortController().signal): Promise<ToolRegistry> {
@@ -67,8 +56,15 @@ export class ToolHost {
     const builtins = this.builtins(workspace);
     const { mcp, settings, hiddenFolders } = this.options;
     if (!mcp || Object.keys(settings.mcpServers).length === 0) return builtins;
+    const servers: Settings['mcpServers'] = {};
+    const unopened: ToolNotice[] = [];
+    for (const [name, config] of Object.entries(settings.mcpServers).filter(([, config]) => !config.disabled)) {
+      const opened = mcp.secrets.open(name, config);
+      if (opened.ok) servers[name] = opened.config;
+      else unopened.push({ type: 'mcp.server_failed', server: name, ...opened.failure });
+    }
     const { tools, notices } = await mcpToolset({
-      servers: settings.mcpServers,
+      servers,
       sessions: mcp.sessions,
       definitions: mcp.definitions,
       confinement: { workspace, sandbox: settings.sandbox, allowNetwork: settings.allowNetwork, hidden: hiddenFolders.map(realPathIfAny) },
@@ -76,7 +72,7 @@ export class ToolHost {
       now: mcp.now ?? (() => new Date()),
       signal,
     });
-    return new ToolRegistry([...builtins.names().flatMap((name) => builtins.get(name) ?? []), ...tools], notices);
+    return new ToolRegistry([...builtins.names().flatMap((name) => builtins.get(name) ?? []), ...tools], [...unopened, ...notices]);
   }
 
   private builtins(workspace: string): ToolRegistry {

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { readMcpConfigFile } from '../../core/mcp/mcp-config-file';
 import { probeMcpServer, type McpProbe } from '../../core/mcp/probe-server';
 import type { ArchonRuntime } from '../../core/runtime';
+import { McpSecrets } from '../../core/secrets/mcp-secrets';
 import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
 
 export interface McpListFlags {
@@ -54,10 +55,12 @@ export async function listMcpServers(runtime: ArchonRuntime, flags: McpListFlags
     return 0;
   }
   const confinement = { workspace: workspaceFolder(flags.workspace ?? process.cwd()), sandbox: settings.sandbox, allowNetwork: flags.allowNetwork ?? settings.allowNetwork, hidden: foldersHiddenFromTools(runtime.dataDir) };
+  const secrets = new McpSecrets(null, runtime.store.secrets);
   const listed: Listed[] = await Promise.all(
     entries.map(async ([server, config]): Promise<Listed> => {
       if (config.disabled) return { server, disabled: true };
-      return { server, ...(await probeMcpServer(server, config, confinement)) };
+      const opened = secrets.open(server, config);
+      return { server, ...(opened.ok ? await probeMcpServer(server, opened.config, confinement) : opened) };
     }),
   );
   for (const entry of listed) process.stdout.write(flags.json ? `${JSON.stringify(entry)}\n` : describe(entry));

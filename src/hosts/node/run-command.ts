@@ -18,6 +18,7 @@ import { childProcessLauncher } from '../../core/process/child-process-launcher'
 import { ToolHost } from '../../core/tools/tool-host';
 import { readMcpConfigFile } from '../../core/mcp/mcp-config-file';
 import { McpSessions } from '../../core/mcp/mcp-sessions';
+import { McpSecrets } from '../../core/secrets/mcp-secrets';
 import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
 import { approvalChannelFor } from './terminal-approvals';
 
@@ -202,8 +203,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
     readableRoots: [APP_ROOT],
     hiddenFolders: foldersHiddenFromTools(runtime.dataDir),
     settings: { ...settings, allowNetwork: flags.allowNetwork ?? settings.allowNetwork },
-    mcp: { sessions: mcpSessions, definitions: runtime.store.toolDefinitions, now: runtime.now },
-    secrets: runtime.store.secrets,
+    mcp: { sessions: mcpSessions, definitions: runtime.store.toolDefinitions, secrets: new McpSecrets(null, runtime.store.secrets), now: runtime.now },
     log: runtime.log,
   });
   const unwatch = estop.watch();

@@ -44,6 +44,14 @@ describe('settingsWidening', () => {
     ).toEqual([]);
   });
 
+  it('asks when an MCP server is added, turned on or changed; not when one is removed or turned off', () => {
+    const servers: Settings = { ...current, mcpServers: { a: { command: 'a' }, b: { command: 'b', disabled: true }, c: { url: 'https://c.example/mcp' }, d: { command: 'd' } } };
+    expect(
+      settingsWidening(servers, { mcpServers: { a: { command: 'a' }, b: { command: 'b' }, c: { url: 'https://c.example/other' }, e: { command: 'e' }, f: { command: 'f', disabled: true } } }),
+    ).toEqual(['the MCP server b turned on', 'the MCP server c changed (now URL https://c.example/other)', 'the MCP server e added (command "e")']);
+    expect(settingsWidening(servers, { mcpServers: { a: { command: 'a', disabled: true } } })).toEqual([]);
+  });
+
   it('counts dropping a tool from the approval list as going back to the default', () => {
     expect(settingsWidening(current, { toolApproval: {} })).toEqual(['approval of write_file from "always" to "default"']);
   });
@@ -79,6 +87,7 @@ describe('MCP servers', () => {
 
   it('starts a saved server for a test without asking, and asks for any other', () => {
     expect(mcpProbeWidening(withServers, 'files', { command: 'npx', args: ['server-filesystem', '.'], env: { TOKEN: 'secret-1' } })).toEqual([]);
+    expect(mcpProbeWidening({ ...withServers, mcpServers: { plain: { command: 'x', env: {} } } }, 'plain', { command: 'x', args: [] })).toEqual([]);
     expect(mcpProbeWidening(withServers, 'files', { command: 'rm', args: ['-rf', '.'] })).toEqual(['start the MCP server files (command "rm -rf .") to list its tools']);
     expect(mcpProbeWidening(withServers, 'new', { url: 'https://mcp.example/mcp' })).toEqual(['start the MCP server new (URL https://mcp.example/mcp) to list its tools']);
   });

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApprovalChannel } from '../../../src/core/approval/approval-channel';
 import { McpSessions } from '../../../src/core/mcp/mcp-sessions';
@@ -58,6 +60,18 @@ describe('MCP tools as Archon tools', () => {
     expect(crashed.content).toMatch(/MCP server "changing" exited \(exit code 3\).*during the call to crash/s);
     const again = await registry.execute(act, { what: 'after the crash' }, context(workspace));
     expect(again).toMatchObject({ status: 'success', content: 'acted: after the crash' });
+  }, TEST_TIMEOUT);
+
+  it('a tool whose definition changes while the run goes on (tools/list_changed) is not called under the old definition', async () => {
+    const config = { command: process.execPath, args: [CHANGING_SERVER] };
+    const { registry, workspace, sessions } = await toolsetOf({ changing: config });
+    const rename = await registry.execute(registry.get('changing__rename') as ToolDefinition, {}, context(workspace));
+    expect(rename.content).toBe('renamed');
+    const session = await sessions.session('changing', config, { workspace, sandbox: 'on', allowNetwork: false, hidden: [] }, AbortSignal.timeout(30_000));
+    await expect.poll(() => session.tools.find((tool) => tool.name === 'act')?.description, { timeout: 30_000 }).toBe('Acts, differently now.');
+    const act = await registry.execute(registry.get('changing__act') as ToolDefinition, { what: 'x' }, context(workspace));
+    expect(act).toMatchObject({ status: 'error', content: expect.stringMatching(/changed or removed act since the run started; the call did not run/) });
+    expect(existsSync(join(workspace, 'calls.txt'))).toBe(false);
   }, TEST_TIMEOUT);
 
   it('images and resources come back as parts; text stays the content', async () => {

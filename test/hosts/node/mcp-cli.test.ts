@@ -104,17 +104,17 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** server-everything in its Streamable HTTP mode on a loopback port, ready once it says it listens. */
-async function startHttpEverything(): Promise<string> {
+/** server-everything in its Streamable HTTP (or older SSE) mode on a loopback port, ready once it says so. */
+async function startHttpEverything(mode: 'streamableHttp' | 'sse' = 'streamableHttp'): Promise<string> {
   const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING_SCRIPT, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [EVERYTHING_SCRIPT, mode], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
   children.push(child);
   const lines = createInterface({ input: child.stderr as NodeJS.ReadableStream });
   await new Promise<void>((resolve, reject) => {
-    lines.on('line', (line) => line.includes('listening') && resolve());
+    lines.on('line', (line) => /listening|running/.test(line) && resolve());
     child.once('exit', (code) => reject(new Error(`server-everything exited with ${code} before listening`)));
   });
-  return `http://127.0.0.1:${port}/mcp`;
+  return `http://127.0.0.1:${port}/${mode === 'sse' ? 'sse' : 'mcp'}`;
 }
 
 describe('MCP servers in a run (archon run --mcp-config)', () => {
@@ -141,6 +141,14 @@ describe('MCP servers in a run (archon run --mcp-config)', () => {
     const result = await run(machine(), { web: { url } }, ['--approve', 'auto']).done;
     expect(result.status, result.stderr).toBe(0);
     expect(toolMessagesOf(resultsRequest(server) as RecordedRequest)).toEqual([expect.stringContaining('hello over http')]);
+  }, TEST_TIMEOUT);
+
+  it('a server of the older SSE transport: reached through the fallback', async () => {
+    const url = await startHttpEverything('sse');
+    const server = await scriptCalls([{ name: 'old__echo', arguments: { message: 'hello over sse' } }]);
+    const result = await run(machine(), { old: { url } }, ['--approve', 'auto']).done;
+    expect(result.status, result.stderr).toBe(0);
+    expect(toolMessagesOf(resultsRequest(server) as RecordedRequest)).toEqual([expect.stringContaining('hello over sse')]);
   }, TEST_TIMEOUT);
 
   it('a server that is not found, one that crashes and one that hangs at initialize: each named in a clear error; the run goes on with the others', async () => {

@@ -1,0 +1,73 @@
+import { ArchonError } from '../../shared/errors';
+import type { McpServerConfig } from '../../shared/schemas/settings';
+import type { McpFailure } from '../mcp/mcp-failure';
+import type { SecretVault } from './api-keys';
+import type { SecretRedactor } from './redactor';
+
+/** How a value sealed by the OS keychain is written in Settings (`env` and `headers` of MCP servers). */
+export const SEALED_PREFIX = 'sealed:';
+
+type Values = Record<string, string>;
+
+function secretsOf(config: McpServerConfig): Values {
+  return ('command' in config ? config.env : config.headers) ?? {};
+}
+
+function withSecrets(config: McpServerConfig, values: Values): McpServerConfig {
+  return 'command' in config ? { ...config, env: values } : { ...config, headers: values };
+}
+
+/** A header's token after its scheme word ("Bearer …") is a secret of its own. */
+function secretParts(value: string): string[] {
+  return [value, value.split(' ').at(-1) ?? value];
+}
+
+/**
+ * The secrets of MCP servers (the values of `env` and `headers`): sealed by the OS keychain before
+ * Settings store them, opened only to start a server, and known to the redactor from then on, so no
+ * event, stored result or model request shows them. Without a keychain (the CLI, `archon serve`)
+ * nothing can be sealed: saving such values is refused, and sealed ones cannot be opened.
+ */
+export class McpSecrets {
+  constructor(
+    private readonly vault: SecretVault | null,
+    private readonly redactor: SecretRedactor,
+  ) {}
+
+  /** Every value not sealed yet, sealed (values already sealed are kept as they are). */
+  seal(servers: Readonly<Record<string, McpServerConfig>>): Record<string, McpServerConfig> {
+    return Object.fromEntries(Object.entries(servers).map(([name, config]) => [name, withSecrets(config, this.sealValues(name, secretsOf(config)))]));
+  }
+
+  private sealValues(server: string, values: Values): Values {
+    return Object.fromEntries(
+      Object.entries(values).map(([key, value]) => {
+        if (value.startsWith(SEALED_PREFIX)) return [key, value];
+        if (!this.vault) {
+          throw new ArchonError('CONFIG_INVALID', `The MCP server "${server}" has ${key} in its env or headers, which Settings keep only sealed by the OS keychain, and there is none here. Use the app, or pass the server with --mcp-config FILE.`);
+        }
+        this.redactor.add(value);
+        return [key, `${SEALED_PREFIX}${this.vault.encrypt(value).toString('base64')}`];
+      }),
+    );
+  }
+
+  /** The configuration a server starts with: its sealed values opened, every value known to the redactor. */
+  open(server: string, config: McpServerConfig): { ok: true; config: McpServerConfig } | { ok: false; failure: McpFailure } {
+    const opened: Values = {};
+    for (const [key, value] of Object.entries(secretsOf(config))) {
+      if (!value.startsWith(SEALED_PREFIX)) opened[key] = value;
+      else if (!this.vault) {
+        return { ok: false, failure: { kind: 'sealed', message: `MCP server "${server}": ${key} is sealed by the app's OS keychain, which is not available here. Use the app, or pass the server with its values in --mcp-config FILE.` } };
+      } else {
+        try {
+          opened[key] = this.vault.decrypt(Buffer.from(value.slice(SEALED_PREFIX.length), 'base64'));
+        } catch {
+          return { ok: false, failure: { kind: 'sealed', message: `MCP server "${server}": ${key} could not be unsealed (sealed by another keychain?). Enter it again in Settings.` } };
+        }
+      }
+      for (const part of secretParts(opened[key] as string)) this.redactor.add(part);
+    }
+    return { ok: true, config: withSecrets(config, opened) };
+  }
+}
