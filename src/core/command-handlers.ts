@@ -1,6 +1,6 @@
 import type { CommandHandlers } from '../shared/ipc/dispatch';
 import type { AuditReport, VerifyResult } from '../shared/schemas/audit';
-import { maskMcpSecrets, unmaskMcpServer, unmaskMcpServers } from '../shared/mcp-secrets';
+import { maskMcpSecrets, unmaskMcpServer, unmaskMcpServers } from '../shared/mcp-secret-mask';
 import type { EndpointProbe } from '../shared/schemas/endpoint';
 import type { McpProbe } from '../shared/schemas/mcp-probe';
 import type { RunOptions } from '../shared/schemas/run';

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { describe, expect, it, vi } from 'vitest';
 import { ArchonStore } from '../../../../src/core/store/archon-store';
-import { MASKED_SECRET } from '../../../../src/shared/mcp-secrets';
+import { MASKED_SECRET } from '../../../../src/shared/mcp-secret-mask';
 import { useServe } from '../../../support/archon-process';
 import { useBrowser } from '../../../support/browser';
 import { everythingStdio, FAILING_SERVERS } from '../../../support/mcp-servers';

@@ -1,6 +1,6 @@
 import { useId, useState } from 'react';
 import { checkMcpConfigText } from '../../../../shared/mcp-config-check';
-import { MASKED_SECRET } from '../../../../shared/mcp-secrets';
+import { MASKED_SECRET } from '../../../../shared/mcp-secret-mask';
 import type { McpToolSummary } from '../../../../shared/schemas/mcp-probe';
 import type { McpServerConfig, Settings } from '../../../../shared/schemas/settings';
 import { useAppStore } from '../../store/use-app-store';

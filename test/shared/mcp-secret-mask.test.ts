@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MASKED_SECRET, maskMcpSecrets, unmaskMcpServer, unmaskMcpServers } from '../../src/shared/mcp-secrets';
+import { MASKED_SECRET, maskMcpSecrets, unmaskMcpServer, unmaskMcpServers } from '../../src/shared/mcp-secret-mask';
 import { DEFAULT_SETTINGS, type Settings } from '../../src/shared/schemas/settings';
 
 const saved: Settings['mcpServers'] = {
