@@ -80,7 +80,10 @@ function mcpTool(options: McpToolsetOptions, entry: ServerTool): ToolDefinition 
     timeoutMs: MCP_CALL_TIMEOUT_MS,
     mcp: facts,
     approvalOverride: (settings) => (entry.settingsApply ? (settings[name] ?? settings[serverWildcard(server)]) : 'always'),
-    approved: () => options.definitions.bindSettings(name, facts.definitionHash),
+    approved: () => {
+      options.definitions.bindSettings(name, facts.definitionHash);
+      entry.settingsApply = true;
+    },
     run: async (args, context) => {
       try {
         const session = await options.sessions.session(server, config, options.confinement, context.signal);
