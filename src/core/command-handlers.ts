@@ -72,7 +72,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       return deps.manager.resume(runId);
     },
     'runs.delete': async ({ runId }) => {
-      deps.manager.delete(runId);
+      await deps.manager.delete(runId);
       return { deleted: true as const };
     },
     'approvals.list': async () => deps.approvals.list(),

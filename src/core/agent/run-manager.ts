@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ArchonError } from '../../shared/errors';
 import type { RunDetail, StartRunInput } from '../../shared/schemas/run-detail';
-import type { RunOptions } from '../../shared/schemas/run';
+import type { RunOptions, RunStatus } from '../../shared/schemas/run';
 import type { Settings } from '../../shared/schemas/settings';
 import type { PendingApprovals } from '../approval/pending-approvals';
 import type { ArchonRuntime } from '../runtime';
@@ -24,6 +24,8 @@ interface ActiveRun {
   controller: AbortController;
   done: Promise<RunResult>;
 }
+
+const ENDED: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'stopped', 'rejected', 'budget_exhausted', 'paused']);
 
 /**
  * Runs started from the app (over IPC or the host's socket): each in the background with its own
@@ -66,10 +68,10 @@ export class RunManager {
     return { runId };
   }
 
-  resume(runId: string): { runId: string } {
+  async resume(runId: string): Promise<{ runId: string }> {
     this.options.estop.assertArmed();
+    await this.windDown(runId);
     if (this.active.has(runId)) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is already running.`);
-    if (!this.runs.getRun(runId)) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
     this.launch(runId, { resume: runId, overrides: {} });
     return { runId };
   }
@@ -77,16 +79,27 @@ export class RunManager {
   detail(runId: string): RunDetail {
     const stored = this.runs.getRun(runId);
     if (!stored) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
-    return { run: stored.summary, steps: this.runs.getSteps(runId), events: this.runs.events(runId), active: this.active.has(runId) };
+    return { run: stored.summary, steps: this.runs.getSteps(runId), events: this.runs.events(runId), active: this.isActive(runId) };
   }
 
-  delete(runId: string): void {
+  async delete(runId: string): Promise<void> {
+    await this.windDown(runId);
     if (this.active.has(runId)) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is still running; stop it before deleting it.`);
     if (!this.runs.deleteRun(runId)) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
   }
 
+  /** A run whose end is stored is over for the operator, even while its tools are still being closed. */
   isActive(runId: string): boolean {
-    return this.active.has(runId);
+    const status = this.runs.getRun(runId)?.summary.status;
+    return this.active.has(runId) && (status === undefined || !ENDED.has(status));
+  }
+
+  /** Waits for a run that has ended to release its tools and its lease, so it can be resumed or deleted at once. */
+  private async windDown(runId: string): Promise<void> {
+    const stored = this.runs.getRun(runId);
+    if (!stored) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
+    const winding = this.active.get(runId);
+    if (winding && ENDED.has(stored.summary.status)) await winding.done;
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { PendingApprovals } from '../../../src/core/approval/pending-approvals';
+import { RunManager } from '../../../src/core/agent/run-manager';
+import { modelConnector } from '../../../src/core/model/connect';
+import { retryPolicyFrom } from '../../../src/core/model/retry-policy';
+import { childProcessLauncher } from '../../../src/core/process/child-process-launcher';
+import { EmergencyStop } from '../../../src/core/stop/emergency-stop';
+import { foldersHiddenFromTools } from '../../../src/core/tools/hidden-folders';
+import { ToolHost } from '../../../src/core/tools/tool-host';
+import { RunOptionsSchema } from '../../../src/shared/schemas/run';
+import { planReply, startModelServer, type ScriptedModelServer } from '../../kit/scripted-model-server';
+import { PROJECT_ROOT } from '../../support/built';
+import { useRuntimes } from '../../support/runtime';
+
+const openRuntime = useRuntimes();
+let model: ScriptedModelServer | undefined;
+afterEach(async () => {
+  await model?.close();
+  model = undefined;
+});
+
+describe('the run manager', () => {
+  it('treats a run whose end is stored as over while its tools are still closing: not active, and deleting it waits for them', async () => {
+    const runtime = openRuntime();
+    model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hello' }]) : { content: 'hello' }) });
+    const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
+    approvals.onChange(() => {
+      for (const request of approvals.list()) approvals.answer(request.id, request.actionHash, { verdict: 'approve' });
+    });
+    let release = () => {};
+    const closing = new Promise<void>((resolve) => (release = resolve));
+    let closeCalled = false;
+    const options = RunOptionsSchema.parse({ modelUrl: model.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 });
+    const manager = new RunManager({
+      runtime,
+      estop: new EmergencyStop(runtime.store, runtime.bus, runtime.now),
+      approvals,
+      defaults: () => options,
+      connect: modelConnector({ apiKeyFor: () => undefined, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => null }),
+      toolHost: (settings) =>
+        // The tools of a finished run take their time to close: the window in which the page asks about the run.
+        new (class extends ToolHost {
+          override async close(): Promise<void> {
+            closeCalled = true;
+            await closing;
+            await super.close();
+          }
+        })({ launcher: childProcessLauncher, entry: `${PROJECT_ROOT}out/node/executor.js`, readableRoots: [PROJECT_ROOT], hiddenFolders: foldersHiddenFromTools(runtime.dataDir), settings, log: runtime.log }),
+    });
+    const { runId } = await manager.start({ goal: 'greet' });
+    await expect.poll(() => closeCalled, { timeout: 60_000 }).toBe(true);
+
+    expect(runtime.store.runs.getRun(runId)?.summary.status).toBe('completed');
+    expect(manager.detail(runId).active).toBe(false);
+    let deleted = false;
+    const deleting = manager.delete(runId).then(() => (deleted = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(deleted).toBe(false);
+    release();
+    await deleting;
+    expect(runtime.store.runs.getRun(runId)).toBeNull();
+    await manager.close();
+  }, 120_000);
+});
