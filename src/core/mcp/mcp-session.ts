@@ -27,6 +27,11 @@ function stderrTail(stderr: string): string {
   return stderr ? ` Its last stderr lines:\n${stderr}` : '';
 }
 
+function isStartTimeout(error: unknown, signal: AbortSignal): boolean {
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return true;
+  return signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError';
+}
+
 /**
  * One connection to one MCP server: started (stdio inside the sandbox, or Streamable HTTP with SSE as
  * the fallback), initialized (the SDK negotiates the protocol version), its tools listed, calls made
@@ -64,20 +69,24 @@ export class McpSession {
       else await this.connectHttp(new URL(config.url), config.headers ?? {}, signal);
       this.toolList = await this.listTools(signal);
     } catch (error) {
+      // A timeout is judged before the server is killed, so our own kill does not read as a crash; a crash after, once its exit is known.
+      const timedOut = isStartTimeout(error, signal);
       await this.close();
       if (error instanceof McpServerError) throw error;
-      throw new McpServerError(this.startFailure(error, signal));
+      throw new McpServerError(timedOut ? this.timeoutFailure() : this.startFailure(error, signal));
     }
     if (this.closed) throw new McpServerError({ kind: 'crashed', message: `MCP server "${name}" ${this.exitNote || 'closed its connection'} right after it started.` });
   }
 
+  private timeoutFailure(): McpFailure {
+    const { name, startTimeoutMs, config } = this.options;
+    return { kind: 'timeout', message: `MCP server "${name}" did not answer initialize within ${Math.round(startTimeoutMs / 1000)} s. Check that it speaks MCP on ${'command' in config ? 'stdin/stdout' : 'that URL'}.` };
+  }
+
   private startFailure(error: unknown, signal: AbortSignal): McpFailure {
-    const { name, startTimeoutMs } = this.options;
+    const { name } = this.options;
     if (signal.aborted) return { kind: 'timeout', message: `MCP server "${name}" was not ready when the run was stopped.` };
     if (this.exitNote) return { kind: 'crashed', message: `MCP server "${name}" ${this.exitNote}` };
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-      return { kind: 'timeout', message: `MCP server "${name}" did not answer initialize within ${Math.round(startTimeoutMs / 1000)} s. Check that it speaks MCP on ${'command' in this.options.config ? 'stdin/stdout' : 'that URL'}.` };
-    }
     const text = error instanceof Error ? error.message : String(error);
     if ('url' in this.options.config && /fetch failed|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH/i.test(`${text} ${String((error as { cause?: unknown }).cause ?? '')}`)) {
       return { kind: 'unreachable', message: `MCP server "${name}" could not be reached at ${new URL(this.options.config.url).origin}: ${text}. Start it, or fix "url".` };
