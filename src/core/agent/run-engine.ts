@@ -9,7 +9,8 @@ import type { ApprovalChannel } from '../approval/approval-channel';
 import { applyLock, explain, requestApproval, runRejected } from '../approval/approval-gate';
 import { decide } from '../approval/edit-loop';
 import { asksAt } from '../../shared/policy';
-import { adaptPolicy, riskScore } from '../approval/policy';
+import { measureAutonomySignals, TRUST_WINDOW } from '../approval/autonomy-signals';
+import { adaptPolicy } from '../approval/policy';
 import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
 import { priceFor } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
@@ -143,13 +144,7 @@ async function approvedPlan(context: RunContext, makePlan: (feedback: string[]) 
 
 /** Adaptive autonomy may tighten the policy once the plan is known; it never loosens it, and says why. */
 function adaptAutonomy(context: RunContext, plan: Plan): void {
-  const adapted = adaptPolicy(context.policy, {
-    complexity: Math.min(1, plan.steps.length / 20),
-    risk: riskScore(plan.steps.map((step) => step.risk)),
-    trust: null,
-    uncertainty: null,
-    knowledge: null,
-  });
+  const adapted = adaptPolicy(context.policy, measureAutonomySignals(plan, context.runs.recentDecisions(TRUST_WINDOW), context.runs.events(context.runId)));
   if (adapted.policy === context.policy) return;
   context.events.append(context.runId, 'policy.tightened', { from: context.policy, to: adapted.policy, reasons: adapted.reasons });
   context.policy = adapted.policy;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseJsonOrUndefined } from '../../shared/json';
-import type { ApprovalRequest, ApprovalStatus } from '../../shared/schemas/approval';
+import type { ApprovalKind, ApprovalRequest, ApprovalStatus } from '../../shared/schemas/approval';
 import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
 import { RunOptionsSchema, RunSummarySchema, StepStatusSchema, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
@@ -59,6 +59,13 @@ export interface RecordedToolCall {
   args: unknown;
   result: ToolResult | null;
   idempotent: boolean;
+}
+
+/** One answer the operator gave: to which kind of checkpoint, about which tool (tool calls), and how. */
+export interface RecordedDecision {
+  kind: ApprovalKind;
+  tool: string | null;
+  status: ApprovalStatus;
 }
 
 export type LeaseOutcome = { ok: true } | { ok: false; pid: number };
@@ -274,6 +281,14 @@ export class RunStore {
   approvalStatus(id: string): ApprovalStatus | null {
     const row = this.db.prepare('SELECT status FROM approvals WHERE id = ?').get(id) as { status: ApprovalStatus } | undefined;
     return row?.status ?? null;
+  }
+
+  /** The operator's latest answers across every run in this data dir, newest first: what adaptive autonomy reads as trust. */
+  recentDecisions(limit: number): RecordedDecision[] {
+    const rows = this.db
+      .prepare("SELECT kind, json_extract(request_json, '$.action.tool') AS tool, status FROM approvals WHERE status IN ('approved', 'edited', 'rejected', 'locked') ORDER BY decided_at DESC, rowid DESC LIMIT ?")
+      .all(limit) as { kind: ApprovalKind; tool: unknown; status: ApprovalStatus }[];
+    return rows.map((row) => ({ kind: row.kind, tool: typeof row.tool === 'string' ? row.tool : null, status: row.status }));
   }
 
   /** Requests a process asked and never saw answered (it crashed): they are asked again on resume. */
