@@ -1,10 +1,12 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { planGraphErrors } from '../../../../shared/plan-graph';
-import type { ApprovalRequest } from '../../../../shared/schemas/approval';
+import { EscalationChoiceSchema, type ApprovalRequest } from '../../../../shared/schemas/approval';
 import { PlanStepSchema, type PlanStep } from '../../../../shared/schemas/plan';
 import { BUILTIN_TOOL_NAMES, isBuiltinTool, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { describeZodError } from '../../../../shared/errors';
 import { useAppStore } from '../../store/use-app-store';
+import { ConfirmOrCancel } from './confirm-or-cancel';
+import { EscalationPanel } from './escalation-panel';
 
 function useCountdown(expiresAt: string | null): string {
   const [now, setNow] = useState(() => Date.now());
@@ -23,20 +25,6 @@ interface EditorProps {
   request: ApprovalRequest;
   onDone(edited: unknown): void;
   onCancel(): void;
-}
-
-/** A sub-form's two buttons: confirm (disabled while its input is invalid) and cancel. */
-function ConfirmOrCancel({ label, disabled = false, danger = false, onConfirm, onCancel }: { label: string; disabled?: boolean; danger?: boolean; onConfirm(): void; onCancel(): void }) {
-  return (
-    <div className="actions">
-      <button type="button" className={danger ? 'danger' : undefined} disabled={disabled} onClick={onConfirm}>
-        {label}
-      </button>
-      <button type="button" onClick={onCancel}>
-        Cancel
-      </button>
-    </div>
-  );
 }
 
 /** Plan steps as editable rows; re-validated as a DAG as you type. */
@@ -227,44 +215,53 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
           Run {request.runId.slice(0, 8)}
           {request.stepId && `, step ${request.stepId}`}
         </p>
-        <details open>
-          <summary>{request.kind === 'plan' ? 'The plan' : 'The exact action'}</summary>
-          <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
-        </details>
-        <Explanation request={request} />
-        {mode === 'edit' && request.kind === 'plan' && <PlanEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
-        {mode === 'edit' && request.kind === 'tool_call' && <ArgumentsEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
-        {mode === 'edit' && request.kind === 'budget_raise' && <BudgetEditor onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
-        {mode === 'lock' && (
-          <LockEditor initial={tool} onDone={(locked) => finish({ verdict: 'lock', constraint: { kind: 'never_tool', tool: locked }, feedback: `Never use ${locked}.` })} onCancel={() => setMode('view')} />
-        )}
-        {mode === 'reject' && (
-          <div className="editor">
-            <label htmlFor={feedbackId}>Feedback</label>
-            <textarea id={feedbackId} rows={3} value={feedback} onChange={(event) => setFeedback(event.target.value)} autoFocus />
-            <label className="inline">
-              <input type="checkbox" checked={stop} onChange={(event) => setStop(event.target.checked)} /> Stop the run
-            </label>
-            <ConfirmOrCancel label="Send rejection" danger onConfirm={() => finish({ verdict: 'reject', feedback: feedback.trim() || 'Rejected by the operator.', stop })} onCancel={() => setMode('view')} />
-          </div>
-        )}
-        {mode === 'view' && (
-          <div className="actions">
-            <button type="button" className="primary" onClick={() => finish({ verdict: 'approve' })}>
-              Approve
-            </button>
-            <button type="button" onClick={() => setMode('reject')}>
-              Reject
-            </button>
-            {editable && (
-              <button type="button" onClick={() => setMode('edit')}>
-                Edit
-              </button>
+        {request.kind === 'escalation' ? (
+          <>
+            <Explanation request={request} />
+            <EscalationPanel request={request} onChoose={(choice) => finish({ verdict: 'edit', edited: EscalationChoiceSchema.parse(choice) })} />
+          </>
+        ) : (
+          <>
+            <details open>
+              <summary>{request.kind === 'plan' ? 'The plan' : 'The exact action'}</summary>
+              <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
+            </details>
+            <Explanation request={request} />
+            {mode === 'edit' && request.kind === 'plan' && <PlanEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+            {mode === 'edit' && request.kind === 'tool_call' && <ArgumentsEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+            {mode === 'edit' && request.kind === 'budget_raise' && <BudgetEditor onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+            {mode === 'lock' && (
+              <LockEditor initial={tool} onDone={(locked) => finish({ verdict: 'lock', constraint: { kind: 'never_tool', tool: locked }, feedback: `Never use ${locked}.` })} onCancel={() => setMode('view')} />
             )}
-            <button type="button" onClick={() => setMode('lock')}>
-              Lock constraint
-            </button>
-          </div>
+            {mode === 'reject' && (
+              <div className="editor">
+                <label htmlFor={feedbackId}>Feedback</label>
+                <textarea id={feedbackId} rows={3} value={feedback} onChange={(event) => setFeedback(event.target.value)} autoFocus />
+                <label className="inline">
+                  <input type="checkbox" checked={stop} onChange={(event) => setStop(event.target.checked)} /> Stop the run
+                </label>
+                <ConfirmOrCancel label="Send rejection" danger onConfirm={() => finish({ verdict: 'reject', feedback: feedback.trim() || 'Rejected by the operator.', stop })} onCancel={() => setMode('view')} />
+              </div>
+            )}
+            {mode === 'view' && (
+              <div className="actions">
+                <button type="button" className="primary" onClick={() => finish({ verdict: 'approve' })}>
+                  Approve
+                </button>
+                <button type="button" onClick={() => setMode('reject')}>
+                  Reject
+                </button>
+                {editable && (
+                  <button type="button" onClick={() => setMode('edit')}>
+                    Edit
+                  </button>
+                )}
+                <button type="button" onClick={() => setMode('lock')}>
+                  Lock constraint
+                </button>
+              </div>
+            )}
+          </>
         )}
       </div>
     </div>
