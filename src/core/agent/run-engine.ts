@@ -19,6 +19,7 @@ import { asStoreError } from '../store/open-database';
 import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
 import { planGoal } from '../planner/planner';
+import { announcePlanVerdict } from '../planner/meta-validator';
 import { validatePlan } from '../planner/validate-plan';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
@@ -28,6 +29,8 @@ import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
 import { executeStep } from './step-executor';
+import { GoalGradient } from './goal-gradient';
+import { recoveryFor } from './recovery';
 
 export const DEFAULT_CONCURRENCY = 4;
 /** A plan rejected this many times ends the run as rejected; the rejections before it each bring a re-plan. */
@@ -104,6 +107,7 @@ async function approvedPlan(context: RunContext, makePlan: (feedback: string[]) 
   const feedback: string[] = [];
   for (let rejections = 1; ; rejections++) {
     const plan = await makePlan(feedback);
+    const checked = announcePlanVerdict(context.events, context.runId, plan);
     if (!asksAt(context.policy, 'plan')) return plan;
     context.plan = plan;
     const verdict = await decide(
@@ -117,7 +121,7 @@ async function approvedPlan(context: RunContext, makePlan: (feedback: string[]) 
           summary: `${plan.steps.length} steps: ${plan.steps.map((step) => `${step.id} (${step.description})`).join('; ')}`,
           stepId: null,
           risk: plan.steps.some((step) => step.risk === 'critical') ? 'critical' : plan.steps.some((step) => step.risk === 'high') ? 'high' : 'low',
-          factors: plan.steps.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`),
+          factors: [...checked.reasons.map((reason) => `Meta-Validator: ${reason}`), ...plan.steps.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`)],
           reversibility: 'not_applicable',
         }),
       },
@@ -187,6 +191,7 @@ async function finalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<
 async function drive(context: RunContext, concurrency: number, existing: { plan: Plan; states: Map<string, StepState> } | null): Promise<RunResult> {
   try {
     let plan = existing?.plan;
+    const gradient = existing ? GoalGradient.fromEvents(context.runs.events(context.runId, Number.MAX_SAFE_INTEGER)) : new GoalGradient();
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
       plan = await approvedPlan(context, (feedback) =>
@@ -198,14 +203,14 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     context.plan = plan;
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
-    const states = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results));
+    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results), recoveryFor(context, gradient));
     context.signal.throwIfAborted();
-    const unfinished = plan.steps.filter((step) => states.get(step.id)?.status !== 'completed');
+    const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) {
-      const failed = unfinished.map((step) => `${step.id} (${states.get(step.id)?.status})`).join(', ');
+      const failed = unfinished.map((step) => `${step.id} (${ran.states.get(step.id)?.status})`).join(', ');
       return finish(context, 'failed', { error: `Not every step completed: ${failed}.` });
     }
-    return finish(context, 'completed', { answer: await finalAnswer(context, plan, states) });
+    return finish(context, 'completed', { answer: await finalAnswer(context, ran.plan, ran.states) });
   } catch (error) {
     try {
       return finishWithError(context, error);
@@ -355,7 +360,8 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     context.runs.expireStaleApprovals(runId, context.now().toISOString());
     restoreRunState(context);
     killOrphans(context);
-    const steps = dependencies.runs.getSteps(runId);
+    // Steps a scoped re-plan replaced stay in the store (greyed in the app) but are no longer part of the plan.
+    const steps = dependencies.runs.getSteps(runId).filter((step) => step.replacedIn === null);
     let rerun: string[] | null;
     try {
       rerun = await confirmRerun(context, steps);
