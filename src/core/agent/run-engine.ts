@@ -26,6 +26,8 @@ import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
 import { executeStep } from './step-executor';
+import { GoalGradient } from './goal-gradient';
+import { recoveryFor } from './recovery';
 
 export const DEFAULT_CONCURRENCY = 4;
 
@@ -119,6 +121,7 @@ async function finalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<
 async function drive(context: RunContext, concurrency: number, existing: { plan: Plan; states: Map<string, StepState> } | null): Promise<RunResult> {
   try {
     let plan = existing?.plan;
+    const gradient = existing ? GoalGradient.fromEvents(context.runs.events(context.runId, Number.MAX_SAFE_INTEGER)) : new GoalGradient();
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
       plan = await approvePlan(context, (feedback) =>
@@ -130,14 +133,14 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     context.plan = plan;
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
-    const states = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results));
+    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results), recoveryFor(context, gradient));
     context.signal.throwIfAborted();
-    const unfinished = plan.steps.filter((step) => states.get(step.id)?.status !== 'completed');
+    const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) {
-      const failed = unfinished.map((step) => `${step.id} (${states.get(step.id)?.status})`).join(', ');
+      const failed = unfinished.map((step) => `${step.id} (${ran.states.get(step.id)?.status})`).join(', ');
       return finish(context, 'failed', { error: `Not every step completed: ${failed}.` });
     }
-    return finish(context, 'completed', { answer: await finalAnswer(context, plan, states) });
+    return finish(context, 'completed', { answer: await finalAnswer(context, ran.plan, ran.states) });
   } catch (error) {
     try {
       return finishWithError(context, error);
@@ -279,7 +282,8 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     context.runs.expireStaleApprovals(runId, context.now().toISOString());
     restoreRunState(context);
     killOrphans(context);
-    const steps = dependencies.runs.getSteps(runId);
+    // Steps a scoped re-plan replaced stay in the store (greyed in the app) but are no longer part of the plan.
+    const steps = dependencies.runs.getSteps(runId).filter((step) => step.replacedIn === null);
     let rerun: string[] | null;
     try {
       rerun = await confirmRerunOf(context, steps);

@@ -57,6 +57,8 @@ export function explain(context: GateContext, input: ExplanationInput): Explanat
 }
 
 export interface GateRequest {
+  /** Set when an event must name the request before it is asked (an escalation); a new id otherwise. */
+  id?: string;
   kind: ApprovalKind;
   stepId: string | null;
   summary: string;
@@ -79,7 +81,7 @@ function statusOf(decision: ApprovalDecision): GateOutcome['status'] {
  * request counts as rejected. A stop ends the wait at once.
  */
 export async function requestApproval(context: GateContext, request: GateRequest): Promise<GateOutcome> {
-  const id = context.newId();
+  const id = request.id ?? context.newId();
   const requestedAt = context.now();
   const expiryMs = context.expiryMs[request.kind] ?? DEFAULT_EXPIRY_MS[request.kind];
   const publicRequest: ApprovalRequest = {

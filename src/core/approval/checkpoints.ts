@@ -5,6 +5,7 @@ import { asksAt, asksForTool } from '../../shared/policy';
 import type { RunContext } from '../agent/run-context';
 import type { CapBreach } from '../budget/budget-meter';
 import type { ChatRequest } from '../model/chat';
+import { announcePlanVerdict } from '../planner/meta-validator';
 import { validatePlan } from '../planner/validate-plan';
 import { toolResult, type ToolDefinition } from '../tools/tool-registry';
 import { applyLock, explain, requestApproval, runRejected, type GateContext } from './approval-gate';
@@ -41,6 +42,7 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
   const feedback: string[] = [];
   for (let rejections = 1; ; rejections++) {
     const plan = await makePlan(feedback);
+    const checked = announcePlanVerdict(context.events, context.runId, plan);
     if (!asksAt(context.policy, 'plan')) return plan;
     context.plan = plan;
     const verdict = await decide(
@@ -54,7 +56,7 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
           summary: `${plan.steps.length} steps: ${plan.steps.map((step) => `${step.id} (${step.description})`).join('; ')}`,
           stepId: null,
           risk: planRisk(plan),
-          factors: plan.steps.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`),
+          factors: [...checked.reasons.map((reason) => `Meta-Validator: ${reason}`), ...plan.steps.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`)],
           reversibility: 'not_applicable',
         }),
       },

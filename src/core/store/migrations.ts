@@ -158,4 +158,11 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    name: 'scoped re-plans: the revision that replaced a step',
+    sql: `
+      ALTER TABLE steps ADD COLUMN replaced_in INTEGER;
+      ALTER TABLE steps ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

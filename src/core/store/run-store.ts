@@ -43,6 +43,8 @@ const StepRowSchema = z.object({
   result: z.string().nullable(),
   error: z.string().nullable(),
   attempt: z.int().positive(),
+  revision: z.int().nonnegative(),
+  replaced_in: z.int().positive().nullable(),
 });
 
 export interface StoredStep {
@@ -52,6 +54,10 @@ export interface StoredStep {
   error: string | null;
   /** Starts at 1; a failed step run again on resume starts a new attempt with a new conversation. */
   attempt: number;
+  /** The plan revision that added the step (0: the first plan). */
+  revision: number;
+  /** The revision that replaced it, when a scoped re-plan did: it is no longer part of the plan. */
+  replacedIn: number | null;
 }
 
 export interface RecordedToolCall {
@@ -141,11 +147,30 @@ export class RunStore {
   }
 
   getSteps(runId: string): StoredStep[] {
-    const rows = this.db.prepare('SELECT spec_json, status, result, error, attempt FROM steps WHERE run_id = ? ORDER BY position').all(runId);
+    const rows = this.db.prepare('SELECT spec_json, status, result, error, attempt, revision, replaced_in FROM steps WHERE run_id = ? ORDER BY position').all(runId);
     return rows.map((row) => {
       const parsed = StepRowSchema.parse(row);
-      return { spec: parsed.spec_json, status: parsed.status, result: parsed.result, error: parsed.error, attempt: parsed.attempt };
+      return { spec: parsed.spec_json, status: parsed.status, result: parsed.result, error: parsed.error, attempt: parsed.attempt, revision: parsed.revision, replacedIn: parsed.replaced_in };
     });
+  }
+
+  /**
+   * A scoped re-plan, in one transaction: the replaced steps stay, marked with the revision that
+   * replaced them (those that had not started as skipped), and the new steps join the plan after every step there is.
+   */
+  revisePlan(runId: string, revision: number, replaced: readonly string[], added: readonly PlanStep[], skipReason: string): void {
+    this.durably(() => {
+      const mark = this.db.prepare("UPDATE steps SET replaced_in = ?, status = CASE status WHEN 'pending' THEN 'skipped' ELSE status END, error = CASE status WHEN 'pending' THEN ? ELSE error END WHERE run_id = ? AND id = ?");
+      for (const id of replaced) mark.run(revision, skipReason, runId, id);
+      const { next } = this.db.prepare('SELECT COALESCE(MAX(position), -1) + 1 AS next FROM steps WHERE run_id = ?').get(runId) as { next: number };
+      const insert = this.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status, revision) VALUES (?, ?, ?, ?, 'pending', ?)");
+      added.forEach((step, index) => insert.run(runId, step.id, next + index, JSON.stringify(this.clean(step)), revision));
+    });
+  }
+
+  /** The operator edited a step (at an escalation): it runs again with the new spec, as a new attempt. */
+  replaceStepSpec(runId: string, step: PlanStep): void {
+    this.db.prepare('UPDATE steps SET spec_json = ? WHERE run_id = ? AND id = ?').run(JSON.stringify(this.clean(step)), runId, step.id);
   }
 
   stepAttempt(runId: string, stepId: string): number {
