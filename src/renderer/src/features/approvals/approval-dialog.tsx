@@ -216,10 +216,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
           {request.stepId && `, step ${request.stepId}`}
         </p>
         {request.kind === 'escalation' ? (
-          <>
-            <Explanation request={request} />
-            <EscalationPanel request={request} onChoose={(choice) => finish({ verdict: 'edit', edited: EscalationChoiceSchema.parse(choice) })} />
-          </>
+          <EscalationPanel request={request} explanation={<Explanation request={request} />} onChoose={(choice) => finish({ verdict: 'edit', edited: EscalationChoiceSchema.parse(choice) })} />
         ) : (
           <>
             <details open>

@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useId, useState, type ReactNode } from 'react';
 import { z } from 'zod';
 import type { ApprovalRequest, EscalationChoice } from '../../../../shared/schemas/approval';
 import { VerdictSchema } from '../../../../shared/schemas/validation';
@@ -100,12 +100,13 @@ function StepEditor({ evidence, onDone, onCancel }: { evidence: Evidence; onDone
  * An escalation: validation, repairs and re-plans did not get a step through. The operator sees the
  * evidence and chooses: retry the step, skip it (its dependants run without it), edit it, or end the run.
  */
-export function EscalationPanel({ request, onChoose }: { request: ApprovalRequest; onChoose(choice: EscalationChoice): void }) {
+export function EscalationPanel({ request, explanation, onChoose }: { request: ApprovalRequest; explanation: ReactNode; onChoose(choice: EscalationChoice): void }) {
   const [editing, setEditing] = useState(false);
   const evidence = readEvidence(request.action);
   return (
     <>
       <EvidenceList evidence={evidence} stepId={request.stepId} />
+      {explanation}
       <details>
         <summary>The exact action</summary>
         <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
