@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ArchonError, describeZodError } from '../../shared/errors';
+import { ArchonError } from '../../shared/errors';
 import type { ApprovalKind } from '../../shared/schemas/approval';
 import { EstopTriggerSchema } from '../../shared/schemas/estop';
-import { PlanSchema, type Plan } from '../../shared/schemas/plan';
+import type { Plan } from '../../shared/schemas/plan';
 import type { RunOptions, RunStatus, StepStatus } from '../../shared/schemas/run';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
-import { applyLock, explain, requestApproval, runRejected } from '../approval/approval-gate';
-import { decide } from '../approval/edit-loop';
-import { asksAt } from '../../shared/policy';
+import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/checkpoints';
 import { adaptPolicy, riskScore } from '../approval/policy';
 import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
 import { priceFor } from '../budget/pricing';
@@ -19,8 +17,6 @@ import { asStoreError } from '../store/open-database';
 import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
 import { planGoal } from '../planner/planner';
-import { announcePlanVerdict } from '../planner/meta-validator';
-import { validatePlan } from '../planner/validate-plan';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
@@ -33,8 +29,6 @@ import { GoalGradient } from './goal-gradient';
 import { recoveryFor } from './recovery';
 
 export const DEFAULT_CONCURRENCY = 4;
-/** A plan rejected this many times ends the run as rejected; the rejections before it each bring a re-plan. */
-export const MAX_PLAN_REJECTIONS = 3;
 
 export interface RunEngineDependencies {
   runs: RunStore;
@@ -98,53 +92,6 @@ function finishWithError(context: RunContext, error: unknown): RunResult {
   return finish(context, 'failed', { error: reason.message });
 }
 
-function planAction(plan: Plan) {
-  return { steps: plan.steps };
-}
-
-/** The plan goes to a person (where the policy asks): approve, edit (re-validated as a DAG), or reject and re-plan with the feedback, until MAX_PLAN_REJECTIONS. */
-async function approvedPlan(context: RunContext, makePlan: (feedback: string[]) => Promise<Plan>): Promise<Plan> {
-  const feedback: string[] = [];
-  for (let rejections = 1; ; rejections++) {
-    const plan = await makePlan(feedback);
-    const checked = announcePlanVerdict(context.events, context.runId, plan);
-    if (!asksAt(context.policy, 'plan')) return plan;
-    context.plan = plan;
-    const verdict = await decide(
-      context,
-      {
-        kind: 'plan',
-        stepId: null,
-        summary: `Plan for "${context.goal}": ${plan.steps.length} step(s) — ${plan.steps.map((step) => step.id).join(', ')}`,
-        action: planAction(plan),
-        explanation: explain(context, {
-          summary: `${plan.steps.length} steps: ${plan.steps.map((step) => `${step.id} (${step.description})`).join('; ')}`,
-          stepId: null,
-          risk: plan.steps.some((step) => step.risk === 'critical') ? 'critical' : plan.steps.some((step) => step.risk === 'high') ? 'high' : 'low',
-          factors: [...checked.reasons.map((reason) => `Meta-Validator: ${reason}`), ...plan.steps.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`)],
-          reversibility: 'not_applicable',
-        }),
-      },
-      (edited) => {
-        const parsed = PlanSchema.safeParse({ goal: context.goal, ...(edited as object) });
-        if (!parsed.success) return { ok: false, reason: `The edited plan does not match the schema: ${describeZodError(parsed.error)}.` };
-        const errors = validatePlan(parsed.data, context.tools);
-        return errors.length > 0 ? { ok: false, reason: errors.join(' ') } : { ok: true, value: parsed.data, action: planAction(parsed.data) };
-      },
-    );
-    if (verdict.verdict === 'approve') return plan;
-    if (verdict.verdict === 'edit') return verdict.value;
-    if (verdict.verdict === 'lock') {
-      applyLock(context, verdict.outcome.decision);
-      feedback.push(`Never use ${verdict.outcome.decision.verdict === 'lock' ? verdict.outcome.decision.constraint.tool : 'that tool'}.`);
-    } else {
-      if (verdict.stop || verdict.expired) throw runRejected(verdict.expired ? `The plan was not approved in time: ${verdict.feedback}` : `The operator rejected the plan and stopped the run: ${verdict.feedback}`);
-      feedback.push(verdict.feedback);
-    }
-    if (rejections >= MAX_PLAN_REJECTIONS) throw runRejected(`The plan was rejected ${rejections} times; the run ends. Last feedback: ${feedback.at(-1) ?? ''}`);
-  }
-}
-
 /** Adaptive autonomy may tighten the policy once the plan is known; it never loosens it, and says why. */
 function adaptAutonomy(context: RunContext, plan: Plan): void {
   const adapted = adaptPolicy(context.policy, {
@@ -172,19 +119,7 @@ async function finalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<
     },
     null,
   );
-  const answer = response.content.replace(/^\s*Final Answer\s*:\s*/i, '').trim();
-  if (!asksAt(context.policy, 'final_answer')) return answer;
-  const outcome = await requestApproval(context, {
-    kind: 'final_answer',
-    stepId: null,
-    summary: `Final answer: ${answer.slice(0, 300)}`,
-    action: { answer },
-    explanation: explain(context, { summary: 'The run is done; this answer goes to the operator.', stepId: null, risk: 'low', factors: [], reversibility: 'not_applicable' }),
-  });
-  if (outcome.decision.verdict === 'approve') return answer;
-  if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'string') return outcome.decision.edited;
-  const why = outcome.decision.verdict === 'reject' ? outcome.decision.feedback : 'not approved';
-  throw runRejected(outcome.status === 'expired' ? `The final answer was not approved in time: ${why}` : `The operator rejected the final answer: ${why}`);
+  return approveFinalAnswer(context, response.content.replace(/^\s*Final Answer\s*:\s*/i, '').trim());
 }
 
 /** Plans (when there is no plan yet), runs the DAG, writes the final answer; every way out is recorded. */
@@ -194,7 +129,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     const gradient = existing ? GoalGradient.fromEvents(context.runs.events(context.runId, Number.MAX_SAFE_INTEGER)) : new GoalGradient();
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
-      plan = await approvedPlan(context, (feedback) =>
+      plan = await approvePlan(context, (feedback) =>
         planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback),
       );
       context.runs.savePlan(context.runId, plan.steps);
@@ -315,18 +250,10 @@ function restoreRunState(context: RunContext): void {
 
 const RERUN_STATUSES: readonly StepStatus[] = ['failed', 'skipped'];
 
-/** A failed or stopped run's failed and skipped steps run again only when the operator confirms (`--approve auto` does). */
-async function confirmRerun(context: RunContext, steps: readonly StoredStep[]): Promise<string[] | null> {
+/** A failed or stopped run's failed and skipped steps run again once the operator confirms. */
+async function confirmRerunOf(context: RunContext, steps: readonly StoredStep[]): Promise<string[] | null> {
   const rerun = steps.filter((step) => RERUN_STATUSES.includes(step.status)).map((step) => step.spec.id);
-  if (rerun.length === 0) return [];
-  const outcome = await requestApproval(context, {
-    kind: 'resume_run',
-    stepId: null,
-    summary: `Resume run ${context.runId}: run again ${rerun.join(', ')} (completed steps keep their results).`,
-    action: { rerun },
-    explanation: explain(context, { summary: `The run ended before every step completed; these steps start again from the beginning: ${rerun.join(', ')}.`, stepId: null, risk: 'medium', factors: ['steps start again and may repeat what they did'], reversibility: 'not_applicable' }),
-  });
-  if (outcome.decision.verdict !== 'approve') return null;
+  if (!(await confirmRerun(context, rerun))) return null;
   for (const id of rerun) context.runs.retryStep(context.runId, id);
   return rerun;
 }
@@ -364,7 +291,7 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     const steps = dependencies.runs.getSteps(runId).filter((step) => step.replacedIn === null);
     let rerun: string[] | null;
     try {
-      rerun = await confirmRerun(context, steps);
+      rerun = await confirmRerunOf(context, steps);
     } catch (error) {
       return finishWithError(context, error);
     }
