@@ -32,7 +32,7 @@ function stepBrief(context: RunContext, step: PlanStep, dependencyResults: Reado
 async function directCall(context: RunContext, step: PlanStep, conversation: StepConversation): Promise<StepOutcome | null> {
   if (!step.tool || step.args === undefined || !conversation.isFresh) return null;
   const result = await runToolCall(context, step, step.tool, step.args, conversation.callId('direct', 0, { name: step.tool, args: step.args }));
-  if (result.status === 'success') return reviewResult(context, step, result.content, conversation);
+  if (result.status === 'success') return reviewResult(context, step, result.content, conversation, 'planned_call');
   conversation.push({ role: 'user', content: `The planned call ${step.tool} ${JSON.stringify(step.args)} gave: ${observationOf(result)}` });
   return null;
 }

@@ -19,7 +19,7 @@ import { decide, MAX_EDIT_ATTEMPTS, type EditCheck } from './edit-loop';
  */
 
 /** What a checkpoint may read and change of a run: its identity, policy, approvals, tools and locks. */
-export type CheckpointContext = GateContext & Pick<RunContext, 'goal' | 'policy' | 'tools' | 'toolApproval' | 'model'>;
+export type CheckpointContext = GateContext & Pick<RunContext, 'goal' | 'policy' | 'tools' | 'toolApproval' | 'model' | 'options'>;
 
 /** A plan rejected this many times ends the run as rejected; the rejections before it each bring a re-plan. */
 export const MAX_PLAN_REJECTIONS = 3;
@@ -35,8 +35,8 @@ function planAction(plan: Plan) {
 }
 
 /** The Meta-Validator's findings, as the plan's explanation packet lists them. */
-function metaValidatorFactors(verdict: PlanVerdict): string[] {
-  return verdict.reasons.map((reason) => `Meta-Validator: ${reason}`);
+function metaValidatorFactors(verdict: PlanVerdict | null): string[] {
+  return (verdict?.reasons ?? []).map((reason) => `Meta-Validator: ${reason}`);
 }
 
 function planRisk(plan: Plan): Risk {
@@ -49,7 +49,7 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
   const feedback: string[] = [];
   for (let rejections = 1; ; rejections++) {
     const plan = await makePlan(feedback);
-    const checked = announcePlanVerdict(context.events, context.runId, plan);
+    const checked = announcePlanVerdict(context, plan);
     if (!asksAt(context.policy, 'plan')) return plan;
     context.plan = plan;
     const verdict = await decide(
@@ -282,7 +282,7 @@ export type RevisionAnswer = { accepted: true; proposal: RevisionProposal } | { 
  * revised plan, re-validated by `validateEdit`), or reject with feedback for another re-plan (`stop` ends the run).
  */
 export async function approveRevision(context: CheckpointContext, proposal: RevisionProposal, validateEdit: (edited: unknown) => EditCheck<RevisionProposal>): Promise<RevisionAnswer> {
-  const checked = announcePlanVerdict(context.events, context.runId, proposal.plan);
+  const checked = announcePlanVerdict(context, proposal.plan);
   if (!asksAt(context.policy, 'plan')) return { accepted: true, proposal };
   const added = proposal.added.map((step) => step.id);
   const verdict = await decide(

@@ -5,7 +5,7 @@ import { ArchonError, describeZodError } from '../../shared/errors';
 import { endpointSummary } from '../../shared/endpoint-summary';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
-import { ApproveModeSchema, PolicySchema, RunOptionsSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
+import { ApproveModeSchema, PolicySchema, RunOptionsSchema, VerificationSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
 import type { RunResult } from '../../core/agent/run-engine';
 import { launchRun } from '../../core/agent/run-launcher';
 import { retryPolicyFrom } from '../../core/model/retry-policy';
@@ -31,6 +31,7 @@ export interface RunFlags {
   maxTokens?: number;
   maxCost?: number;
   maxIterations?: number;
+  verify?: RunOptions['verification'];
   workspace?: string;
   allowNetwork?: boolean;
   json?: boolean;
@@ -73,6 +74,7 @@ export function addRunFlags(command: Command): Command {
   return addRunSettingFlags(command)
     .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no').choices(ApproveModeSchema.options))
     .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
+    .addOption(new Option('--verify <mode>', "how each step's result is validated: off, deterministic checks, or checks and a critic model call (default: Settings, else checks)").choices(VerificationSchema.options))
     .addOption(new Option('--budget-preset <name>', 'named caps: seed-004 = 2,000 tokens a run, 10,000 a day').choices(['seed-004']))
     .option('--json', 'print one JSON event per line on stdout');
 }
@@ -99,6 +101,10 @@ function describeEvent(event: ArchonEvent): string | null {
       return `✗ ${event.stepId}: ${event.reason}`;
     case 'step.skipped':
       return `– ${event.stepId}: ${event.reason}`;
+    case 'validation.completed':
+      return event.stepId ? `  validation ${event.verdict}${event.confidence === null ? '' : ` (confidence ${event.confidence.toFixed(2)})`}${event.verdict === 'fail' ? `: ${event.reasons.join(' ').slice(0, 200)}` : ''}` : null;
+    case 'step.retried':
+      return `↻ ${event.stepId}: repair ${event.repair}`;
     case 'run.failed':
       return `Run failed: ${event.error}`;
     case 'run.stopped':
@@ -144,6 +150,9 @@ export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags): RunOpti
     maxCostUsd: flags.maxCost ?? null,
     workspace: resolve(flags.workspace ?? process.cwd()),
     maxIterations: flags.maxIterations ?? 10,
+    verification: flags.verify ?? settings.verification,
+    repairBudget: settings.repairBudget,
+    maxReplans: settings.maxReplans,
   });
   if (!parsed.success) throw new ArchonError('CONFIG_INVALID', `Invalid run settings: ${describeZodError(parsed.error)}`);
   return parsed.data;
@@ -159,6 +168,7 @@ function overridesFrom(flags: RunFlags): Partial<RunOptions> {
   if (flags.maxTokens) overrides.maxTokens = flags.maxTokens;
   if (flags.maxCost) overrides.maxCostUsd = flags.maxCost;
   if (flags.maxIterations) overrides.maxIterations = flags.maxIterations;
+  if (flags.verify) overrides.verification = flags.verify;
   if (flags.workspace) overrides.workspace = resolve(flags.workspace);
   return overrides;
 }

@@ -329,7 +329,7 @@ describe('resume and the Meta-Validator', () => {
           planReply([
             { id: 'a', description: 'Collect the numbers', expected_output: 'numbers' },
             { id: 'b', description: 'Collect the numbers.' },
-            { id: 'c', description: 'Add them up', dependencies: ['a'], expected_output: 'a sum' },
+            { id: 'c', description: 'Add them up', dependencies: ['a'], expected_output: 'their addition' },
           ]),
         step: (id) => ({ content: `result of ${id}` }),
       }),

@@ -64,6 +64,7 @@ describe('run engine against the scripted server (real openai client)', () => {
       'tool.started',
       'tool.completed',
       'model.completed',
+      'validation.completed',
       'step.completed',
       'model.completed',
       'approval.requested',
@@ -434,6 +435,8 @@ describe('nothing is left running', () => {
             // The disk fills up while step two is being answered: SQLite refuses every new page.
             const db = engine.runtime.store.db;
             db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+            // Longer than the free room left in any page: recording it needs new pages.
+            return { content: `result of two ${'.'.repeat(20_000)}` };
           }
           // Step two's result needs new pages whatever room the last ones have left.
           return { content: stepIdOf(request) === 'two' ? `result of two: ${'x'.repeat(64_000)}` : `result of ${stepIdOf(request)}` };
