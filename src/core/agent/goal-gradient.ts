@@ -73,8 +73,3 @@ export class GoalGradient {
     return this.stalls >= STALL_LIMIT ? 'change_strategy' : 'replan';
   }
 }
-
-/** The gap trend as a person reads it: 0.50 → 0.50 → 0.67. */
-export function describeTrend(trend: readonly number[]): string {
-  return trend.length === 0 ? 'not measured' : trend.map((gap) => gap.toFixed(2)).join(' → ');
-}

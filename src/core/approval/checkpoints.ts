@@ -1,15 +1,17 @@
 import { ArchonError, describeZodError } from '../../shared/errors';
+import { EscalationChoiceSchema, type ApprovalDecision, type EscalationChoice } from '../../shared/schemas/approval';
 import { PlanSchema, type Plan, type PlanStep, type Risk } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
+import { describeGapTrend } from '../../shared/gap-trend';
 import { asksAt, asksForTool } from '../../shared/policy';
 import type { RunContext } from '../agent/run-context';
 import type { CapBreach } from '../budget/budget-meter';
 import type { ChatRequest } from '../model/chat';
-import { announcePlanVerdict } from '../planner/meta-validator';
+import { announcePlanVerdict, type PlanVerdict } from '../planner/meta-validator';
 import { validatePlan } from '../planner/validate-plan';
 import { toolResult, type ToolDefinition } from '../tools/tool-registry';
 import { applyLock, explain, requestApproval, runRejected, type GateContext } from './approval-gate';
-import { decide } from './edit-loop';
+import { decide, MAX_EDIT_ATTEMPTS, type EditCheck } from './edit-loop';
 
 /*
  * Every place a policy asks a person, in one module: "where does a policy ask?" has this answer.
@@ -17,7 +19,7 @@ import { decide } from './edit-loop';
  */
 
 /** What a checkpoint may read and change of a run: its identity, policy, approvals, tools and locks. */
-export type CheckpointContext = GateContext & Pick<RunContext, 'goal' | 'policy' | 'tools' | 'toolApproval' | 'model'>;
+export type CheckpointContext = GateContext & Pick<RunContext, 'goal' | 'policy' | 'tools' | 'toolApproval' | 'model' | 'options'>;
 
 /** A plan rejected this many times ends the run as rejected; the rejections before it each bring a re-plan. */
 export const MAX_PLAN_REJECTIONS = 3;
@@ -32,6 +34,11 @@ function planAction(plan: Plan) {
   return { steps: plan.steps };
 }
 
+/** The Meta-Validator's findings, as the plan's explanation packet lists them. */
+function metaValidatorFactors(verdict: PlanVerdict | null): string[] {
+  return (verdict?.reasons ?? []).map((reason) => `Meta-Validator: ${reason}`);
+}
+
 function planRisk(plan: Plan): Risk {
   if (plan.steps.some((step) => step.risk === 'critical')) return 'critical';
   return plan.steps.some((step) => step.risk === 'high') ? 'high' : 'low';
@@ -42,7 +49,7 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
   const feedback: string[] = [];
   for (let rejections = 1; ; rejections++) {
     const plan = await makePlan(feedback);
-    const checked = announcePlanVerdict(context.events, context.runId, plan);
+    const checked = announcePlanVerdict(context, plan);
     if (!asksAt(context.policy, 'plan')) return plan;
     context.plan = plan;
     const verdict = await decide(
@@ -56,7 +63,7 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
           summary: `${plan.steps.length} steps: ${plan.steps.map((step) => `${step.id} (${step.description})`).join('; ')}`,
           stepId: null,
           risk: planRisk(plan),
-          factors: [...checked.reasons.map((reason) => `Meta-Validator: ${reason}`), ...plan.steps.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`)],
+          factors: [...metaValidatorFactors(checked), ...plan.steps.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`)],
           reversibility: 'not_applicable',
         }),
       },
@@ -251,4 +258,110 @@ export async function confirmRerun(context: CheckpointContext, rerun: readonly s
     explanation: explain(context, { summary: `The run ended before every step completed; these steps start again from the beginning: ${rerun.join(', ')}.`, stepId: null, risk: 'medium', factors: ['steps start again and may repeat what they did'], reversibility: 'not_applicable' }),
   });
   return outcome.decision.verdict === 'approve';
+}
+
+/** A scoped re-plan as a diff against the running plan: what it replaces, what it adds, and the plan it leaves. */
+export interface RevisionProposal {
+  revision: number;
+  /** The failed step and its failure reason, verbatim. */
+  failedStepId: string;
+  reason: string;
+  replaced: readonly string[];
+  added: PlanStep[];
+  plan: Plan;
+}
+
+export function revisionAction(proposal: RevisionProposal) {
+  return { revision: proposal.revision, reason: proposal.reason, failedStepId: proposal.failedStepId, replaced: proposal.replaced, added: proposal.added, steps: proposal.plan.steps };
+}
+
+export type RevisionAnswer = { accepted: true; proposal: RevisionProposal } | { accepted: false; feedback: string };
+
+/**
+ * A revised plan goes to a person (where the policy approves plans) as a diff: approve, edit (the whole
+ * revised plan, re-validated by `validateEdit`), or reject with feedback for another re-plan (`stop` ends the run).
+ */
+export async function approveRevision(context: CheckpointContext, proposal: RevisionProposal, validateEdit: (edited: unknown) => EditCheck<RevisionProposal>): Promise<RevisionAnswer> {
+  const checked = announcePlanVerdict(context, proposal.plan);
+  if (!asksAt(context.policy, 'plan')) return { accepted: true, proposal };
+  const added = proposal.added.map((step) => step.id);
+  const verdict = await decide(
+    context,
+    {
+      kind: 'plan',
+      stepId: null,
+      summary: `Revised plan ${proposal.revision}: ${proposal.replaced.join(', ')} replaced by ${added.join(', ')} (step ${proposal.failedStepId} failed)`,
+      action: revisionAction(proposal),
+      explanation: explain(context, {
+        summary: `Step ${proposal.failedStepId} failed (${proposal.reason.slice(0, 200)}); ${proposal.replaced.length} step(s) give way to ${added.length} new one(s). Completed and running steps stay.`,
+        stepId: null,
+        risk: planRisk({ goal: proposal.plan.goal, steps: proposal.added }),
+        factors: [...metaValidatorFactors(checked), ...proposal.added.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`)],
+        reversibility: 'not_applicable',
+      }),
+    },
+    validateEdit,
+  );
+  if (verdict.verdict === 'approve') return { accepted: true, proposal };
+  if (verdict.verdict === 'edit') return { accepted: true, proposal: verdict.value };
+  if (verdict.verdict === 'lock') {
+    applyLock(context, verdict.outcome.decision);
+    return { accepted: false, feedback: `Never use ${verdict.outcome.decision.verdict === 'lock' ? verdict.outcome.decision.constraint.tool : 'that tool'}.` };
+  }
+  if (verdict.stop) throw runRejected(`The operator rejected the revised plan and stopped the run: ${verdict.feedback}`);
+  return { accepted: false, feedback: verdict.feedback };
+}
+
+/** What the operator sees at an escalation: the step, why recovery stopped, the failed attempts, the validators' verdicts and the gap trend. */
+export interface Escalation {
+  step: PlanStep;
+  reason: string;
+  why: string;
+  attempts: { stepId: string; revision: number; description: string; reason: string }[];
+  verdicts: { stepId: string; verdict: string; gap: number; reasons: string[] }[];
+  gapTrend: number[];
+  replans: number;
+  maxReplans: number;
+}
+
+export const ESCALATION_CHOICES = ['retry', 'skip', 'edit', 'end'] as const;
+
+function escalationChoice(decision: ApprovalDecision): EscalationChoice | null {
+  if (decision.verdict === 'approve' || decision.verdict === 'lock') return { choice: 'retry' };
+  if (decision.verdict === 'reject') return { choice: 'end' };
+  const parsed = EscalationChoiceSchema.safeParse(decision.edited);
+  return parsed.success ? parsed.data : null;
+}
+
+/**
+ * The last link of the escalation chain: the operator chooses retry, skip, edit or end (`approve` is
+ * retry, `reject` and expiry end; an edit carries an EscalationChoice). Announced with
+ * `escalation.raised` naming the request; an answer that is no choice is asked again, MAX_EDIT_ATTEMPTS at most.
+ */
+export async function askEscalation(context: CheckpointContext, escalation: Escalation): Promise<{ choice: EscalationChoice; feedback: string }> {
+  const { step, reason, why, gapTrend } = escalation;
+  const action = { stepId: step.id, description: step.description, expected_output: step.expected_output ?? null, reason, why, attempts: escalation.attempts, verdicts: escalation.verdicts, gapTrend, replans: escalation.replans, maxReplans: escalation.maxReplans, choices: ESCALATION_CHOICES };
+  for (let ask = 1; ask <= MAX_EDIT_ATTEMPTS; ask++) {
+    const approvalId = context.newId();
+    context.events.append(context.runId, 'escalation.raised', { stepId: step.id, approvalId, reason: why, gapTrend });
+    const outcome = await requestApproval(context, {
+      id: approvalId,
+      kind: 'escalation',
+      stepId: step.id,
+      summary: `${ask > 1 ? 'That answer was not a choice (retry, skip, edit or end). ' : ''}Step ${step.id} still fails after repairs and re-plans (${why}): retry, skip, edit or end?`,
+      action,
+      explanation: explain(context, {
+        summary: `Step ${step.id} failed: ${reason.slice(0, 200)} Gap trend: ${describeGapTrend(gapTrend)}.`,
+        stepId: step.id,
+        risk: step.risk ?? 'medium',
+        factors: escalation.attempts.map((attempt) => `${attempt.stepId} failed: ${attempt.reason.slice(0, 200)}`),
+        reversibility: 'not_applicable',
+        alternatives: ['retry the step', 'skip it (the steps after it run without its result)', 'edit the step and run it', 'end the run'],
+      }),
+    });
+    applyLock(context, outcome.decision);
+    const choice = escalationChoice(outcome.decision);
+    if (choice) return { choice, feedback: outcome.decision.verdict === 'reject' ? outcome.decision.feedback : choice.choice };
+  }
+  return { choice: { choice: 'end' }, feedback: 'No valid choice was given at the escalation.' };
 }

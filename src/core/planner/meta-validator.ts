@@ -1,4 +1,5 @@
 import type { Plan, PlanStep } from '../../shared/schemas/plan';
+import type { RunOptions } from '../../shared/schemas/run';
 import type { ValidationCheck, Verdict } from '../../shared/schemas/validation';
 import type { RunEventLog } from '../events/run-event-log';
 
@@ -71,9 +72,10 @@ export function metaValidate(plan: Plan): PlanVerdict {
   };
 }
 
-/** Checks a plan and announces the verdict (`validation.completed` with `stepId: null`) before anyone is shown the plan. */
-export function announcePlanVerdict(events: RunEventLog, runId: string, plan: Plan): PlanVerdict {
+/** Checks a plan and announces the verdict (`validation.completed` with `stepId: null`) before anyone is shown it; nothing when verification is off. */
+export function announcePlanVerdict(context: { runId: string; events: RunEventLog; options: Pick<RunOptions, 'verification'> }, plan: Plan): PlanVerdict | null {
+  if (context.options.verification === 'off') return null;
   const verdict = metaValidate(plan);
-  events.append(runId, 'validation.completed', { stepId: null, verdict: verdict.verdict, gap: verdict.gap, confidence: null, reasons: verdict.reasons, checks: verdict.checks });
+  context.events.append(context.runId, 'validation.completed', { stepId: null, verdict: verdict.verdict, gap: verdict.gap, confidence: null, reasons: verdict.reasons, checks: verdict.checks });
   return verdict;
 }

@@ -31,6 +31,11 @@ function ofType<T extends RunEvent['type']>(events: readonly RunEvent[], type: T
   return events.filter((event): event is Extract<RunEvent, { type: T }> => event.type === type);
 }
 
+/** The Agent-Validator's verdicts on steps (the Meta-Validator's on the plan have no stepId). */
+function stepVerdicts(events: readonly RunEvent[]) {
+  return ofType(events, 'validation.completed').filter((event) => event.stepId !== null);
+}
+
 const CRITIC_REASON = 'The sum is missing: the step asks for the total of the three invoices.';
 
 describe('the Agent-Validator with a critic (real openai client, scripted server)', () => {
@@ -48,7 +53,7 @@ describe('the Agent-Validator with a critic (real openai client, scripted server
     const [first, second] = engine.server.chatRequests.filter((request) => request.purpose === 'step') as RecordedRequest[];
     expect(requestText(first as RecordedRequest)).not.toContain(CRITIC_REASON);
     expect(requestText(second as RecordedRequest)).toContain(CRITIC_REASON);
-    expect(ofType(engine.events, 'validation.completed').map((event) => [event.stepId, event.verdict, event.confidence])).toEqual([
+    expect(stepVerdicts(engine.events).map((event) => [event.stepId, event.verdict, event.confidence])).toEqual([
       ['sum', 'fail', 0.9],
       ['sum', 'pass', 0.98],
     ]);
@@ -92,14 +97,14 @@ describe('the Agent-Validator with a critic (real openai client, scripted server
     expect(critics[0]?.body.tools).toBeUndefined();
     expect(requestText(critics[0] as RecordedRequest)).toContain('Verdict: {"verdict": "pass" or "fail"');
     expect(requestText(critics[1] as RecordedRequest)).toContain('No verdict was found');
-    expect(ofType(engine.events, 'validation.completed')).toMatchObject([{ verdict: 'pass', gap: 0.02, confidence: 0.97, reasons: ['It says hello.'] }]);
+    expect(stepVerdicts(engine.events)).toMatchObject([{ verdict: 'pass', gap: 0.02, confidence: 0.97, reasons: ['It says hello.'] }]);
   });
 
   it('a critic that never gives a readable verdict counts as a failed check, bounded, and the step fails with the reason', async () => {
     const engine = await startEngine({
       reply: script({ steps: [{ id: 'one', description: 'anything' }], step: () => ({ content: 'done' }), critic: () => ({ content: 'no idea' }) }),
     });
-    const result = await engine.run('g', { verification: 'critic', repairBudget: 1 });
+    const result = await engine.run('g', { verification: 'critic', repairBudget: 1, maxReplans: 0 });
     expect(result.status).toBe('failed');
     // Two answers and one repair: each answer gets the critic twice (the second after the feedback).
     expect(countsByPurpose(engine.server.chatRequests)).toEqual({ plan: 1, step: 2, critic: 4 });
@@ -121,7 +126,7 @@ describe('the Agent-Validator with deterministic checks', () => {
     expect(retried).toMatchObject([{ stepId: 'data', repair: 1, reason: expect.stringContaining('JSON') }]);
     const second = engine.server.chatRequests.filter((request) => request.purpose === 'step')[1] as RecordedRequest;
     expect(requestText(second)).toContain(retried[0]?.reason);
-    expect(ofType(engine.events, 'validation.completed').map((event) => [event.verdict, event.checks.find((check) => check.name === 'format_json')?.passed])).toEqual([
+    expect(stepVerdicts(engine.events).map((event) => [event.verdict, event.checks.find((check) => check.name === 'format_json')?.passed])).toEqual([
       ['fail', false],
       ['pass', true],
     ]);
@@ -135,7 +140,7 @@ describe('the Agent-Validator with deterministic checks', () => {
       }),
     });
     expect(await engine.run('g')).toMatchObject({ status: 'completed' });
-    expect(ofType(engine.events, 'validation.completed').map((event) => event.checks.find((check) => check.name === 'schema'))).toMatchObject([
+    expect(stepVerdicts(engine.events).map((event) => event.checks.find((check) => check.name === 'schema'))).toMatchObject([
       { passed: false, detail: expect.stringContaining('age') },
       { passed: true },
     ]);
@@ -145,7 +150,7 @@ describe('the Agent-Validator with deterministic checks', () => {
     const engine = await startEngine({
       reply: script({ steps: [{ id: 'n', description: 'count the files', expected_output: 'a number' }], step: () => ({ content: 'several' }) }),
     });
-    const result = await engine.run('g', { repairBudget: 2 });
+    const result = await engine.run('g', { repairBudget: 2, maxReplans: 0 });
     expect(result.status).toBe('failed');
     expect(countsByPurpose(engine.server.chatRequests)).toEqual({ plan: 1, step: 3 });
     expect(ofType(engine.events, 'step.retried').map((event) => event.repair)).toEqual([1, 2]);
@@ -160,13 +165,13 @@ describe('the Agent-Validator with deterministic checks', () => {
       }),
     });
     expect(await engine.run('g')).toMatchObject({ status: 'completed' });
-    expect(ofType(engine.events, 'validation.completed').map((event) => event.checks.find((check) => check.name === 'tool_errors_resolved')?.passed)).toEqual([false, true]);
+    expect(stepVerdicts(engine.events).map((event) => event.checks.find((check) => check.name === 'tool_errors_resolved')?.passed)).toEqual([false, true]);
   });
 
   it('verification off asks no critic and records no verdict', async () => {
     const engine = await startEngine({ reply: script({ steps: [{ id: 'n', description: 'count', expected_output: 'a number' }], step: () => ({ content: 'several' }) }) });
     expect(await engine.run('g', { verification: 'off' })).toMatchObject({ status: 'completed' });
-    expect(ofType(engine.events, 'validation.completed')).toEqual([]);
+    expect(stepVerdicts(engine.events)).toEqual([]);
   });
 });
 
@@ -228,7 +233,7 @@ describe('repairs survive a stop in the middle of one', () => {
         return { content: 'several' };
       },
     });
-    const first = await engine.run('g', { repairBudget: 2 }, controller.signal);
+    const first = await engine.run('g', { repairBudget: 2, maxReplans: 0 }, controller.signal);
     expect(first.status).toBe('stopped');
     expect(ofType(engine.events, 'step.retried').map((event) => event.repair)).toEqual([1]);
     const resumed = await engine.resume(first.runId);
