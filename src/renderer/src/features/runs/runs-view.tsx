@@ -1,8 +1,8 @@
 import { BudgetMeter } from '../budget/budget-meter';
 import { GoalComposer } from '../composer/goal-composer';
 import { DagView } from '../dag/dag-view';
-import { StepInspector } from '../inspector/step-inspector';
 import { useMemo } from 'react';
+import { StepInspector } from '../inspector/step-inspector';
 import type { RunEvent } from '../../../../shared/schemas/events';
 import type { StepView } from '../../../../shared/schemas/run-detail';
 import { useAppStore } from '../../store/use-app-store';

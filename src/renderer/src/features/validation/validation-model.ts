@@ -65,10 +65,10 @@ export function recoveryOfStep(recovery: RunRecovery, stepId: string): StepRecov
  * The steps the graph shows: the current plan's, and before them the steps a re-plan replaced that
  * the current plan no longer holds, with the status their own events left them in.
  */
-export function stepsWithReplaced(steps: readonly StepView[], events: readonly RunEvent[], recovery: RunRecovery): StepView[] {
+export function stepsWithReplaced(steps: readonly StepView[], events: readonly RunEvent[], recovery: RunRecovery): readonly StepView[] {
   const current = new Set(steps.map((step) => step.spec.id));
   const gone = [...recovery.replacedSpecs.values()].filter((spec) => !current.has(spec.id));
-  if (gone.length === 0) return [...steps];
+  if (gone.length === 0) return steps;
   const lastStatus = (id: string): StepView['status'] => {
     const last = events.findLast((event) => 'stepId' in event && event.stepId === id && (event.type === 'step.started' || event.type === 'step.completed' || event.type === 'step.failed' || event.type === 'step.skipped'));
     if (!last) return 'pending';
