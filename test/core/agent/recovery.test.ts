@@ -23,12 +23,19 @@ const fetchData = defineTool({
 });
 
 /** Routes requests by purpose; steps by id, each with how many requests it has had. */
-function script(handlers: { plan: () => ScriptedReply; replan?: (request: RecordedRequest, index: number) => ScriptedReply; step: (id: string, turn: number, request: RecordedRequest) => ScriptedReply }) {
+function script(handlers: {
+  plan: () => ScriptedReply;
+  replan?: (request: RecordedRequest, index: number) => ScriptedReply;
+  critic?: (request: RecordedRequest, index: number) => ScriptedReply;
+  step: (id: string, turn: number, request: RecordedRequest) => ScriptedReply;
+}) {
   const turns = new Map<string, number>();
   let replans = 0;
+  let critics = 0;
   return (request: RecordedRequest): ScriptedReply => {
     if (request.purpose === 'plan') return handlers.plan();
     if (request.purpose === 'replan') return handlers.replan?.(request, replans++) ?? { content: 'no plan' };
+    if (request.purpose === 'critic') return handlers.critic?.(request, critics++) ?? { content: 'no verdict' };
     if (request.purpose === 'final') return { content: 'final answer' };
     const id = stepIdOf(request) ?? '?';
     const turn = turns.get(id) ?? 0;
@@ -184,6 +191,32 @@ describe('Goal Gradient Solver and escalation', () => {
     // 1 plan + 1 prep + 4 looping steps × 3 calls + 3 re-plans: nothing more.
     expect(engine.server.chatRequests).toHaveLength(17);
     expect(engine.events.at(-1)).toMatchObject({ type: 'run.failed', error: expect.stringContaining('gap trend') });
+  });
+
+  it('with verification critic the gap is the critic\'s, on the goal\'s success criteria and the results so far', async () => {
+    const gaps = [0.9, 0.6];
+    const engine = await startEngine(
+      {
+        reply: script({
+          plan: () => planReply([{ id: 'only', description: 'Do it', expected_output: 'done' }]),
+          replan: () => planReply([{ id: 'only', description: 'Do it another way', expected_output: 'done' }]),
+          critic: (_request, index) => ({ toolCalls: [{ name: 'submit_verdict', arguments: { verdict: 'fail', gap: gaps[index] ?? 1, reason: 'nothing done yet' } }] }),
+          step: (id) => loopOn(id),
+        }),
+      },
+      { tools: () => new ToolRegistry([fetchData]) },
+    );
+    const result = await engine.run('Reach the far goal', { verification: 'critic', maxReplans: 1 });
+    expect(result).toMatchObject({ status: 'failed', error: expect.stringContaining('gap trend 0.90 → 0.60') });
+    expect(eventsOf(engine.events, 'goal.progress').map((event) => [event.gap, event.delta])).toEqual([
+      [0.9, null],
+      [0.6, -0.3],
+    ]);
+    const critics = engine.server.chatRequests.filter((request) => request.purpose === 'critic');
+    expect(critics).toHaveLength(2);
+    expect(requestText(critics[0] as RecordedRequest)).toContain('Task: Reach the far goal');
+    expect(requestText(critics[0] as RecordedRequest)).toContain('Criteria: The goal is reached');
+    expect(requestText(critics[1] as RecordedRequest)).toContain('only.r1 (Do it another way): not done (failed)');
   });
 
   it('stops at maxReplans even while the gap shrinks, and escalates', async () => {
