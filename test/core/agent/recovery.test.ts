@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { denyAll } from '../../../src/core/approval/approval-channel';
 import { PendingApprovals } from '../../../src/core/approval/pending-approvals';
 import { defineTool, ToolRegistry, toolResult } from '../../../src/core/tools/tool-registry';
 import type { ApprovalDecision, ApprovalRequest } from '../../../src/shared/schemas/approval';
@@ -217,6 +218,16 @@ describe('Goal Gradient Solver and escalation', () => {
     expect(requestText(critics[0] as RecordedRequest)).toContain('Task: Reach the far goal');
     expect(requestText(critics[0] as RecordedRequest)).toContain('Criteria: The goal is reached');
     expect(requestText(critics[1] as RecordedRequest)).toContain('only.r1 (Do it another way): not done (failed)');
+  });
+
+  it('--approve deny ends the run at an escalation too', async () => {
+    const engine = await startEngine(
+      { reply: script({ plan: () => planReply([{ id: 'only', description: 'Do it', expected_output: 'done' }]), step: (id) => loopOn(id) }) },
+      { approvals: denyAll, tools: () => new ToolRegistry([fetchData]) },
+    );
+    const result = await engine.run('do it', { policy: 'permissive', maxReplans: 0 });
+    expect(result).toMatchObject({ status: 'failed', error: expect.stringMatching(/The operator ended the run at the escalation: Denied/) });
+    expect(eventsOf(engine.events, 'approval.requested').map((event) => event.kind)).toEqual(['escalation']);
   });
 
   it('stops at maxReplans even while the gap shrinks, and escalates', async () => {

@@ -82,6 +82,41 @@ describe('archon run: recovery from a failed step', () => {
   });
 });
 
+describe('archon resume after kill -9 mid-recovery', () => {
+  it('a run killed while its replacement step runs resumes with the revised plan: nothing re-planned, the replaced step not run again', async () => {
+    let hangReplacement = true;
+    server = await startModelServer({
+      reply: (request) => {
+        if (request.purpose === 'plan') return planReply([{ id: 'fetch', description: 'Read the data file', expected_output: 'rows' }, { id: 'report', description: 'Summarize the rows', dependencies: ['fetch'], expected_output: 'a summary' }]);
+        if (request.purpose === 'replan') return planReply([{ id: 'rebuild', description: 'Rebuild the rows from the notes', expected_output: 'rows' }, { id: 'report', description: 'Summarize the rebuilt rows', dependencies: ['rebuild'], expected_output: 'a summary' }]);
+        if (request.purpose === 'final') return { content: 'summary of the rebuilt rows' };
+        const id = stepIdOf(request);
+        if (id === 'fetch') return readMissing;
+        if (id === 'rebuild' && hangReplacement) return { hang: true };
+        return { content: `result of ${id ?? '?'}` };
+      },
+    });
+    const dataDir = tempDir();
+    const workspace = tempDir();
+    const first = spawnArchon(['run', 'Report on the data', '--model-url', server.url, '--data-dir', dataDir, '--workspace', workspace, '--approve', 'auto', '--json'], { OPENAI_API_KEY: '' });
+    await expect.poll(() => server?.chatRequests.some(byStep('rebuild')), { timeout: 15_000 }).toBe(true);
+    first.child.kill('SIGKILL');
+    const killed = await first.done;
+    expect(killed.status).toBeNull();
+    const runId = RunEventSchema.parse(JSON.parse(killed.stdout.split('\n')[0] as string)).runId;
+
+    hangReplacement = false;
+    const before = server.chatRequests.length;
+    const resumed = await spawnArchon(['resume', runId, '--data-dir', dataDir, '--approve', 'auto', '--json'], { OPENAI_API_KEY: '' }).done;
+    expect(resumed.status, resumed.stderr).toBe(0);
+    const after = server.chatRequests.slice(before);
+    expect(after.map((request) => (request.purpose === 'step' ? stepIdOf(request) : request.purpose))).toEqual(['rebuild', 'report.r1', 'final']);
+    const emitted = events(resumed.stdout);
+    expect(emitted[0]).toMatchObject({ type: 'run.resumed', completedSteps: [], rerunSteps: [] });
+    expect(emitted.at(-1)).toMatchObject({ type: 'run.completed', answer: 'summary of the rebuilt rows' });
+  });
+});
+
 describe('the terminal at an escalation', () => {
   it('offers retry, skip, edit or end; an edited step runs with the new description and the run completes', async () => {
     server = await startModelServer({
