@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { denyAll } from '../../../src/core/approval/approval-channel';
+import { denyAll, type ApprovalChannel } from '../../../src/core/approval/approval-channel';
 import { PendingApprovals } from '../../../src/core/approval/pending-approvals';
 import { defineTool, ToolRegistry, toolResult } from '../../../src/core/tools/tool-registry';
 import type { ApprovalDecision, ApprovalRequest } from '../../../src/shared/schemas/approval';
@@ -127,6 +127,38 @@ describe('scoped re-plan (RP-01)', () => {
     const finalRequest = engine.server.chatRequests.find((request) => request.purpose === 'final') as RecordedRequest;
     expect(requestText(finalRequest)).toContain('report.r1 (Summarize the mirrored data): result of report.r1');
     expect(requestText(finalRequest)).not.toContain('Summarize the data)');
+  });
+
+  it('two branches that fail at once are re-planned one after the other, the second revision keeping the first one\'s steps', async () => {
+    let engine: EngineHarness | null = null;
+    const failed = (id: string) => (engine?.events ?? []).some((event) => event.type === 'step.failed' && event.stepId === id);
+    // The first revision is approved only once the other branch has failed too: its recovery waits its turn.
+    const approvals: ApprovalChannel = {
+      canRaiseBudgets: false,
+      decide: async (request) => {
+        if ((request.action as { revision?: number }).revision === 1) await expect.poll(() => failed('left') && failed('right')).toBe(true);
+        return { verdict: 'approve' };
+      },
+    };
+    engine = await startEngine(
+      {
+        reply: script({
+          plan: () => planReply([{ id: 'left', description: 'Read the left source', expected_output: 'l' }, { id: 'right', description: 'Read the right source', expected_output: 'r' }]),
+          replan: (request) => planReply([{ id: requestText(request).includes('Step left failed') ? 'left_mirror' : 'right_mirror', description: 'Read a mirror', expected_output: 'm' }]),
+          step: (id) => (id.endsWith('_mirror') ? { content: `result of ${id}` } : loopOn(id)),
+        }),
+      },
+      { approvals, tools: () => new ToolRegistry([fetchData]) },
+    );
+    const result = await engine.run('both sides', { concurrency: 2 });
+    expect(result.status).toBe('completed');
+    const revised = eventsOf(engine.events, 'plan.revised');
+    expect(revised.map((event) => event.revision)).toEqual([1, 2]);
+    expect(revised[1]?.plan.steps.map((step) => step.id).sort()).toEqual(['left_mirror', 'right_mirror']);
+    expect(engine.runtime.store.runs.getSteps(result.runId).filter((step) => step.replacedIn === null).map((step) => [step.spec.id, step.status])).toEqual([
+      ['left_mirror', 'completed'],
+      ['right_mirror', 'completed'],
+    ]);
   });
 
   it('a revised plan leaning on a replaced step is refused back to the model, which corrects it', async () => {
