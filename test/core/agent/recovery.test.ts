@@ -337,6 +337,37 @@ describe('the operator at an escalation (through the app approvals API)', () => 
     ]);
   });
 
+  it('a skipped step stays skipped across a resume: it is not offered to run again', async () => {
+    const controller = new AbortController();
+    let engine: EngineHarness | null = null;
+    const approvals = desk(() => engine as EngineHarness, () => ({ verdict: 'edit', edited: { choice: 'skip' } }));
+    let stopOnce = true;
+    engine = await startEngine(
+      {
+        reply: script({
+          plan,
+          step: (id) => {
+            if (id === 'fetch') return loopOn('primary');
+            if (stopOnce) {
+              stopOnce = false;
+              controller.abort();
+              return { content: 'too late', delayMs: 200 };
+            }
+            return { content: `result of ${id}` };
+          },
+        }),
+      },
+      { approvals, tools: () => new ToolRegistry([fetchData]) },
+    );
+    const first = await engine.run('Report on the data', { maxReplans: 0 }, controller.signal);
+    expect(first.status).toBe('stopped');
+    expect(engine.runtime.store.runs.getSteps(first.runId)[0]).toMatchObject({ status: 'skipped', waived: true });
+    const resumed = await engine.resume(first.runId);
+    expect(resumed.status).toBe('completed');
+    expect(stepRequests(engine, 'fetch')).toHaveLength(3);
+    expect(eventsOf(engine.events, 'run.resumed')[0]).toMatchObject({ rerunSteps: [] });
+  });
+
   it('edit: the step runs with the operator\'s description and expected output', async () => {
     const { engine, result } = await escalated(
       () => ({ verdict: 'edit', edited: { choice: 'edit', description: 'Read the data from the local copy data.csv', expected_output: 'rows' } }),
