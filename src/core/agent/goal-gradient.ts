@@ -1,4 +1,6 @@
 import type { RunEvent } from '../../shared/schemas/events';
+import { askCritic } from '../validation/critic';
+import type { RunContext } from './run-context';
 import type { PlanView } from './scheduler';
 
 /** A re-plan must shrink the gap by at least this much to count as progress (RP-04). */
@@ -19,6 +21,24 @@ export function unfinishedShare(view: PlanView): number {
   const steps = view.plan.steps;
   const done = steps.filter((step) => view.states.get(step.id)?.status === 'completed' || view.states.get(step.id)?.waived === true).length;
   return steps.length === 0 ? 0 : Math.round(((steps.length - done) / steps.length) * 1000) / 1000;
+}
+
+/** What the critic judges when it measures the run's gap to its goal. */
+export const GOAL_CRITERIA = 'The goal is reached: every part of it is done, by the results below, with nothing left out.';
+
+/**
+ * The run's gap to its goal: with verification `critic`, the critic's gap on the goal's success
+ * criteria given the results so far (the unfinished share when it gives no readable verdict);
+ * otherwise the share of the plan's steps not completed.
+ */
+export async function measureGap(context: RunContext, view: PlanView): Promise<number> {
+  if (context.options.verification !== 'critic') return unfinishedShare(view);
+  const results = view.plan.steps.map((step) => {
+    const state = view.states.get(step.id);
+    return `${step.id} (${step.description}): ${state?.status === 'completed' ? (state.result ?? '') : `not done (${state?.status ?? 'pending'})`}`;
+  });
+  const answer = await askCritic(context, { task: context.goal, criteria: GOAL_CRITERIA, subject: results.join('\n'), evidence: [], stepId: null });
+  return answer.readable ? answer.verdict.gap : unfinishedShare(view);
 }
 
 /**

@@ -6,7 +6,7 @@ import { approveRevision, askEscalation, revisionAction, type RevisionProposal }
 import type { EditCheck } from '../approval/edit-loop';
 import { mergeReplacement, replanSubtree, revisionErrors, type ReplanScope } from '../planner/planner';
 import { dependentsOf } from '../planner/validate-plan';
-import { STRATEGY_CHANGE, unfinishedShare, type GoalGradient } from './goal-gradient';
+import { measureGap, STRATEGY_CHANGE, type GoalGradient } from './goal-gradient';
 import { callModel, noteDialect, type RunContext } from './run-context';
 import { REPLACED, type PlanView, type Recover, type Recovery } from './scheduler';
 import { isRunLevel } from './step-executor';
@@ -124,7 +124,7 @@ function scopeOf(context: RunContext, failed: PlanStep, reason: string, view: Pl
 export function recoveryFor(context: RunContext, gradient: GoalGradient): Recover {
   const asked = new Map<string, number>();
   return async (failed, reason, view) => {
-    context.events.append(context.runId, 'goal.progress', gradient.record(unfinishedShare(view)));
+    context.events.append(context.runId, 'goal.progress', gradient.record(await measureGap(context, view)));
     const revision = revisionsSoFar(context) + 1;
     const correction = gradient.next();
     if (revision > context.options.maxReplans) return escalate(context, gradient, failed, reason, `the run has used its ${context.options.maxReplans} re-plan(s)`, asked);

@@ -247,17 +247,19 @@ const RERUN_STATUSES: readonly StepStatus[] = ['failed', 'skipped'];
 
 /** A failed or stopped run's failed and skipped steps run again once the operator confirms. */
 async function confirmRerunOf(context: RunContext, steps: readonly StoredStep[]): Promise<string[] | null> {
-  const rerun = steps.filter((step) => RERUN_STATUSES.includes(step.status)).map((step) => step.spec.id);
+  const rerun = steps.filter((step) => RERUN_STATUSES.includes(step.status) && !step.waived).map((step) => step.spec.id);
   if (!(await confirmRerun(context, rerun))) return null;
   for (const id of rerun) context.runs.retryStep(context.runId, id);
   return rerun;
 }
 
-/** A step that was not completed goes on where it stopped (its conversation is recorded); completed ones keep their results. */
+/** A step that was not completed goes on where it stopped (its conversation is recorded); completed ones keep their results, waived ones stay waived. */
 function stepStates(steps: readonly StoredStep[], rerun: readonly string[]): Map<string, StepState> {
-  return new Map<string, StepState>(
-    steps.map((step) => [step.spec.id, step.status === 'completed' && !rerun.includes(step.spec.id) ? { status: 'completed', result: step.result } : { status: 'pending', result: null }]),
-  );
+  const stateOf = (step: StoredStep): StepState => {
+    if (step.waived) return { status: 'skipped', result: null, waived: true };
+    return step.status === 'completed' && !rerun.includes(step.spec.id) ? { status: 'completed', result: step.result } : { status: 'pending', result: null };
+  };
+  return new Map(steps.map((step) => [step.spec.id, stateOf(step)]));
 }
 
 /**

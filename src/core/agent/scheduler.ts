@@ -39,11 +39,11 @@ export type Recover = (failed: PlanStep, reason: string, view: PlanView) => Prom
 /** Why a step that had not started left the plan. */
 export const REPLACED = 'Replaced by a revised plan.';
 
-/** One chain of recoveries at a time: each sees the plan the one before it left. */
-function serialized(recover: Recover): Recover {
+/** One recovery at a time, each handed the plan as the one before it left it (read when its turn comes). */
+function serialized(recover: Recover, view: () => PlanView): (failed: PlanStep, reason: string) => Promise<Recovery> {
   let queue: Promise<unknown> = Promise.resolve();
-  return (failed, reason, view) => {
-    const next = queue.then(() => recover(failed, reason, view));
+  return (failed, reason) => {
+    const next = queue.then(() => recover(failed, reason, view()));
     queue = next.catch(() => undefined);
     return next;
   };
@@ -61,7 +61,7 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
   let plan = initialPlan;
   const states = new Map(plan.steps.map((step) => [step.id, initial.get(step.id) ?? { status: 'pending' as StepStatus, result: null }]));
   const running = new Map<string, Promise<void>>();
-  const recoverOne = recover ? serialized(recover) : null;
+  const recoverOne = recover ? serialized(recover, () => ({ plan, states })) : null;
   let fatal: unknown = null;
   let recoveries = 0;
   const now = () => context.now().toISOString();
@@ -114,7 +114,7 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
     context.events.append(context.runId, 'step.failed', { stepId: step.id, reason });
     if (!recoverOne || context.signal.aborted) return skipDownstream(step);
     recoveries++;
-    applyRecovery(step, await recoverOne(step, reason, { plan, states }));
+    applyRecovery(step, await recoverOne(step, reason));
   };
 
   const settle = async (step: PlanStep, work: Promise<StepOutcome>) => {

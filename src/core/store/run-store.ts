@@ -45,6 +45,7 @@ const StepRowSchema = z.object({
   attempt: z.int().positive(),
   revision: z.int().nonnegative(),
   replaced_in: z.int().positive().nullable(),
+  waived: z.int().transform((value) => value === 1),
 });
 
 export interface StoredStep {
@@ -58,6 +59,8 @@ export interface StoredStep {
   revision: number;
   /** The revision that replaced it, when a scoped re-plan did: it is no longer part of the plan. */
   replacedIn: number | null;
+  /** Skipped by the operator at an escalation: the steps after it run without its result. */
+  waived: boolean;
 }
 
 export interface RecordedToolCall {
@@ -147,10 +150,10 @@ export class RunStore {
   }
 
   getSteps(runId: string): StoredStep[] {
-    const rows = this.db.prepare('SELECT spec_json, status, result, error, attempt, revision, replaced_in FROM steps WHERE run_id = ? ORDER BY position').all(runId);
+    const rows = this.db.prepare('SELECT spec_json, status, result, error, attempt, revision, replaced_in, waived FROM steps WHERE run_id = ? ORDER BY position').all(runId);
     return rows.map((row) => {
       const parsed = StepRowSchema.parse(row);
-      return { spec: parsed.spec_json, status: parsed.status, result: parsed.result, error: parsed.error, attempt: parsed.attempt, revision: parsed.revision, replacedIn: parsed.replaced_in };
+      return { spec: parsed.spec_json, status: parsed.status, result: parsed.result, error: parsed.error, attempt: parsed.attempt, revision: parsed.revision, replacedIn: parsed.replaced_in, waived: parsed.waived };
     });
   }
 
@@ -195,12 +198,12 @@ export class RunStore {
     return rows.map((row) => JSON.parse(row.message_json) as ChatMessage);
   }
 
-  setStepStatus(runId: string, stepId: string, status: StepStatus, now: string, outcome: { result?: string; error?: string } = {}): void {
+  setStepStatus(runId: string, stepId: string, status: StepStatus, now: string, outcome: { result?: string; error?: string; waived?: boolean } = {}): void {
     const started = status === 'running' ? now : null;
     const ended = ['completed', 'failed', 'skipped', 'stopped'].includes(status) ? now : null;
     this.db
-      .prepare('UPDATE steps SET status = ?, result = ?, error = ?, started_at = COALESCE(?, started_at), ended_at = ? WHERE run_id = ? AND id = ?')
-      .run(status, this.clean(outcome.result ?? null), this.clean(outcome.error ?? null), started, ended, runId, stepId);
+      .prepare('UPDATE steps SET status = ?, result = ?, error = ?, waived = ?, started_at = COALESCE(?, started_at), ended_at = ? WHERE run_id = ? AND id = ?')
+      .run(status, this.clean(outcome.result ?? null), this.clean(outcome.error ?? null), outcome.waived ? 1 : 0, started, ended, runId, stepId);
   }
 
   recordModelAttempt(call: {

@@ -17,7 +17,7 @@ export interface Evidence {
 const REFUSAL = /^\s*(i'?m sorry|sorry,|i cannot|i can'?t|i am unable|i'?m unable|i won'?t|as an ai\b)/i;
 /** A refusal is short: a long answer that opens with an apology usually goes on to answer. */
 const REFUSAL_MAX_CHARS = 300;
-const ACKNOWLEDGES_FAILURE = /\b(error|fail\w*|could ?n[o']t|can ?n[o']t|unable|not found|no such|denied|did ?n[o']t|does ?n[o']t exist|not exist|impossible|timed? ?out)\b/i;
+const ACKNOWLEDGES_FAILURE = /\b(error\w*|fail\w*|could ?n[o']t|can ?n[o']t|unable|not found|no such|denied|did ?n[o']t|does ?n[o']t exist|not exist|impossible|timed? ?out|died|crash\w*|killed|interrupted|broke\w*|lost|problem|issue)\b/i;
 
 function check(name: string, passed: boolean, detail: string): ValidationCheck {
   return passed ? { name, passed } : { name, passed, detail };

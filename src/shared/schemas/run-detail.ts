@@ -12,6 +12,8 @@ export const StepViewSchema = z.object({
   revision: z.int().nonnegative().optional(),
   /** The revision of a scoped re-plan that replaced the step; it keeps its status and is no longer part of the plan. */
   replacedIn: z.int().positive().nullable().optional(),
+  /** Skipped by the operator at an escalation; the steps after it ran without its result. */
+  waived: z.boolean().optional(),
 });
 export type StepView = z.infer<typeof StepViewSchema>;
 

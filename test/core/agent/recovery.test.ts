@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { denyAll, type ApprovalChannel } from '../../../src/core/approval/approval-channel';
 import { PendingApprovals } from '../../../src/core/approval/pending-approvals';
 import { defineTool, ToolRegistry, toolResult } from '../../../src/core/tools/tool-registry';
 import type { ApprovalDecision, ApprovalRequest } from '../../../src/shared/schemas/approval';
@@ -23,12 +24,19 @@ const fetchData = defineTool({
 });
 
 /** Routes requests by purpose; steps by id, each with how many requests it has had. */
-function script(handlers: { plan: () => ScriptedReply; replan?: (request: RecordedRequest, index: number) => ScriptedReply; step: (id: string, turn: number, request: RecordedRequest) => ScriptedReply }) {
+function script(handlers: {
+  plan: () => ScriptedReply;
+  replan?: (request: RecordedRequest, index: number) => ScriptedReply;
+  critic?: (request: RecordedRequest, index: number) => ScriptedReply;
+  step: (id: string, turn: number, request: RecordedRequest) => ScriptedReply;
+}) {
   const turns = new Map<string, number>();
   let replans = 0;
+  let critics = 0;
   return (request: RecordedRequest): ScriptedReply => {
     if (request.purpose === 'plan') return handlers.plan();
     if (request.purpose === 'replan') return handlers.replan?.(request, replans++) ?? { content: 'no plan' };
+    if (request.purpose === 'critic') return handlers.critic?.(request, critics++) ?? { content: 'no verdict' };
     if (request.purpose === 'final') return { content: 'final answer' };
     const id = stepIdOf(request) ?? '?';
     const turn = turns.get(id) ?? 0;
@@ -121,6 +129,38 @@ describe('scoped re-plan (RP-01)', () => {
     expect(requestText(finalRequest)).not.toContain('Summarize the data)');
   });
 
+  it('two branches that fail at once are re-planned one after the other, the second revision keeping the first one\'s steps', async () => {
+    let engine: EngineHarness | null = null;
+    const failed = (id: string) => (engine?.events ?? []).some((event) => event.type === 'step.failed' && event.stepId === id);
+    // The first revision is approved only once the other branch has failed too: its recovery waits its turn.
+    const approvals: ApprovalChannel = {
+      canRaiseBudgets: false,
+      decide: async (request) => {
+        if ((request.action as { revision?: number }).revision === 1) await expect.poll(() => failed('left') && failed('right')).toBe(true);
+        return { verdict: 'approve' };
+      },
+    };
+    engine = await startEngine(
+      {
+        reply: script({
+          plan: () => planReply([{ id: 'left', description: 'Read the left source', expected_output: 'l' }, { id: 'right', description: 'Read the right source', expected_output: 'r' }]),
+          replan: (request) => planReply([{ id: requestText(request).includes('Step left failed') ? 'left_mirror' : 'right_mirror', description: 'Read a mirror', expected_output: 'm' }]),
+          step: (id) => (id.endsWith('_mirror') ? { content: `result of ${id}` } : loopOn(id)),
+        }),
+      },
+      { approvals, tools: () => new ToolRegistry([fetchData]) },
+    );
+    const result = await engine.run('both sides', { concurrency: 2 });
+    expect(result.status).toBe('completed');
+    const revised = eventsOf(engine.events, 'plan.revised');
+    expect(revised.map((event) => event.revision)).toEqual([1, 2]);
+    expect(revised[1]?.plan.steps.map((step) => step.id).sort()).toEqual(['left_mirror', 'right_mirror']);
+    expect(engine.runtime.store.runs.getSteps(result.runId).filter((step) => step.replacedIn === null).map((step) => [step.spec.id, step.status])).toEqual([
+      ['left_mirror', 'completed'],
+      ['right_mirror', 'completed'],
+    ]);
+  });
+
   it('a revised plan leaning on a replaced step is refused back to the model, which corrects it', async () => {
     const engine = await startEngine(
       {
@@ -184,6 +224,42 @@ describe('Goal Gradient Solver and escalation', () => {
     // 1 plan + 1 prep + 4 looping steps × 3 calls + 3 re-plans: nothing more.
     expect(engine.server.chatRequests).toHaveLength(17);
     expect(engine.events.at(-1)).toMatchObject({ type: 'run.failed', error: expect.stringContaining('gap trend') });
+  });
+
+  it('with verification critic the gap is the critic\'s, on the goal\'s success criteria and the results so far', async () => {
+    const gaps = [0.9, 0.6];
+    const engine = await startEngine(
+      {
+        reply: script({
+          plan: () => planReply([{ id: 'only', description: 'Do it', expected_output: 'done' }]),
+          replan: () => planReply([{ id: 'only', description: 'Do it another way', expected_output: 'done' }]),
+          critic: (_request, index) => ({ toolCalls: [{ name: 'submit_verdict', arguments: { verdict: 'fail', gap: gaps[index] ?? 1, reason: 'nothing done yet' } }] }),
+          step: (id) => loopOn(id),
+        }),
+      },
+      { tools: () => new ToolRegistry([fetchData]) },
+    );
+    const result = await engine.run('Reach the far goal', { verification: 'critic', maxReplans: 1 });
+    expect(result).toMatchObject({ status: 'failed', error: expect.stringContaining('gap trend 0.90 → 0.60') });
+    expect(eventsOf(engine.events, 'goal.progress').map((event) => [event.gap, event.delta])).toEqual([
+      [0.9, null],
+      [0.6, -0.3],
+    ]);
+    const critics = engine.server.chatRequests.filter((request) => request.purpose === 'critic');
+    expect(critics).toHaveLength(2);
+    expect(requestText(critics[0] as RecordedRequest)).toContain('Task: Reach the far goal');
+    expect(requestText(critics[0] as RecordedRequest)).toContain('Criteria: The goal is reached');
+    expect(requestText(critics[1] as RecordedRequest)).toContain('only.r1 (Do it another way): not done (failed)');
+  });
+
+  it('--approve deny ends the run at an escalation too', async () => {
+    const engine = await startEngine(
+      { reply: script({ plan: () => planReply([{ id: 'only', description: 'Do it', expected_output: 'done' }]), step: (id) => loopOn(id) }) },
+      { approvals: denyAll, tools: () => new ToolRegistry([fetchData]) },
+    );
+    const result = await engine.run('do it', { policy: 'permissive', maxReplans: 0 });
+    expect(result).toMatchObject({ status: 'failed', error: expect.stringMatching(/The operator ended the run at the escalation: Denied/) });
+    expect(eventsOf(engine.events, 'approval.requested').map((event) => event.kind)).toEqual(['escalation']);
   });
 
   it('stops at maxReplans even while the gap shrinks, and escalates', async () => {
@@ -259,6 +335,37 @@ describe('the operator at an escalation (through the app approvals API)', () => 
       ['fetch', 'skipped'],
       ['report', 'completed'],
     ]);
+  });
+
+  it('a skipped step stays skipped across a resume: it is not offered to run again', async () => {
+    const controller = new AbortController();
+    let engine: EngineHarness | null = null;
+    const approvals = desk(() => engine as EngineHarness, () => ({ verdict: 'edit', edited: { choice: 'skip' } }));
+    let stopOnce = true;
+    engine = await startEngine(
+      {
+        reply: script({
+          plan,
+          step: (id) => {
+            if (id === 'fetch') return loopOn('primary');
+            if (stopOnce) {
+              stopOnce = false;
+              controller.abort();
+              return { content: 'too late', delayMs: 200 };
+            }
+            return { content: `result of ${id}` };
+          },
+        }),
+      },
+      { approvals, tools: () => new ToolRegistry([fetchData]) },
+    );
+    const first = await engine.run('Report on the data', { maxReplans: 0 }, controller.signal);
+    expect(first.status).toBe('stopped');
+    expect(engine.runtime.store.runs.getSteps(first.runId)[0]).toMatchObject({ status: 'skipped', waived: true });
+    const resumed = await engine.resume(first.runId);
+    expect(resumed.status).toBe('completed');
+    expect(stepRequests(engine, 'fetch')).toHaveLength(3);
+    expect(eventsOf(engine.events, 'run.resumed')[0]).toMatchObject({ rerunSteps: [] });
   });
 
   it('edit: the step runs with the operator\'s description and expected output', async () => {

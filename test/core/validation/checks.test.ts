@@ -38,6 +38,7 @@ describe('the deterministic checks of a result', () => {
     const error = { text: 'error: ENOENT: no such file', failed: true };
     expect(failed(undefined, 'Done.', [error])).toEqual(['tool_errors_resolved']);
     expect(failed(undefined, 'The file could not be read.', [error])).toEqual([]);
+    expect(failed(undefined, 'The worker died; carried on.', [error])).toEqual([]);
     expect(failed(undefined, 'Done.', [error, { text: 'ok', failed: false }])).toEqual([]);
   });
 });
