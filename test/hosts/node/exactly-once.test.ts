@@ -200,6 +200,8 @@ describe('repairs across a crash', () => {
     const server = await serve({
       reply: (request) => {
         if (request.purpose === 'plan') return planReply([{ id: 'n', description: 'count the files', expected_output: 'a number' }]);
+        // No usable re-plan: once its repairs are spent the step goes to the escalation, which --approve auto ends.
+        if (request.purpose === 'replan') return { content: 'no plan' };
         stepRequests++;
         // The first process dies while the model works on repair 1.
         return stepRequests === 2 ? { hang: true } : { content: 'several' };
