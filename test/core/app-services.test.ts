@@ -20,10 +20,17 @@ describe("the app's runs", () => {
       },
     });
     const { runtime, services } = openServices();
-    runtime.store.updateSettings({ modelUrl: server.url, policy: 'permissive', verification: 'critic', repairBudget: 1 });
+    runtime.store.updateSettings({ modelUrl: server.url, policy: 'permissive', verification: 'critic', repairBudget: 1, maxReplans: 0 });
     const ended = new Promise<ArchonEvent>((resolve) => runtime.bus.subscribe((event) => (event.type === 'run.failed' || event.type === 'run.completed') && resolve(event)));
+    // With no re-plan allowed, the failed step goes to the operator, who ends the run.
+    services.approvals.onChange(() => {
+      for (const request of services.approvals.list()) {
+        if (request.kind === 'escalation') queueMicrotask(() => services.approvals.answer(request.id, request.actionHash, { verdict: 'reject', feedback: 'end it' }));
+      }
+    });
     await services.manager.start({ goal: 'g' });
     expect(await ended).toMatchObject({ type: 'run.failed' });
-    expect(server.chatRequests.map((request) => request.purpose)).toEqual(['plan', 'step', 'critic', 'step', 'critic']);
+    // The last critic call measures the gap to the goal before the operator is asked.
+    expect(server.chatRequests.map((request) => request.purpose)).toEqual(['plan', 'step', 'critic', 'step', 'critic', 'critic']);
   });
 });

@@ -127,8 +127,8 @@ export function recoveryFor(context: RunContext, gradient: GoalGradient): Recove
     context.events.append(context.runId, 'goal.progress', gradient.record(await measureGap(context, view)));
     const revision = revisionsSoFar(context) + 1;
     const correction = gradient.next();
-    if (revision > context.options.maxReplans) return escalate(context, gradient, failed, reason, `the run has used its ${context.options.maxReplans} re-plan(s)`, asked);
     if (correction === 'escalate') return escalate(context, gradient, failed, reason, 'neither re-plans nor a change of strategy closed the gap to the goal', asked);
+    if (revision > context.options.maxReplans) return escalate(context, gradient, failed, reason, `the run has used its ${context.options.maxReplans} re-plan(s)`, asked);
     const changeStrategy = correction === 'change_strategy';
     try {
       const proposal = await acceptedRevision(context, scopeOf(context, failed, reason, view, changeStrategy), revision);

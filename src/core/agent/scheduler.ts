@@ -88,7 +88,10 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
 
   const applyRecovery = (failed: PlanStep, recovery: Recovery) => {
     if (recovery === null) return skipDownstream(failed);
-    if (recovery.kind === 'end') return endRun(recovery.error);
+    if (recovery.kind === 'end') {
+      skipDownstream(failed);
+      return endRun(recovery.error);
+    }
     if (recovery.kind === 'revise') {
       // The store marked them when it stored the revision; here they leave the plan in memory.
       for (const id of recovery.replaced) {

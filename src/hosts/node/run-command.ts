@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ArchonError, describeZodError } from '../../shared/errors';
+import { describeGapTrend } from '../../shared/gap-trend';
 import { endpointSummary } from '../../shared/endpoint-summary';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
@@ -102,7 +103,14 @@ function describeEvent(event: ArchonEvent): string | null {
     case 'step.skipped':
       return `– ${event.stepId}: ${event.reason}`;
     case 'validation.completed':
-      return event.stepId ? `  validation ${event.verdict}${event.confidence === null ? '' : ` (confidence ${event.confidence.toFixed(2)})`}${event.verdict === 'fail' ? `: ${event.reasons.join(' ').slice(0, 200)}` : ''}` : null;
+      if (event.stepId === null) return event.verdict === 'fail' ? `Plan check: ${event.reasons.join(' ').slice(0, 300)}` : null;
+      return `  validation ${event.verdict}${event.confidence === null ? '' : ` (confidence ${event.confidence.toFixed(2)})`}${event.verdict === 'fail' ? `: ${event.reasons.join(' ').slice(0, 200)}` : ''}`;
+    case 'plan.revised':
+      return `Plan revision ${event.revision}: ${event.replaced.join(', ')} replaced by ${event.added.join(', ')}`;
+    case 'goal.progress':
+      return `  gap to the goal ${event.gap.toFixed(2)}${event.delta === null ? '' : ` (${event.delta > 0 ? '+' : ''}${event.delta.toFixed(2)})`}`;
+    case 'escalation.raised':
+      return `! escalation${event.stepId ? ` at ${event.stepId}` : ''}: ${event.reason}; gap trend ${describeGapTrend(event.gapTrend)}`;
     case 'step.retried':
       return `↻ ${event.stepId}: repair ${event.repair}`;
     case 'run.failed':

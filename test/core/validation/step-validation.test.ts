@@ -106,8 +106,8 @@ describe('the Agent-Validator with a critic (real openai client, scripted server
     });
     const result = await engine.run('g', { verification: 'critic', repairBudget: 1, maxReplans: 0 });
     expect(result.status).toBe('failed');
-    // Two answers and one repair: each answer gets the critic twice (the second after the feedback).
-    expect(countsByPurpose(engine.server.chatRequests)).toEqual({ plan: 1, step: 2, critic: 4 });
+    // Two answers and one repair: each answer gets the critic twice (the second after the feedback); two more measure the gap to the goal.
+    expect(countsByPurpose(engine.server.chatRequests)).toEqual({ plan: 1, step: 2, critic: 6 });
     expect(ofType(engine.events, 'step.failed')).toMatchObject([{ stepId: 'one', reason: expect.stringMatching(/validation_failed: .*after 1 repair.*no readable verdict/s) }]);
   });
 });

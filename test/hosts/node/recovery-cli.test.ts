@@ -76,6 +76,8 @@ describe('archon run: recovery from a failed step', () => {
     const result = await spawnArchon(['run', 'Solve the unsolvable', '--model-url', server.url, '--data-dir', tempDir(), '--workspace', tempDir(), '--approve', 'auto'], { OPENAI_API_KEY: '' }).done;
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/Step solve\.r3 could not be completed: loop_detected.*gap trend 0\.50 → 0\.50 → 0\.50 → 0\.50/s);
+    expect(result.stderr).toContain('Plan revision 1: solve replaced by solve.r1');
+    expect(result.stderr).toContain('! escalation at solve.r3: neither re-plans nor a change of strategy closed the gap to the goal; gap trend 0.50 → 0.50 → 0.50 → 0.50');
     expect(server.chatRequests.filter((request) => request.purpose === 'replan')).toHaveLength(3);
     // 1 plan + 1 prep + 4 failing steps × 3 calls + 3 re-plans.
     expect(server.chatRequests).toHaveLength(17);
