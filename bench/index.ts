@@ -4,12 +4,14 @@ import { humanControlBenchmarks } from './human-control.bench';
 import { runtimeBenchmarks } from './runtime.bench';
 import { uiBenchmarks } from './ui.bench';
 import { toolBenchmarks } from './tools.bench';
+import { validationBenchmarks } from './validation.bench';
 
 /** `npm run bench`: every performance figure the issues ask for, printed; none is asserted here. */
 process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
 await runtimeBenchmarks();
 await toolBenchmarks();
 await humanControlBenchmarks();
+await validationBenchmarks();
 await auditorBenchmarks();
 await crashLoopBenchmarks();
 await uiBenchmarks();

@@ -71,6 +71,9 @@ export function createAppServices(options: AppServicesOptions): AppServices {
       maxCostUsd: null,
       workspace: process.cwd(),
       maxIterations: 10,
+      verification: settings.verification,
+      repairBudget: settings.repairBudget,
+      maxReplans: settings.maxReplans,
       ...options.runDefaults,
     });
   };

@@ -27,6 +27,8 @@ export const ErrorCodeSchema = z.enum([
   'NOT_FOUND',
   'CANCELLED',
   'NOT_CONFIRMED',
+  /** Repairs, re-plans and the operator's escalation did not get a step through: the run ends failed with the diagnosis. */
+  'RECOVERY_EXHAUSTED',
   'INTERNAL',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;

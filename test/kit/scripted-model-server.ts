@@ -431,6 +431,7 @@ export interface PlanStepScript {
   dependencies?: string[];
   tool?: string;
   args?: Record<string, unknown>;
+  expected_output?: string;
 }
 
 /** A submit_plan tool call with these steps. */

@@ -83,13 +83,18 @@ export function crashFindings(workspace: string, dataDir: string): CrashFindings
 export function onlyRunId(dataDir: string): string | null {
   let db: Database.Database;
   try {
-    db = new Database(join(dataDir, 'archon.db'), { readonly: true, fileMustExist: true });
+    // Read-write: a killed writer may leave a WAL that only a writer can recover.
+    db = new Database(join(dataDir, 'archon.db'), { fileMustExist: true });
   } catch {
     return null;
   }
   try {
     const row = db.prepare('SELECT id FROM runs ORDER BY created_at LIMIT 1').get() as { id: string } | undefined;
     return row?.id ?? null;
+  } catch (error) {
+    // Killed after the file was created and before its schema was committed: there is no run yet.
+    if (/no such table/.test(String(error))) return null;
+    throw error;
   } finally {
     db.close();
   }

@@ -5,9 +5,8 @@ import type { Plan } from '../../shared/schemas/plan';
 import type { Policy, RunOptions } from '../../shared/schemas/run';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
-import { explain, requestApproval, runRejected } from '../approval/approval-gate';
-import { asksAt } from '../../shared/policy';
-import type { BudgetMeter, CapBreach } from '../budget/budget-meter';
+import { approveModelCall, askToRaiseBudget } from '../approval/checkpoints';
+import type { BudgetMeter } from '../budget/budget-meter';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
 import type { DialectName } from '../model/dialects/dialect';
@@ -72,38 +71,6 @@ function announceBudget(context: RunContext): void {
   });
 }
 
-/** At a cap: a person may raise it (never `--approve auto`); otherwise the run ends, exit 4. */
-async function askToRaise(context: RunContext, breach: CapBreach, stepId: string | null): Promise<void> {
-  if (!context.approvals.canRaiseBudgets) throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}.`);
-  const outcome = await requestApproval(context, {
-    kind: 'budget_raise',
-    stepId,
-    summary: `Budget: ${breach.message}. Raise the cap to continue?`,
-    action: { cap: breach.cap, limits: context.budget.limits },
-    explanation: explain(context, { summary: `The run has reached a budget cap: ${breach.message}.`, stepId, risk: 'medium', factors: [`cap: ${breach.cap}`], reversibility: 'not_applicable' }),
-  });
-  if (outcome.decision.verdict === 'approve') context.budget.raise(breach, null);
-  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach, outcome.decision.edited);
-  else throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}; the operator did not raise it.`);
-}
-
-/** Supervised runs ask before every model call; a refusal fails what asked (or ends the run when it says stop). */
-async function approveModelCall(context: RunContext, request: ChatRequest, stepId: string | null): Promise<void> {
-  if (!asksAt(context.policy, 'model_call')) return;
-  const last = request.messages.at(-1);
-  const outcome = await requestApproval(context, {
-    kind: 'model_call',
-    stepId,
-    summary: `Model call (${request.purpose}${stepId ? `, step ${stepId}` : ''}) to ${context.model.model}`,
-    action: { purpose: request.purpose, model: context.model.model, lastMessage: last && 'content' in last ? last.content : null },
-    explanation: explain(context, { summary: `Ask the model for the ${request.purpose}.`, stepId, risk: 'low', factors: ['sends the conversation so far to the model server'], reversibility: 'not_applicable' }),
-  });
-  if (outcome.decision.verdict === 'approve' || outcome.decision.verdict === 'edit') return;
-  const feedback = outcome.decision.verdict === 'reject' ? outcome.decision.feedback : 'locked';
-  if (outcome.decision.verdict === 'reject' && outcome.decision.stop) throw runRejected(`The operator stopped the run: ${feedback}`);
-  throw new ArchonError('APPROVAL_REJECTED', `The operator did not approve the model call: ${feedback}`);
-}
-
 /**
  * A model call under the run's rules: asked for when the policy says so, checked against the budget
  * before it happens (used + reserved + this estimate must fit), every attempt charged and recorded
@@ -120,7 +87,7 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
       continue;
     }
     if (asks++ >= 3) throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}.`);
-    await askToRaise(context, breach, stepId);
+    await askToRaiseBudget(context, breach, stepId);
   }
   const reservation = context.budget.reserve(estimate);
   if (context.budget.crossedWarning()) context.events.append(context.runId, 'budget.warning', { message: 'The run is at 80% of a budget cap, counting the call now starting.' });

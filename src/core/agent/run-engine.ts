@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { ArchonError, describeZodError } from '../../shared/errors';
+import { ArchonError } from '../../shared/errors';
 import type { ApprovalKind } from '../../shared/schemas/approval';
 import { EstopTriggerSchema } from '../../shared/schemas/estop';
-import { PlanSchema, type Plan } from '../../shared/schemas/plan';
+import type { Plan } from '../../shared/schemas/plan';
 import type { RunOptions, RunStatus, StepStatus } from '../../shared/schemas/run';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
-import { applyLock, explain, requestApproval, runRejected } from '../approval/approval-gate';
-import { decide } from '../approval/edit-loop';
-import { asksAt } from '../../shared/policy';
-import { adaptPolicy, riskScore } from '../approval/policy';
+import { measureAutonomySignals, TRUST_WINDOW } from '../approval/autonomy-signals';
+import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/checkpoints';
+import { adaptPolicy } from '../approval/policy';
 import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
 import { priceFor } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
@@ -19,7 +18,6 @@ import { asStoreError } from '../store/open-database';
 import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
 import { planGoal } from '../planner/planner';
-import { validatePlan } from '../planner/validate-plan';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
@@ -28,10 +26,10 @@ import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
 import { executeStep } from './step-executor';
+import { GoalGradient } from './goal-gradient';
+import { recoveryFor } from './recovery';
 
 export const DEFAULT_CONCURRENCY = 4;
-/** A plan rejected this many times ends the run as rejected; the rejections before it each bring a re-plan. */
-export const MAX_PLAN_REJECTIONS = 3;
 
 export interface RunEngineDependencies {
   runs: RunStore;
@@ -95,61 +93,9 @@ function finishWithError(context: RunContext, error: unknown): RunResult {
   return finish(context, 'failed', { error: reason.message });
 }
 
-function planAction(plan: Plan) {
-  return { steps: plan.steps };
-}
-
-/** The plan goes to a person (where the policy asks): approve, edit (re-validated as a DAG), or reject and re-plan with the feedback, until MAX_PLAN_REJECTIONS. */
-async function approvedPlan(context: RunContext, makePlan: (feedback: string[]) => Promise<Plan>): Promise<Plan> {
-  const feedback: string[] = [];
-  for (let rejections = 1; ; rejections++) {
-    const plan = await makePlan(feedback);
-    if (!asksAt(context.policy, 'plan')) return plan;
-    context.plan = plan;
-    const verdict = await decide(
-      context,
-      {
-        kind: 'plan',
-        stepId: null,
-        summary: `Plan for "${context.goal}": ${plan.steps.length} step(s) — ${plan.steps.map((step) => step.id).join(', ')}`,
-        action: planAction(plan),
-        explanation: explain(context, {
-          summary: `${plan.steps.length} steps: ${plan.steps.map((step) => `${step.id} (${step.description})`).join('; ')}`,
-          stepId: null,
-          risk: plan.steps.some((step) => step.risk === 'critical') ? 'critical' : plan.steps.some((step) => step.risk === 'high') ? 'high' : 'low',
-          factors: plan.steps.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`),
-          reversibility: 'not_applicable',
-        }),
-      },
-      (edited) => {
-        const parsed = PlanSchema.safeParse({ goal: context.goal, ...(edited as object) });
-        if (!parsed.success) return { ok: false, reason: `The edited plan does not match the schema: ${describeZodError(parsed.error)}.` };
-        const errors = validatePlan(parsed.data, context.tools);
-        return errors.length > 0 ? { ok: false, reason: errors.join(' ') } : { ok: true, value: parsed.data, action: planAction(parsed.data) };
-      },
-    );
-    if (verdict.verdict === 'approve') return plan;
-    if (verdict.verdict === 'edit') return verdict.value;
-    if (verdict.verdict === 'lock') {
-      applyLock(context, verdict.outcome.decision);
-      feedback.push(`Never use ${verdict.outcome.decision.verdict === 'lock' ? verdict.outcome.decision.constraint.tool : 'that tool'}.`);
-    } else {
-      if (verdict.stop || verdict.expired) throw runRejected(verdict.expired ? `The plan was not approved in time: ${verdict.feedback}` : `The operator rejected the plan and stopped the run: ${verdict.feedback}`);
-      feedback.push(verdict.feedback);
-    }
-    if (rejections >= MAX_PLAN_REJECTIONS) throw runRejected(`The plan was rejected ${rejections} times; the run ends. Last feedback: ${feedback.at(-1) ?? ''}`);
-  }
-}
-
 /** Adaptive autonomy may tighten the policy once the plan is known; it never loosens it, and says why. */
 function adaptAutonomy(context: RunContext, plan: Plan): void {
-  const adapted = adaptPolicy(context.policy, {
-    complexity: Math.min(1, plan.steps.length / 20),
-    risk: riskScore(plan.steps.map((step) => step.risk)),
-    trust: null,
-    uncertainty: null,
-    knowledge: null,
-  });
+  const adapted = adaptPolicy(context.policy, measureAutonomySignals(plan, context.runs.recentDecisions(TRUST_WINDOW), context.runs.events(context.runId)));
   if (adapted.policy === context.policy) return;
   context.events.append(context.runId, 'policy.tightened', { from: context.policy, to: adapted.policy, reasons: adapted.reasons });
   context.policy = adapted.policy;
@@ -168,28 +114,17 @@ async function finalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<
     },
     null,
   );
-  const answer = response.content.replace(/^\s*Final Answer\s*:\s*/i, '').trim();
-  if (!asksAt(context.policy, 'final_answer')) return answer;
-  const outcome = await requestApproval(context, {
-    kind: 'final_answer',
-    stepId: null,
-    summary: `Final answer: ${answer.slice(0, 300)}`,
-    action: { answer },
-    explanation: explain(context, { summary: 'The run is done; this answer goes to the operator.', stepId: null, risk: 'low', factors: [], reversibility: 'not_applicable' }),
-  });
-  if (outcome.decision.verdict === 'approve') return answer;
-  if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'string') return outcome.decision.edited;
-  const why = outcome.decision.verdict === 'reject' ? outcome.decision.feedback : 'not approved';
-  throw runRejected(outcome.status === 'expired' ? `The final answer was not approved in time: ${why}` : `The operator rejected the final answer: ${why}`);
+  return approveFinalAnswer(context, response.content.replace(/^\s*Final Answer\s*:\s*/i, '').trim());
 }
 
 /** Plans (when there is no plan yet), runs the DAG, writes the final answer; every way out is recorded. */
 async function drive(context: RunContext, concurrency: number, existing: { plan: Plan; states: Map<string, StepState> } | null): Promise<RunResult> {
   try {
     let plan = existing?.plan;
+    const gradient = existing ? GoalGradient.fromEvents(context.runs.events(context.runId, Number.MAX_SAFE_INTEGER)) : new GoalGradient();
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
-      plan = await approvedPlan(context, (feedback) =>
+      plan = await approvePlan(context, (feedback) =>
         planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback),
       );
       context.runs.savePlan(context.runId, plan.steps);
@@ -198,14 +133,14 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     context.plan = plan;
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
-    const states = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results));
+    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results), recoveryFor(context, gradient));
     context.signal.throwIfAborted();
-    const unfinished = plan.steps.filter((step) => states.get(step.id)?.status !== 'completed');
+    const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) {
-      const failed = unfinished.map((step) => `${step.id} (${states.get(step.id)?.status})`).join(', ');
+      const failed = unfinished.map((step) => `${step.id} (${ran.states.get(step.id)?.status})`).join(', ');
       return finish(context, 'failed', { error: `Not every step completed: ${failed}.` });
     }
-    return finish(context, 'completed', { answer: await finalAnswer(context, plan, states) });
+    return finish(context, 'completed', { answer: await finalAnswer(context, ran.plan, ran.states) });
   } catch (error) {
     try {
       return finishWithError(context, error);
@@ -319,27 +254,21 @@ function restoreRunState(context: RunContext): void {
 
 const RERUN_STATUSES: readonly StepStatus[] = ['failed', 'skipped'];
 
-/** A failed or stopped run's failed and skipped steps run again only when the operator confirms (`--approve auto` does). */
-async function confirmRerun(context: RunContext, steps: readonly StoredStep[]): Promise<string[] | null> {
-  const rerun = steps.filter((step) => RERUN_STATUSES.includes(step.status)).map((step) => step.spec.id);
-  if (rerun.length === 0) return [];
-  const outcome = await requestApproval(context, {
-    kind: 'resume_run',
-    stepId: null,
-    summary: `Resume run ${context.runId}: run again ${rerun.join(', ')} (completed steps keep their results).`,
-    action: { rerun },
-    explanation: explain(context, { summary: `The run ended before every step completed; these steps start again from the beginning: ${rerun.join(', ')}.`, stepId: null, risk: 'medium', factors: ['steps start again and may repeat what they did'], reversibility: 'not_applicable' }),
-  });
-  if (outcome.decision.verdict !== 'approve') return null;
+/** A failed or stopped run's failed and skipped steps run again once the operator confirms. */
+async function confirmRerunOf(context: RunContext, steps: readonly StoredStep[]): Promise<string[] | null> {
+  const rerun = steps.filter((step) => RERUN_STATUSES.includes(step.status) && !step.waived).map((step) => step.spec.id);
+  if (!(await confirmRerun(context, rerun))) return null;
   for (const id of rerun) context.runs.retryStep(context.runId, id);
   return rerun;
 }
 
-/** A step that was not completed goes on where it stopped (its conversation is recorded); completed ones keep their results. */
+/** A step that was not completed goes on where it stopped (its conversation is recorded); completed ones keep their results, waived ones stay waived. */
 function stepStates(steps: readonly StoredStep[], rerun: readonly string[]): Map<string, StepState> {
-  return new Map<string, StepState>(
-    steps.map((step) => [step.spec.id, step.status === 'completed' && !rerun.includes(step.spec.id) ? { status: 'completed', result: step.result } : { status: 'pending', result: null }]),
-  );
+  const stateOf = (step: StoredStep): StepState => {
+    if (step.waived) return { status: 'skipped', result: null, waived: true };
+    return step.status === 'completed' && !rerun.includes(step.spec.id) ? { status: 'completed', result: step.result } : { status: 'pending', result: null };
+  };
+  return new Map(steps.map((step) => [step.spec.id, stateOf(step)]));
 }
 
 /**
@@ -366,10 +295,11 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     context.runs.expireStaleApprovals(runId, context.now().toISOString());
     restoreRunState(context);
     killOrphans(context);
-    const steps = dependencies.runs.getSteps(runId);
+    // Steps a scoped re-plan replaced stay in the store (greyed in the app) but are no longer part of the plan.
+    const steps = dependencies.runs.getSteps(runId).filter((step) => step.replacedIn === null);
     let rerun: string[] | null;
     try {
-      rerun = await confirmRerun(context, steps);
+      rerun = await confirmRerunOf(context, steps);
     } catch (error) {
       return finishWithError(context, error);
     }

@@ -1,3 +1,4 @@
+import type { ArchonError } from '../../shared/errors';
 import type { Plan, PlanStep } from '../../shared/schemas/plan';
 import type { StepStatus } from '../../shared/schemas/run';
 import { dependentsOf } from '../planner/validate-plan';
@@ -7,31 +8,66 @@ import { isRunLevel, type StepOutcome } from './step-executor';
 export interface StepState {
   status: StepStatus;
   result: string | null;
+  /** Skipped by the operator's choice: the steps after it run without its result. */
+  waived?: boolean;
 }
 
 export type StepRunner = (step: PlanStep, dependencyResults: ReadonlyMap<string, string>) => Promise<StepOutcome>;
 
 /**
- * Runs a plan as a DAG: a step starts the moment its dependencies have completed, at most
- * `concurrency` at once, in plan order among the ready. A failed step skips everything downstream
- * of it. Each state change is stored before its event goes out. Returns every step's final state;
- * an error that ends the run (a stop, the budget, a rejection that says stop) stops the other steps
+ * What happens after a step failed, as its recovery decided: the plan revised (the failed step and its
+ * not-yet-started dependants replaced), the step run again (perhaps as the operator edited it),
+ * skipped with its dependants running without it, or the run ended. `null`: nothing more to try, the
+ * steps downstream are skipped.
+ */
+export type Recovery =
+  /** Already stored: the replaced steps that had not started are marked skipped (REPLACED). */
+  | { kind: 'revise'; plan: Plan; replaced: readonly string[] }
+  | { kind: 'retry'; step: PlanStep }
+  | { kind: 'skip' }
+  | { kind: 'end'; error: ArchonError }
+  | null;
+
+export interface PlanView {
+  plan: Plan;
+  states: ReadonlyMap<string, StepState>;
+}
+
+/** Asked, one failure at a time, while the branches that do not depend on the failed step keep running. */
+export type Recover = (failed: PlanStep, reason: string, view: PlanView) => Promise<Recovery>;
+
+/** Why a step that had not started left the plan. */
+export const REPLACED = 'Replaced by a revised plan.';
+
+/** One recovery at a time, each handed the plan as the one before it left it (read when its turn comes). */
+function serialized(recover: Recover, view: () => PlanView): (failed: PlanStep, reason: string) => Promise<Recovery> {
+  let queue: Promise<unknown> = Promise.resolve();
+  return (failed, reason) => {
+    const next = queue.then(() => recover(failed, reason, view()));
+    queue = next.catch(() => undefined);
+    return next;
+  };
+}
+
+/**
+ * Runs a plan as a DAG: a step starts the moment its dependencies have completed (or were waived), at
+ * most `concurrency` at once, in plan order among the ready. A failed step goes to `recover`; what it
+ * cannot recover skips everything downstream. Each state change is stored before its event goes out.
+ * Returns the plan as it ended (revised or not) and every step's final state; an error that ends the
+ * run (a stop, the budget, a rejection that says stop, a recovery that ends it) stops the other steps
  * and is thrown once they have wound down.
  */
-export async function runPlan(
-  context: RunContext,
-  plan: Plan,
-  initial: ReadonlyMap<string, StepState>,
-  concurrency: number,
-  runStep: StepRunner,
-): Promise<Map<string, StepState>> {
+export async function runPlan(context: RunContext, initialPlan: Plan, initial: ReadonlyMap<string, StepState>, concurrency: number, runStep: StepRunner, recover?: Recover): Promise<PlanView & { states: Map<string, StepState> }> {
+  let plan = initialPlan;
   const states = new Map(plan.steps.map((step) => [step.id, initial.get(step.id) ?? { status: 'pending' as StepStatus, result: null }]));
   const running = new Map<string, Promise<void>>();
+  const recoverOne = recover ? serialized(recover, () => ({ plan, states })) : null;
   let fatal: unknown = null;
+  let recoveries = 0;
   const now = () => context.now().toISOString();
 
-  const setState = (step: PlanStep, status: StepStatus, detail: { result?: string; error?: string } = {}) => {
-    states.set(step.id, { status, result: detail.result ?? null });
+  const setState = (step: PlanStep, status: StepStatus, detail: { result?: string; error?: string; waived?: boolean } = {}) => {
+    states.set(step.id, { status, result: detail.result ?? null, ...(detail.waived ? { waived: true } : {}) });
     context.runs.setStepStatus(context.runId, step.id, status, now(), detail);
   };
 
@@ -45,43 +81,78 @@ export async function runPlan(
     }
   };
 
+  const endRun = (error: unknown) => {
+    fatal ??= error;
+    context.stopRun(error);
+  };
+
+  const applyRecovery = (failed: PlanStep, recovery: Recovery) => {
+    if (recovery === null) return skipDownstream(failed);
+    if (recovery.kind === 'end') {
+      skipDownstream(failed);
+      return endRun(recovery.error);
+    }
+    if (recovery.kind === 'revise') {
+      // The store marked them when it stored the revision; here they leave the plan in memory.
+      for (const id of recovery.replaced) {
+        if (states.get(id)?.status !== 'pending') continue;
+        states.set(id, { status: 'skipped', result: null });
+        context.events.append(context.runId, 'step.skipped', { stepId: id, reason: REPLACED });
+      }
+      plan = recovery.plan;
+      for (const step of plan.steps) if (!states.has(step.id)) states.set(step.id, { status: 'pending', result: null });
+      return;
+    }
+    if (recovery.kind === 'skip') {
+      setState(failed, 'skipped', { error: 'Skipped by the operator; the steps after it run without its result.', waived: true });
+      context.events.append(context.runId, 'step.skipped', { stepId: failed.id, reason: 'Skipped by the operator at an escalation.' });
+      return;
+    }
+    plan = { ...plan, steps: plan.steps.map((step) => (step.id === recovery.step.id ? recovery.step : step)) };
+    states.set(failed.id, { status: 'pending', result: null });
+  };
+
+  const fail = async (step: PlanStep, reason: string) => {
+    setState(step, 'failed', { error: reason });
+    context.events.append(context.runId, 'step.failed', { stepId: step.id, reason });
+    if (!recoverOne || context.signal.aborted) return skipDownstream(step);
+    recoveries++;
+    applyRecovery(step, await recoverOne(step, reason));
+  };
+
+  const settle = async (step: PlanStep, work: Promise<StepOutcome>) => {
+    let outcome: StepOutcome;
+    try {
+      outcome = await work;
+    } catch (error) {
+      if (context.signal.aborted || isRunLevel(error)) {
+        endRun(error);
+        setState(step, 'stopped', { error: error instanceof Error ? error.message : 'Stopped before it finished.' });
+        return;
+      }
+      return fail(step, `Failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (outcome.status === 'completed') {
+      setState(step, 'completed', { result: outcome.result });
+      context.events.append(context.runId, 'step.completed', { stepId: step.id, result: outcome.result });
+    } else await fail(step, outcome.reason);
+  };
+
   const start = (step: PlanStep) => {
     const dependencyResults = new Map(step.dependencies.map((id) => [id, states.get(id)?.result ?? '']));
     setState(step, 'running');
     context.events.append(context.runId, 'step.started', { stepId: step.id });
-    const work = runStep(step, dependencyResults).then(
-      (outcome) => {
-        if (outcome.status === 'completed') {
-          setState(step, 'completed', { result: outcome.result });
-          context.events.append(context.runId, 'step.completed', { stepId: step.id, result: outcome.result });
-        } else {
-          setState(step, 'failed', { error: outcome.reason });
-          context.events.append(context.runId, 'step.failed', { stepId: step.id, reason: outcome.reason });
-          skipDownstream(step);
-        }
-      },
-      (error: unknown) => {
-        if (context.signal.aborted || isRunLevel(error)) {
-          fatal ??= error;
-          context.stopRun(error);
-          setState(step, 'stopped', { error: error instanceof Error ? error.message : 'Stopped before it finished.' });
-          return;
-        }
-        const reason = `Failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`;
-        setState(step, 'failed', { error: reason });
-        context.events.append(context.runId, 'step.failed', { stepId: step.id, reason });
-        skipDownstream(step);
-      },
-    );
-    running.set(step.id, work.finally(() => running.delete(step.id)));
+    running.set(step.id, settle(step, runStep(step, dependencyResults)).finally(() => running.delete(step.id)));
   };
 
-  const isReady = (step: PlanStep) => states.get(step.id)?.status === 'pending' && step.dependencies.every((id) => states.get(id)?.status === 'completed');
+  const isDone = (id: string) => states.get(id)?.status === 'completed' || states.get(id)?.waived === true;
+  const isReady = (step: PlanStep) => states.get(step.id)?.status === 'pending' && step.dependencies.every(isDone);
 
   for (const step of plan.steps) {
     if (states.get(step.id)?.status === 'failed') skipDownstream(step);
   }
-  for (let round = 0; round <= plan.steps.length * 2; round++) {
+  // Each round waits for one step to settle: bounded by the steps there are and the recoveries made (each bounded by its own budget).
+  for (let round = 0; round <= (plan.steps.length + recoveries) * 2; round++) {
     if (!context.signal.aborted) {
       for (const step of plan.steps) {
         if (running.size >= concurrency) break;
@@ -92,12 +163,12 @@ export async function runPlan(
     try {
       await Promise.race(running.values());
     } catch (error) {
-      // A state that could not be written (a full disk): stop every step and let them wind down before it is reported.
+      // A state that could not be written (a full disk), or a recovery that ends the run: stop every step and let them wind down before it is reported.
       context.stopRun(error);
       await Promise.allSettled(running.values());
       throw error;
     }
   }
   if (fatal !== null) throw fatal;
-  return states;
+  return { plan, states };
 }

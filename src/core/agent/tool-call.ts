@@ -1,8 +1,6 @@
 import type { PlanStep } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
-import { asksForTool } from '../../shared/policy';
-import { applyLock, explain, requestApproval, runRejected } from '../approval/approval-gate';
-import { decide } from '../approval/edit-loop';
+import { approveToolCall, confirmUncertainRepeat } from '../approval/checkpoints';
 import { processStartTicks } from '../process/process-liveness';
 import { asStoreError } from '../store/open-database';
 import { toolResult, type ToolDefinition } from '../tools/tool-registry';
@@ -25,44 +23,6 @@ export const OUTCOME_UNKNOWN =
   'Outcome unknown: this call started before Archon was interrupted and may or may not have happened; it was not run again. ' +
   'Check its effect first (for example read the file, or list the folder) and repeat it only if it did not happen.';
 
-type ToolDecision = { run: true; args: unknown } | { run: false; result: ToolResult };
-
-/** Puts a call to a person when the policy (or the operator's per-tool setting) says so. */
-async function approveToolCall(context: RunContext, step: PlanStep, tool: ToolDefinition, args: unknown): Promise<ToolDecision> {
-  const override = tool.approvalOverride ? tool.approvalOverride(context.toolApproval) : context.toolApproval[tool.name];
-  if (!asksForTool(context.policy, tool, override)) return { run: true, args };
-  const action = (value: unknown) => ({ tool: tool.name, args: value, ...(tool.mcp ? { mcp: tool.mcp } : {}) });
-  const verdict = await decide(
-    context,
-    {
-      kind: 'tool_call',
-      stepId: step.id,
-      summary: `${tool.unconfined ? 'unconfined (no OS sandbox) ' : ''}${tool.name} ${JSON.stringify(args)}`,
-      action: action(args),
-      explanation: explain(context, {
-        summary: `Step ${step.id} wants to call ${tool.name}${tool.mcp ? ` (MCP server ${tool.mcp.server}'s ${tool.mcp.tool})` : ''}.`,
-        stepId: step.id,
-        risk: tool.sideEffects === 'irreversible' ? 'high' : tool.sideEffects === 'reversible' ? 'medium' : 'low',
-        factors: [`side effects: ${tool.sideEffects}`, tool.idempotent ? 'idempotent' : 'not idempotent'],
-        reversibility: tool.sideEffects,
-      }),
-    },
-    (edited) => {
-      const prepared = context.tools.prepare(tool.name, edited);
-      return prepared.ok ? { ok: true, value: prepared.args, action: action(prepared.args) } : { ok: false, reason: prepared.result.content };
-    },
-  );
-  if (verdict.verdict === 'approve' || verdict.verdict === 'edit') tool.approved?.();
-  if (verdict.verdict === 'approve') return { run: true, args };
-  if (verdict.verdict === 'edit') return { run: true, args: verdict.value };
-  if (verdict.verdict === 'lock') {
-    applyLock(context, verdict.outcome.decision);
-    return { run: false, result: toolResult('denied', `The operator did NOT approve this call, so it did not run, and locked a constraint for the rest of the run: never use ${verdict.outcome.decision.verdict === 'lock' ? verdict.outcome.decision.constraint.tool : tool.name}.`) };
-  }
-  if (verdict.stop) throw runRejected(`The operator stopped the run at a ${tool.name} call: ${verdict.feedback}`);
-  return { run: false, result: toolResult('denied', `The operator did NOT approve this call, so it did not run. Their feedback: ${verdict.feedback} Try another way, or say in your result what could not be done.`) };
-}
-
 type Admission = { run: true; tool: ToolDefinition; args: unknown } | { run: false; result: ToolResult; tool?: ToolDefinition };
 
 /** Whether a call may run, and with which arguments: not locked, valid, approved, within the tool-call cap. */
@@ -70,7 +30,7 @@ async function admitToolCall(context: RunContext, step: PlanStep, name: string, 
   if (context.lockedTools.has(name)) return { run: false, result: toolResult('denied', `The operator locked a constraint: never use ${name}. It did not run; use another way.`) };
   const prepared = availableTools(context).prepare(name, rawArgs);
   if (!prepared.ok) return { run: false, result: prepared.result };
-  const decision = await approveToolCall(context, step, prepared.tool, prepared.args);
+  const decision = await approveToolCall(context, step.id, prepared.tool, prepared.args);
   if (!decision.run) return { run: false, result: decision.result, tool: prepared.tool };
   context.budget.countToolCall();
   return { run: true, tool: prepared.tool, args: decision.args };
@@ -138,20 +98,7 @@ async function settleInterrupted(context: RunContext, step: PlanStep, name: stri
   const repeatable = tool !== undefined && !JSON.stringify(args).includes('[redacted]');
   if (!repeatable) return journalled(context, { ...call, executed: false }, async () => toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }));
   if (tool.idempotent) return journalled(context, call, () => execute(context, step, tool, args, callId));
-  const outcome = await requestApproval(context, {
-    kind: 'uncertain_repeat',
-    stepId: step.id,
-    summary: `${name} ${JSON.stringify(args)} was interrupted and may already have happened. Run it again?`,
-    action: { tool: name, args, callId },
-    explanation: explain(context, {
-      summary: `Archon stopped while ${name} was running; its effect may already be there. Running it again may repeat it.`,
-      stepId: step.id,
-      risk: 'high',
-      factors: ['the call may already have happened', `side effects: ${tool.sideEffects}`],
-      reversibility: tool.sideEffects,
-    }),
-  });
-  if (outcome.decision.verdict === 'approve') return journalled(context, call, () => execute(context, step, tool, args, callId));
+  if (await confirmUncertainRepeat(context, step.id, tool, args, callId)) return journalled(context, call, () => execute(context, step, tool, args, callId));
   return journalled(context, { ...call, executed: false }, async () => toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }));
 }
 

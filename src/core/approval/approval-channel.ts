@@ -13,16 +13,18 @@ export interface ApprovalChannel {
 
 /**
  * `--approve auto`: yes to every approval, except repeating a call that may already have happened
- * (as it never raises a budget): that needs a person's word; and a server's question (elicitation) is declined.
+ * (as it never raises a budget): that needs a person's word; a server's question (elicitation) is
+ * declined; and an escalation, where recovery has run out, is answered "end" (the run ends failed
+ * with its diagnosis) rather than retried unattended.
  */
 export const approveAll: ApprovalChannel = {
   canRaiseBudgets: false,
-  decide: async (request) =>
-    request.kind === 'uncertain_repeat'
-      ? { verdict: 'reject', feedback: 'Not repeated: --approve auto never repeats a call that may already have happened.' }
-      : request.kind === 'elicitation'
-        ? { verdict: 'reject', feedback: 'Declined: --approve auto never answers a server\'s questions for the operator.' }
-        : { verdict: 'approve' },
+  decide: async (request) => {
+    if (request.kind === 'uncertain_repeat') return { verdict: 'reject', feedback: 'Not repeated: --approve auto never repeats a call that may already have happened.' };
+    if (request.kind === 'elicitation') return { verdict: 'reject', feedback: "Declined: --approve auto never answers a server's questions for the operator." };
+    if (request.kind === 'escalation') return { verdict: 'reject', feedback: '--approve auto ends the run at an escalation.' };
+    return { verdict: 'approve' };
+  },
 };
 
 export const denyAll: ApprovalChannel = {

@@ -29,6 +29,9 @@ export function actionHash(action: unknown): string {
   return createHash('sha256').update(canonicalJson(action)).digest('hex');
 }
 
+/** What asking a person needs of a run: its identity, channel, budget and plan (for the packet), and its locks. */
+export type GateContext = Pick<RunContext, 'runId' | 'signal' | 'approvals' | 'expiryMs' | 'budget' | 'plan' | 'runs' | 'events' | 'lockedTools' | 'now' | 'newId'>;
+
 export interface ExplanationInput {
   summary: string;
   stepId: string | null;
@@ -40,7 +43,7 @@ export interface ExplanationInput {
 }
 
 /** Seed 000's explanation packet: why, how sure, how risky, how reversible, what it costs, what it touches. */
-export function explain(context: RunContext, input: ExplanationInput): ExplanationPacket {
+export function explain(context: GateContext, input: ExplanationInput): ExplanationPacket {
   const summary = input.summary.length > 500 ? `${input.summary.slice(0, 497)}...` : input.summary;
   return {
     summary,
@@ -54,6 +57,8 @@ export function explain(context: RunContext, input: ExplanationInput): Explanati
 }
 
 export interface GateRequest {
+  /** Set when an event must name the request before it is asked (an escalation); a new id otherwise. */
+  id?: string;
   kind: ApprovalKind;
   stepId: string | null;
   summary: string;
@@ -75,8 +80,8 @@ function statusOf(decision: ApprovalDecision): GateOutcome['status'] {
  * announced; the answer, or its expiry, is stored durably before anything acts on it. An expired
  * request counts as rejected. A stop ends the wait at once.
  */
-export async function requestApproval(context: RunContext, request: GateRequest): Promise<GateOutcome> {
-  const id = context.newId();
+export async function requestApproval(context: GateContext, request: GateRequest): Promise<GateOutcome> {
+  const id = request.id ?? context.newId();
   const requestedAt = context.now();
   const expiryMs = context.expiryMs[request.kind] ?? DEFAULT_EXPIRY_MS[request.kind];
   const publicRequest: ApprovalRequest = {
@@ -123,7 +128,7 @@ export function runRejected(reason: string): ArchonError {
 }
 
 /** Applies a lock decision: the tool is gone for the rest of the run, in code, not in a prompt. */
-export function applyLock(context: RunContext, decision: ApprovalDecision): void {
+export function applyLock(context: GateContext, decision: ApprovalDecision): void {
   if (decision.verdict !== 'lock') return;
   if (context.lockedTools.has(decision.constraint.tool)) return;
   context.lockedTools.add(decision.constraint.tool);

@@ -1,5 +1,4 @@
-import type { RunContext } from '../agent/run-context';
-import { requestApproval, type GateOutcome, type GateRequest } from './approval-gate';
+import { requestApproval, type GateContext, type GateOutcome, type GateRequest } from './approval-gate';
 
 export const MAX_EDIT_ATTEMPTS = 3;
 
@@ -15,7 +14,7 @@ export type Verdict<T> =
  * Asks, and when the answer is an edit, validates it; an invalid edit is refused with its reason
  * and the person is asked again (the new request names the reason), at most MAX_EDIT_ATTEMPTS times.
  */
-export async function decide<T>(context: RunContext, request: GateRequest, validate: (edited: unknown) => EditCheck<T>): Promise<Verdict<T>> {
+export async function decide<T>(context: GateContext, request: GateRequest, validate: (edited: unknown) => EditCheck<T>): Promise<Verdict<T>> {
   let current = request;
   for (let attempt = 1; ; attempt++) {
     const outcome = await requestApproval(context, current);

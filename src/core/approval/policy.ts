@@ -19,16 +19,18 @@ export function riskScore(risks: readonly (Risk | undefined)[]): number | null {
 }
 
 /**
- * Adaptive autonomy: the band the signals call for, a missing signal counting as strict. It only
- * ever tightens the operator's policy, and only on evidence: at least one measured signal must be in
- * the strict range, so an unmeasured run keeps the policy the operator chose.
+ * Adaptive autonomy: the band the measured signals call for, a signal that could not be measured
+ * left out of the average. It only ever tightens the operator's policy, and only on evidence: at least
+ * one measured signal must be in the strict range, so an unmeasured run keeps the policy the operator chose.
  */
 export function adaptPolicy(chosen: Policy, signals: AutonomySignals): { policy: Policy; reasons: string[] } {
   const entries = Object.entries(signals) as [keyof AutonomySignals, number | null][];
-  const average = entries.reduce((sum, [, value]) => sum + (value ?? 1), 0) / entries.length;
+  const measured = entries.filter((entry): entry is [keyof AutonomySignals, number] => entry[1] !== null);
+  const evidence = measured.filter(([, value]) => value >= 0.75).map(([name, value]) => `${name} ${value.toFixed(2)}`);
+  if (evidence.length === 0) return { policy: chosen, reasons: [] };
+  const average = measured.reduce((sum, [, value]) => sum + value, 0) / measured.length;
   const band: Policy = average >= 0.75 ? 'supervised' : average >= 0.55 ? 'strict' : average >= 0.3 ? 'balanced' : 'permissive';
-  const evidence = entries.filter(([, value]) => value !== null && value >= 0.75).map(([name, value]) => `${name} ${(value as number).toFixed(2)}`);
-  if (evidence.length === 0 || stricter(band, chosen) === chosen) return { policy: chosen, reasons: [] };
+  if (stricter(band, chosen) === chosen) return { policy: chosen, reasons: [] };
   const missing = entries.filter(([, value]) => value === null).map(([name]) => name);
-  return { policy: band, reasons: [`high: ${evidence.join(', ')}`, ...(missing.length > 0 ? [`not measured (counted as strict): ${missing.join(', ')}`] : [])] };
+  return { policy: band, reasons: [`high: ${evidence.join(', ')}`, `average ${average.toFixed(2)} of ${measured.map(([name]) => name).join(', ')}`, ...(missing.length > 0 ? [`not measured (left out): ${missing.join(', ')}`] : [])] };
 }

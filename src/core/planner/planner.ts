@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ArchonError, describeZodError } from '../../shared/errors';
-import { PlanSchema, type Plan } from '../../shared/schemas/plan';
+import { PlanSchema, type Plan, type PlanStep } from '../../shared/schemas/plan';
 import type { ChatMessage, ChatResponse, ModelMode, ToolSpec } from '../model/chat';
 import type { DialectName } from '../model/dialects/dialect';
 import { readToolCalls } from '../model/dialects/read-tool-calls';
@@ -76,6 +76,32 @@ function feedback(response: ChatResponse, mode: ModelMode, errors: string): Chat
   ];
 }
 
+/** A candidate plan checked: what to run, or the sentences that say what is wrong with it. */
+type PlanCheck<T> = { ok: true; value: T } | { ok: false; errors: string[] };
+
+/**
+ * Asks for a plan through `submit_plan` until `check` accepts one: the errors of a refused plan go
+ * back to the model, at most MAX_PLAN_REPAIRS times.
+ */
+async function submitPlan<T>(goal: string, dependencies: PlannerDependencies, messages: ChatMessage[], check: (plan: Plan) => PlanCheck<T>): Promise<T> {
+  let lastErrors = '';
+  for (let attempt = 0; attempt <= MAX_PLAN_REPAIRS; attempt++) {
+    const response = await dependencies.callModel({ messages, tools: dependencies.mode === 'native' ? [submitPlanSpec] : undefined });
+    const candidate = candidateFrom(response, dependencies.mode, dependencies.onDialect);
+    let errors: string[];
+    if (!candidate.ok) errors = [candidate.error];
+    else {
+      const parsed = PlanSchema.safeParse({ ...(candidate.value as object), goal });
+      const checked: PlanCheck<T> = parsed.success ? check(parsed.data) : { ok: false, errors: [`The plan does not match the schema: ${describeZodError(parsed.error)}.`] };
+      if (checked.ok) return checked.value;
+      errors = checked.errors;
+    }
+    lastErrors = errors.join(' ');
+    messages.push(...feedback(response, dependencies.mode, lastErrors));
+  }
+  throw new ArchonError('PLAN_INVALID', `The model did not produce a valid plan in ${MAX_PLAN_REPAIRS + 1} attempts. Last problems: ${lastErrors}`);
+}
+
 /**
  * Goal → validated plan. The plan must parse, match the schema and be a valid DAG; otherwise the
  * errors go back to the model, at most MAX_PLAN_REPAIRS times. `feedback` carries an operator's
@@ -87,19 +113,91 @@ export async function planGoal(goal: string, dependencies: PlannerDependencies, 
     { role: 'user', content: `Goal: ${goal}` },
     ...operatorFeedback.map((text): ChatMessage => ({ role: 'user', content: `The operator rejected the previous plan and said: ${text}` })),
   ];
-  let lastErrors = '';
-  for (let attempt = 0; attempt <= MAX_PLAN_REPAIRS; attempt++) {
-    const response = await dependencies.callModel({ messages, tools: dependencies.mode === 'native' ? [submitPlanSpec] : undefined });
-    const candidate = candidateFrom(response, dependencies.mode, dependencies.onDialect);
-    let errors: string[];
-    if (!candidate.ok) errors = [candidate.error];
-    else {
-      const parsed = PlanSchema.safeParse({ ...(candidate.value as object), goal });
-      errors = parsed.success ? validatePlan(parsed.data, dependencies.tools) : [`The plan does not match the schema: ${describeZodError(parsed.error)}.`];
-      if (parsed.success && errors.length === 0) return parsed.data;
-    }
-    lastErrors = errors.join(' ');
-    messages.push(...feedback(response, dependencies.mode, lastErrors));
+  return submitPlan(goal, dependencies, messages, (plan) => {
+    const errors = validatePlan(plan, dependencies.tools);
+    return errors.length === 0 ? { ok: true, value: plan } : { ok: false, errors };
+  });
+}
+
+/** What a scoped re-plan is asked to replace, and why. */
+export interface ReplanScope {
+  plan: Plan;
+  failed: PlanStep;
+  /** The failure reason, verbatim. */
+  reason: string;
+  /** The failed step and its not-yet-started dependants: what the replacement stands in for. */
+  replaced: readonly string[];
+  completed: ReadonlyMap<string, string>;
+  /** Set when plain re-plans stopped closing the gap: the decompositions that failed, which the new one must not repeat. */
+  failedDecompositions?: readonly string[];
+  operatorFeedback?: readonly string[];
+}
+
+function describeSteps(steps: readonly PlanStep[]): string {
+  return steps.map((step) => `- ${step.id}: ${step.description}${step.dependencies.length ? ` (after ${step.dependencies.join(', ')})` : ''}`).join('\n');
+}
+
+function replanBrief(scope: ReplanScope): string {
+  const replaced = scope.plan.steps.filter((step) => scope.replaced.includes(step.id));
+  const kept = scope.plan.steps.filter((step) => !scope.replaced.includes(step.id));
+  const lines = [
+    `Goal: ${scope.plan.goal}`,
+    `Step ${scope.failed.id} failed: ${scope.failed.description}`,
+    `Failure reason: ${scope.reason}`,
+    `Steps to replace (the failed step and the steps after it that have not started):\n${describeSteps(replaced)}`,
+    `Steps that stay as they are (completed or running; a new step may depend on them by id):\n${describeSteps(kept) || '- (none)'}`,
+  ];
+  const results = [...scope.completed].map(([id, result]) => `- ${id}: ${result.slice(0, 2000)}`);
+  if (results.length > 0) lines.push(`Results of the completed steps:\n${results.join('\n')}`);
+  if (scope.failedDecompositions?.length) {
+    lines.push(`These decompositions were tried and did not bring the goal closer; change strategy (different steps, tools or approach), do not repeat them:\n${scope.failedDecompositions.map((text) => `- ${text}`).join('\n')}`);
   }
-  throw new ArchonError('PLAN_INVALID', `The model did not produce a valid plan in ${MAX_PLAN_REPAIRS + 1} attempts. Last problems: ${lastErrors}`);
+  for (const text of scope.operatorFeedback ?? []) lines.push(`The operator rejected the previous revision and said: ${text}`);
+  lines.push('Submit only the replacement steps, with new ids. Do not resubmit the steps that stay.');
+  return lines.join('\n\n');
+}
+
+/** A step id not yet used by the run: the model's own id when free, else the id with the revision. */
+function freshId(id: string, taken: ReadonlySet<string>, revision: number): string {
+  let candidate = taken.has(id) ? `${id}.r${revision}` : id;
+  for (let suffix = 2; taken.has(candidate); suffix++) candidate = `${id}.r${revision}-${suffix}`;
+  return candidate;
+}
+
+/**
+ * The replacement steps merged into the plan: replaced steps leave, new steps join under ids the run
+ * has not used (`taken`: every id ever in the run), their dependencies on each other renamed with them.
+ */
+export function mergeReplacement(plan: Plan, replaced: readonly string[], replacement: readonly PlanStep[], taken: ReadonlySet<string>, revision: number): { plan: Plan; added: PlanStep[] } {
+  const used = new Set(taken);
+  const renamed = new Map<string, string>();
+  for (const step of replacement) {
+    const id = freshId(step.id, used, revision);
+    used.add(id);
+    renamed.set(step.id, id);
+  }
+  const added = replacement.map((step) => ({ ...step, id: renamed.get(step.id) as string, dependencies: step.dependencies.map((dependency) => renamed.get(dependency) ?? dependency) }));
+  return { plan: { goal: plan.goal, steps: [...plan.steps.filter((step) => !replaced.includes(step.id)), ...added] }, added };
+}
+
+/** The errors of a revised plan: a valid DAG within the size limit, whose new steps lean on no replaced step. */
+export function revisionErrors(revised: Plan, added: readonly PlanStep[], replaced: readonly string[], tools: ToolRegistry): string[] {
+  const leaning = added.flatMap((step) => step.dependencies.filter((dependency) => replaced.includes(dependency)).map((dependency) => `Step "${step.id}" depends on "${dependency}", which is being replaced; depend on a step that stays or on a new one.`));
+  return [...leaning, ...validatePlan(revised, tools)];
+}
+
+/**
+ * Scoped re-plan: the model replaces the failed step and its not-yet-started dependants, seeing the
+ * failure reason verbatim; the steps that stay are untouched. Returns the revised plan and the steps added.
+ */
+export async function replanSubtree(scope: ReplanScope, dependencies: PlannerDependencies & { takenIds: ReadonlySet<string>; revision: number }): Promise<{ plan: Plan; added: PlanStep[] }> {
+  const messages: ChatMessage[] = [
+    { role: 'system', content: `${plannerPrompt(dependencies.mode, dependencies.tools)}\n\nA step of the running plan failed. Replace it, and the steps after it that have not started, with steps that reach the same results another way.` },
+    { role: 'user', content: replanBrief(scope) },
+  ];
+  return submitPlan(scope.plan.goal, dependencies, messages, (replacement) => {
+    const merged = mergeReplacement(scope.plan, scope.replaced, replacement.steps, dependencies.takenIds, dependencies.revision);
+    const errors = revisionErrors(merged.plan, merged.added, scope.replaced, dependencies.tools);
+    return errors.length === 0 ? { ok: true, value: merged } : { ok: false, errors };
+  });
 }

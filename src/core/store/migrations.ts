@@ -171,4 +171,12 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    name: 'scoped re-plans: the revision that added or replaced a step; steps the operator waived',
+    sql: `
+      ALTER TABLE steps ADD COLUMN replaced_in INTEGER;
+      ALTER TABLE steps ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE steps ADD COLUMN waived INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

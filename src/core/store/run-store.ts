@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseJsonOrUndefined } from '../../shared/json';
-import type { ApprovalRequest, ApprovalStatus } from '../../shared/schemas/approval';
+import type { ApprovalKind, ApprovalRequest, ApprovalStatus } from '../../shared/schemas/approval';
 import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
 import { RunOptionsSchema, RunSummarySchema, StepStatusSchema, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
@@ -43,6 +43,9 @@ const StepRowSchema = z.object({
   result: z.string().nullable(),
   error: z.string().nullable(),
   attempt: z.int().positive(),
+  revision: z.int().nonnegative(),
+  replaced_in: z.int().positive().nullable(),
+  waived: z.int().transform((value) => value === 1),
 });
 
 export interface StoredStep {
@@ -52,6 +55,12 @@ export interface StoredStep {
   error: string | null;
   /** Starts at 1; a failed step run again on resume starts a new attempt with a new conversation. */
   attempt: number;
+  /** The plan revision that added the step (0: the first plan). */
+  revision: number;
+  /** The revision that replaced it, when a scoped re-plan did: it is no longer part of the plan. */
+  replacedIn: number | null;
+  /** Skipped by the operator at an escalation: the steps after it run without its result. */
+  waived: boolean;
 }
 
 export interface RecordedToolCall {
@@ -59,6 +68,13 @@ export interface RecordedToolCall {
   args: unknown;
   result: ToolResult | null;
   idempotent: boolean;
+}
+
+/** One answer the operator gave: to which kind of checkpoint, about which tool (tool calls), and how. */
+export interface RecordedDecision {
+  kind: ApprovalKind;
+  tool: string | null;
+  status: ApprovalStatus;
 }
 
 export type LeaseOutcome = { ok: true } | { ok: false; pid: number };
@@ -134,11 +150,30 @@ export class RunStore {
   }
 
   getSteps(runId: string): StoredStep[] {
-    const rows = this.db.prepare('SELECT spec_json, status, result, error, attempt FROM steps WHERE run_id = ? ORDER BY position').all(runId);
+    const rows = this.db.prepare('SELECT spec_json, status, result, error, attempt, revision, replaced_in, waived FROM steps WHERE run_id = ? ORDER BY position').all(runId);
     return rows.map((row) => {
       const parsed = StepRowSchema.parse(row);
-      return { spec: parsed.spec_json, status: parsed.status, result: parsed.result, error: parsed.error, attempt: parsed.attempt };
+      return { spec: parsed.spec_json, status: parsed.status, result: parsed.result, error: parsed.error, attempt: parsed.attempt, revision: parsed.revision, replacedIn: parsed.replaced_in, waived: parsed.waived };
     });
+  }
+
+  /**
+   * A scoped re-plan, in one transaction: the replaced steps stay, marked with the revision that
+   * replaced them (those that had not started as skipped), and the new steps join the plan after every step there is.
+   */
+  revisePlan(runId: string, revision: number, replaced: readonly string[], added: readonly PlanStep[], skipReason: string): void {
+    this.durably(() => {
+      const mark = this.db.prepare("UPDATE steps SET replaced_in = ?, status = CASE status WHEN 'pending' THEN 'skipped' ELSE status END, error = CASE status WHEN 'pending' THEN ? ELSE error END WHERE run_id = ? AND id = ?");
+      for (const id of replaced) mark.run(revision, skipReason, runId, id);
+      const { next } = this.db.prepare('SELECT COALESCE(MAX(position), -1) + 1 AS next FROM steps WHERE run_id = ?').get(runId) as { next: number };
+      const insert = this.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status, revision) VALUES (?, ?, ?, ?, 'pending', ?)");
+      added.forEach((step, index) => insert.run(runId, step.id, next + index, JSON.stringify(this.clean(step)), revision));
+    });
+  }
+
+  /** The operator edited a step (at an escalation): it runs again with the new spec, as a new attempt. */
+  replaceStepSpec(runId: string, step: PlanStep): void {
+    this.db.prepare('UPDATE steps SET spec_json = ? WHERE run_id = ? AND id = ?').run(JSON.stringify(this.clean(step)), runId, step.id);
   }
 
   stepAttempt(runId: string, stepId: string): number {
@@ -163,12 +198,12 @@ export class RunStore {
     return rows.map((row) => JSON.parse(row.message_json) as ChatMessage);
   }
 
-  setStepStatus(runId: string, stepId: string, status: StepStatus, now: string, outcome: { result?: string; error?: string } = {}): void {
+  setStepStatus(runId: string, stepId: string, status: StepStatus, now: string, outcome: { result?: string; error?: string; waived?: boolean } = {}): void {
     const started = status === 'running' ? now : null;
     const ended = ['completed', 'failed', 'skipped', 'stopped'].includes(status) ? now : null;
     this.db
-      .prepare('UPDATE steps SET status = ?, result = ?, error = ?, started_at = COALESCE(?, started_at), ended_at = ? WHERE run_id = ? AND id = ?')
-      .run(status, this.clean(outcome.result ?? null), this.clean(outcome.error ?? null), started, ended, runId, stepId);
+      .prepare('UPDATE steps SET status = ?, result = ?, error = ?, waived = ?, started_at = COALESCE(?, started_at), ended_at = ? WHERE run_id = ? AND id = ?')
+      .run(status, this.clean(outcome.result ?? null), this.clean(outcome.error ?? null), outcome.waived ? 1 : 0, started, ended, runId, stepId);
   }
 
   recordModelAttempt(call: {
@@ -274,6 +309,14 @@ export class RunStore {
   approvalStatus(id: string): ApprovalStatus | null {
     const row = this.db.prepare('SELECT status FROM approvals WHERE id = ?').get(id) as { status: ApprovalStatus } | undefined;
     return row?.status ?? null;
+  }
+
+  /** The operator's latest answers across every run in this data dir, newest first: what adaptive autonomy reads as trust. */
+  recentDecisions(limit: number): RecordedDecision[] {
+    const rows = this.db
+      .prepare("SELECT kind, json_extract(request_json, '$.action.tool') AS tool, status FROM approvals WHERE status IN ('approved', 'edited', 'rejected', 'locked') ORDER BY decided_at DESC, rowid DESC LIMIT ?")
+      .all(limit) as { kind: ApprovalKind; tool: unknown; status: ApprovalStatus }[];
+    return rows.map((row) => ({ kind: row.kind, tool: typeof row.tool === 'string' ? row.tool : null, status: row.status }));
   }
 
   /** Requests a process asked and never saw answered (it crashed): they are asked again on resume. */

@@ -2,10 +2,11 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ArchonError, describeZodError } from '../../shared/errors';
+import { describeGapTrend } from '../../shared/gap-trend';
 import { endpointSummary } from '../../shared/endpoint-summary';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
-import { ApproveModeSchema, PolicySchema, RunOptionsSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
+import { ApproveModeSchema, PolicySchema, RunOptionsSchema, VerificationSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
 import type { RunResult } from '../../core/agent/run-engine';
 import { launchRun } from '../../core/agent/run-launcher';
 import { retryPolicyFrom } from '../../core/model/retry-policy';
@@ -34,6 +35,7 @@ export interface RunFlags {
   maxTokens?: number;
   maxCost?: number;
   maxIterations?: number;
+  verify?: RunOptions['verification'];
   workspace?: string;
   allowNetwork?: boolean;
   mcpConfig?: string;
@@ -77,6 +79,7 @@ export function addRunFlags(command: Command): Command {
   return addRunSettingFlags(command)
     .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no').choices(ApproveModeSchema.options))
     .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
+    .addOption(new Option('--verify <mode>', "how each step's result is validated: off, deterministic checks, or checks and a critic model call (default: Settings, else checks)").choices(VerificationSchema.options))
     .addOption(new Option('--budget-preset <name>', 'named caps: seed-004 = 2,000 tokens a run, 10,000 a day').choices(['seed-004']))
     .option('--mcp-config <file>', 'MCP servers for this run, as Claude Desktop writes them: {"mcpServers": {...}} (added to those in Settings)')
     .option('--json', 'print one JSON event per line on stdout');
@@ -104,6 +107,17 @@ function describeEvent(event: ArchonEvent): string | null {
       return `✗ ${event.stepId}: ${event.reason}`;
     case 'step.skipped':
       return `– ${event.stepId}: ${event.reason}`;
+    case 'validation.completed':
+      if (event.stepId === null) return event.verdict === 'fail' ? `Plan check: ${event.reasons.join(' ').slice(0, 300)}` : null;
+      return `  validation ${event.verdict}${event.confidence === null ? '' : ` (confidence ${event.confidence.toFixed(2)})`}${event.verdict === 'fail' ? `: ${event.reasons.join(' ').slice(0, 200)}` : ''}`;
+    case 'plan.revised':
+      return `Plan revision ${event.revision}: ${event.replaced.join(', ')} replaced by ${event.added.join(', ')}`;
+    case 'goal.progress':
+      return `  gap to the goal ${event.gap.toFixed(2)}${event.delta === null ? '' : ` (${event.delta > 0 ? '+' : ''}${event.delta.toFixed(2)})`}`;
+    case 'escalation.raised':
+      return `! escalation${event.stepId ? ` at ${event.stepId}` : ''}: ${event.reason}; gap trend ${describeGapTrend(event.gapTrend)}`;
+    case 'step.retried':
+      return `↻ ${event.stepId}: repair ${event.repair}`;
     case 'run.failed':
       return `Run failed: ${event.error}`;
     case 'run.stopped':
@@ -153,6 +167,9 @@ export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags): RunOpti
     maxCostUsd: flags.maxCost ?? null,
     workspace: resolve(flags.workspace ?? process.cwd()),
     maxIterations: flags.maxIterations ?? 10,
+    verification: flags.verify ?? settings.verification,
+    repairBudget: settings.repairBudget,
+    maxReplans: settings.maxReplans,
   });
   if (!parsed.success) throw new ArchonError('CONFIG_INVALID', `Invalid run settings: ${describeZodError(parsed.error)}`);
   return parsed.data;
@@ -168,6 +185,7 @@ function overridesFrom(flags: RunFlags): Partial<RunOptions> {
   if (flags.maxTokens) overrides.maxTokens = flags.maxTokens;
   if (flags.maxCost) overrides.maxCostUsd = flags.maxCost;
   if (flags.maxIterations) overrides.maxIterations = flags.maxIterations;
+  if (flags.verify) overrides.verification = flags.verify;
   if (flags.workspace) overrides.workspace = resolve(flags.workspace);
   return overrides;
 }

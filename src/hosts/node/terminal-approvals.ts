@@ -1,9 +1,25 @@
 import { createInterface } from 'node:readline/promises';
 import { ArchonError } from '../../shared/errors';
+import type { ApprovalDecision, EscalationChoice } from '../../shared/schemas/approval';
 import type { ApproveMode } from '../../shared/schemas/run';
 import { approveAll, denyAll, type ApprovalChannel } from '../../core/approval/approval-channel';
 
-/** Asks at the terminal, one request at a time; anything but "y" or "yes" is a no. */
+type Prompt = ReturnType<typeof createInterface>;
+
+/** An escalation: retry, skip, edit (a new description and expected output) or end; anything else ends. */
+async function escalationAnswer(prompt: Prompt, signal: AbortSignal): Promise<ApprovalDecision> {
+  const reply = (await prompt.question('Retry, skip, edit the step, or end the run? [r/s/e/N] ', { signal })).trim().toLowerCase();
+  if (reply === 'r' || reply === 'retry') return { verdict: 'edit', edited: { choice: 'retry' } satisfies EscalationChoice };
+  if (reply === 's' || reply === 'skip') return { verdict: 'edit', edited: { choice: 'skip' } satisfies EscalationChoice };
+  if (reply === 'e' || reply === 'edit') {
+    const description = (await prompt.question('New description of the step: ', { signal })).trim();
+    const expected = (await prompt.question('Expected output (optional): ', { signal })).trim();
+    if (description !== '') return { verdict: 'edit', edited: { choice: 'edit', description, ...(expected ? { expected_output: expected } : {}) } satisfies EscalationChoice };
+  }
+  return { verdict: 'reject', feedback: 'Ended at the terminal.' };
+}
+
+/** Asks at the terminal, one request at a time; anything but "y" or "yes" is a no (an escalation offers its four choices). */
 function terminalPrompt(): ApprovalChannel {
   let queue = Promise.resolve();
   return {
@@ -12,6 +28,10 @@ function terminalPrompt(): ApprovalChannel {
       const answer = queue.then(async () => {
         const prompt = createInterface({ input: process.stdin, output: process.stderr });
         try {
+          if (request.kind === 'escalation') {
+            process.stderr.write(`\nEscalation: ${request.summary}\n${request.explanation.summary}\n`);
+            return await escalationAnswer(prompt, signal);
+          }
           const reply = await prompt.question(`\nApproval needed (${request.kind}): ${request.summary}\nApprove? [y/N] `, { signal });
           if (/^y(es)?$/i.test(reply.trim())) return { verdict: 'approve' as const };
           const feedback = await prompt.question('Feedback for the agent (optional): ', { signal });

@@ -8,6 +8,12 @@ export const StepViewSchema = z.object({
   status: StepStatusSchema,
   result: z.string().nullable(),
   error: z.string().nullable(),
+  /** The plan revision that added the step (0 or absent: the first plan). */
+  revision: z.int().nonnegative().optional(),
+  /** The revision of a scoped re-plan that replaced the step; it keeps its status and is no longer part of the plan. */
+  replacedIn: z.int().positive().nullable().optional(),
+  /** Skipped by the operator at an escalation; the steps after it ran without its result. */
+  waived: z.boolean().optional(),
 });
 export type StepView = z.infer<typeof StepViewSchema>;
 

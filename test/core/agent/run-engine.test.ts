@@ -55,6 +55,7 @@ describe('run engine against the scripted server (real openai client)', () => {
       'run.started',
       'model.probed',
       'model.completed',
+      'validation.completed',
       'approval.requested',
       'approval.resolved',
       'plan.ready',
@@ -63,6 +64,7 @@ describe('run engine against the scripted server (real openai client)', () => {
       'tool.started',
       'tool.completed',
       'model.completed',
+      'validation.completed',
       'step.completed',
       'model.completed',
       'approval.requested',
@@ -145,19 +147,20 @@ describe('run engine against the scripted server (real openai client)', () => {
     expect(ok).toBe('4');
   });
 
-  it('stops a step that repeats the same call with loop_detected, skips its dependents and fails the run', async () => {
+  it('stops a step that repeats the same call with loop_detected; with no re-plan allowed the operator is asked, and --approve auto ends the run', async () => {
     const engine = await startEngine({
       reply: script({
         plan: () => planReply([{ id: 'loop', description: 'spin' }, { id: 'after', description: 'never', dependencies: ['loop'] }]),
         step: () => ({ toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }),
       }),
     });
-    const result = await engine.run('loop forever');
-    expect(result.status).toBe('failed');
+    const result = await engine.run('loop forever', { maxReplans: 0 });
+    expect(result).toMatchObject({ status: 'failed', error: expect.stringMatching(/Step loop could not be completed: loop_detected.*gap trend/) });
     expect(engine.events).toContainEqual(expect.objectContaining({ type: 'step.failed', stepId: 'loop', reason: expect.stringMatching(/^loop_detected/) }));
-    expect(engine.events).toContainEqual(expect.objectContaining({ type: 'step.skipped', stepId: 'after' }));
+    expect(engine.events).toContainEqual(expect.objectContaining({ type: 'escalation.raised', stepId: 'loop' }));
     expect(engine.server.chatRequests.filter((request) => stepIdOf(request) === 'after')).toHaveLength(0);
     expect(engine.server.chatRequests.filter((request) => request.purpose === 'step')).toHaveLength(3);
+    expect(engine.server.chatRequests.filter((request) => request.purpose === 'replan')).toHaveLength(0);
   });
 
   it('speaks the text protocol end to end with a server that rejects tools', async () => {
@@ -432,8 +435,11 @@ describe('nothing is left running', () => {
             // The disk fills up while step two is being answered: SQLite refuses every new page.
             const db = engine.runtime.store.db;
             db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+            // Longer than the free room left in any page: recording it needs new pages.
+            return { content: `result of two ${'.'.repeat(20_000)}` };
           }
-          return { content: `result of ${stepIdOf(request)}` };
+          // Step two's result needs new pages whatever room the last ones have left.
+          return { content: stepIdOf(request) === 'two' ? `result of two: ${'x'.repeat(64_000)}` : `result of ${stepIdOf(request)}` };
         },
       }),
     });

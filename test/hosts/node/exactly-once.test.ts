@@ -193,3 +193,31 @@ describe('failed and stopped runs can be resumed', () => {
     expect(events).toContainEqual(expect.objectContaining({ type: 'approval.requested', kind: 'resume_run' }));
   });
 });
+
+describe('repairs across a crash', () => {
+  it('archon killed while the model works on a repair: the resumed step goes on counting its repairs, not afresh', async () => {
+    let stepRequests = 0;
+    const server = await serve({
+      reply: (request) => {
+        if (request.purpose === 'plan') return planReply([{ id: 'n', description: 'count the files', expected_output: 'a number' }]);
+        // No usable re-plan: once its repairs are spent the step goes to the escalation, which --approve auto ends.
+        if (request.purpose === 'replan') return { content: 'no plan' };
+        stepRequests++;
+        // The first process dies while the model works on repair 1.
+        return stepRequests === 2 ? { hang: true } : { content: 'several' };
+      },
+    });
+    const [dataDir, workspace] = [tempDir(), tempDir()];
+    const first = archon(['run', 'count', ...flags(server, dataDir, workspace)]);
+    await expect.poll(() => stepRequests, { timeout: 20_000 }).toBe(2);
+    first.child.kill('SIGKILL');
+    expect(eventsOf((await first.done).stdout).filter((event) => event.type === 'step.retried')).toMatchObject([{ stepId: 'n', repair: 1 }]);
+    const resumed = await archon(['resume', onlyRunId(dataDir) as string, ...flags(server, dataDir, workspace)]).done;
+    expect(resumed.status, resumed.stderr).toBe(1);
+    const events = eventsOf(resumed.stdout);
+    expect(events.filter((event) => event.type === 'step.retried')).toMatchObject([{ stepId: 'n', repair: 2 }]);
+    expect(events.find((event) => event.type === 'step.failed')).toMatchObject({ stepId: 'n', reason: expect.stringContaining('after 2 repair(s)') });
+    // The answer to repair 1, then repair 2's: a budget counted afresh would have asked twice more.
+    expect(stepRequests).toBe(4);
+  });
+});

@@ -43,6 +43,21 @@ describe('archon run / resume', () => {
     expect(result.stderr).toContain('Plan: 1 step(s)');
   });
 
+  it('--verify critic asks a critic (purpose critic) after each step and prints its verdict; --verify is checked', async () => {
+    server = await startModelServer({
+      reply: (request) => {
+        if (request.purpose === 'plan') return planReply([{ id: 'a', description: 'think' }]);
+        if (request.purpose === 'critic') return { toolCalls: [{ name: 'submit_verdict', arguments: { verdict: 'pass', gap: 0, reason: 'Right.', confidence: 0.99 } }] };
+        return { content: 'forty-two' };
+      },
+    });
+    const result = await archon(['run', 'answer', '--model-url', server.url, '--data-dir', tempDir(), '--approve', 'auto', '--verify', 'critic']).done;
+    expect(result.status, result.stderr).toBe(0);
+    expect(server.chatRequests.map((request) => request.purpose)).toEqual(['plan', 'step', 'critic', 'final']);
+    expect(result.stderr).toContain('validation pass (confidence 0.99)');
+    expect((await archon(['run', 'answer', '--verify', 'maybe', '--data-dir', tempDir()]).done).status).toBe(2);
+  });
+
   it('exits 2 when the model server cannot be reached, naming the URL and what to do', async () => {
     const closed = await startModelServer({ reply: [] });
     await closed.close();

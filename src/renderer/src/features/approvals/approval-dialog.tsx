@@ -1,11 +1,13 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { planGraphErrors } from '../../../../shared/plan-graph';
-import type { ApprovalRequest } from '../../../../shared/schemas/approval';
+import { EscalationChoiceSchema, type ApprovalRequest } from '../../../../shared/schemas/approval';
 import { PlanStepSchema, type PlanStep } from '../../../../shared/schemas/plan';
 import { BUILTIN_TOOL_NAMES, isBuiltinTool, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { describeZodError } from '../../../../shared/errors';
 import { useAppStore } from '../../store/use-app-store';
+import { ConfirmOrCancel } from './confirm-or-cancel';
 import { ElicitationForm } from './elicitation-card';
+import { EscalationPanel } from './escalation-panel';
 import { mcpCallOf, McpCallDetails } from './mcp-call';
 
 function useCountdown(expiresAt: string | null): string {
@@ -25,20 +27,6 @@ interface EditorProps {
   request: ApprovalRequest;
   onDone(edited: unknown): void;
   onCancel(): void;
-}
-
-/** A sub-form's two buttons: confirm (disabled while its input is invalid) and cancel. */
-function ConfirmOrCancel({ label, disabled = false, danger = false, onConfirm, onCancel }: { label: string; disabled?: boolean; danger?: boolean; onConfirm(): void; onCancel(): void }) {
-  return (
-    <div className="actions">
-      <button type="button" className={danger ? 'danger' : undefined} disabled={disabled} onClick={onConfirm}>
-        {label}
-      </button>
-      <button type="button" onClick={onCancel}>
-        Cancel
-      </button>
-    </div>
-  );
 }
 
 /** Plan steps as editable rows; re-validated as a DAG as you type. */
@@ -231,48 +219,56 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
           Run {request.runId.slice(0, 8)}
           {request.stepId && `, step ${request.stepId}`}
         </p>
-        {request.kind === 'elicitation' && <ElicitationForm request={request} onDecide={finish} />}
-        {mcpCall && <McpCallDetails call={mcpCall} request={request} />}
-        {request.kind !== 'elicitation' && !mcpCall && (
-          <details open>
-            <summary>{request.kind === 'plan' ? 'The plan' : 'The exact action'}</summary>
-            <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
-          </details>
-        )}
-        {request.kind !== 'elicitation' && <Explanation request={request} />}
-        {mode === 'edit' && request.kind === 'plan' && <PlanEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
-        {mode === 'edit' && request.kind === 'tool_call' && <ArgumentsEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
-        {mode === 'edit' && request.kind === 'budget_raise' && <BudgetEditor onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
-        {mode === 'lock' && (
-          <LockEditor initial={tool} onDone={(locked) => finish({ verdict: 'lock', constraint: { kind: 'never_tool', tool: locked }, feedback: `Never use ${locked}.` })} onCancel={() => setMode('view')} />
-        )}
-        {mode === 'reject' && (
-          <div className="editor">
-            <label htmlFor={feedbackId}>Feedback</label>
-            <textarea id={feedbackId} rows={3} value={feedback} onChange={(event) => setFeedback(event.target.value)} autoFocus />
-            <label className="inline">
-              <input type="checkbox" checked={stop} onChange={(event) => setStop(event.target.checked)} /> Stop the run
-            </label>
-            <ConfirmOrCancel label="Send rejection" danger onConfirm={() => finish({ verdict: 'reject', feedback: feedback.trim() || 'Rejected by the operator.', stop })} onCancel={() => setMode('view')} />
-          </div>
-        )}
-        {mode === 'view' && request.kind !== 'elicitation' && (
-          <div className="actions">
-            <button type="button" className="primary" onClick={() => finish({ verdict: 'approve' })}>
-              Approve
-            </button>
-            <button type="button" onClick={() => setMode('reject')}>
-              Reject
-            </button>
-            {editable && (
-              <button type="button" onClick={() => setMode('edit')}>
-                Edit
-              </button>
+        {request.kind === 'escalation' ? (
+          <EscalationPanel request={request} explanation={<Explanation request={request} />} onChoose={(choice) => finish({ verdict: 'edit', edited: EscalationChoiceSchema.parse(choice) })} />
+        ) : request.kind === 'elicitation' ? (
+          <ElicitationForm request={request} onDecide={finish} />
+        ) : (
+          <>
+            {mcpCall ? (
+              <McpCallDetails call={mcpCall} request={request} />
+            ) : (
+              <details open>
+                <summary>{request.kind === 'plan' ? 'The plan' : 'The exact action'}</summary>
+                <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
+              </details>
             )}
-            <button type="button" onClick={() => setMode('lock')}>
-              Lock constraint
-            </button>
-          </div>
+            <Explanation request={request} />
+            {mode === 'edit' && request.kind === 'plan' && <PlanEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+            {mode === 'edit' && request.kind === 'tool_call' && <ArgumentsEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+            {mode === 'edit' && request.kind === 'budget_raise' && <BudgetEditor onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+            {mode === 'lock' && (
+              <LockEditor initial={tool} onDone={(locked) => finish({ verdict: 'lock', constraint: { kind: 'never_tool', tool: locked }, feedback: `Never use ${locked}.` })} onCancel={() => setMode('view')} />
+            )}
+            {mode === 'reject' && (
+              <div className="editor">
+                <label htmlFor={feedbackId}>Feedback</label>
+                <textarea id={feedbackId} rows={3} value={feedback} onChange={(event) => setFeedback(event.target.value)} autoFocus />
+                <label className="inline">
+                  <input type="checkbox" checked={stop} onChange={(event) => setStop(event.target.checked)} /> Stop the run
+                </label>
+                <ConfirmOrCancel label="Send rejection" danger onConfirm={() => finish({ verdict: 'reject', feedback: feedback.trim() || 'Rejected by the operator.', stop })} onCancel={() => setMode('view')} />
+              </div>
+            )}
+            {mode === 'view' && (
+              <div className="actions">
+                <button type="button" className="primary" onClick={() => finish({ verdict: 'approve' })}>
+                  Approve
+                </button>
+                <button type="button" onClick={() => setMode('reject')}>
+                  Reject
+                </button>
+                {editable && (
+                  <button type="button" onClick={() => setMode('edit')}>
+                    Edit
+                  </button>
+                )}
+                <button type="button" onClick={() => setMode('lock')}>
+                  Lock constraint
+                </button>
+              </div>
+            )}
+          </>
         )}
       </div>
     </div>

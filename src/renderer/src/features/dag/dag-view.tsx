@@ -3,8 +3,9 @@ import '@xyflow/react/dist/style.css';
 import { useMemo, useState } from 'react';
 import type { RunEvent } from '../../../../shared/schemas/events';
 import type { StepView } from '../../../../shared/schemas/run-detail';
+import { recoveryOf, recoveryOfStep, type RunRecovery } from '../validation/validation-model';
 import { layoutPlan } from './dag-layout';
-import { StepNode, type StepNodeData, type StepNodeType } from './step-node';
+import { SelectStepContext, StepNode, type StepNodeData, type StepNodeType } from './step-node';
 
 const NODE_TYPES = { step: StepNode };
 
@@ -31,10 +32,23 @@ function activityOf(events: readonly RunEvent[]): Map<string, StepActivity> {
 class NodeCache {
   private readonly entries = new Map<string, { key: string; node: StepNodeType }>();
 
-  nodesFor(steps: readonly StepView[], activity: Map<string, StepActivity>, positions: Map<string, { x: number; y: number }>, selectedStepId: string | null): StepNodeType[] {
+  nodesFor(steps: readonly StepView[], activity: Map<string, StepActivity>, recovery: RunRecovery, positions: Map<string, { x: number; y: number }>, selectedStepId: string | null): StepNodeType[] {
     return steps.map((step) => {
       const now = activity.get(step.spec.id) ?? { tool: null, tokens: 0, startedAt: null };
-      const data: StepNodeData = { label: step.spec.id, description: step.spec.description, status: step.status, tool: now.tool, tokens: now.tokens, startedAt: now.startedAt };
+      const { verdicts, repairs, revision, replacedBy } = recoveryOfStep(recovery, step.spec.id);
+      const verdict = verdicts.at(-1);
+      const data: StepNodeData = {
+        label: step.spec.id,
+        description: step.spec.description,
+        status: step.status,
+        tool: now.tool,
+        tokens: now.tokens,
+        startedAt: now.startedAt,
+        verdict: verdict ? { verdict: verdict.verdict, gap: verdict.gap } : null,
+        repairs: repairs.length,
+        revision,
+        replacedBy,
+      };
       const position = positions.get(step.spec.id) ?? { x: 0, y: 0 };
       const selected = selectedStepId === step.spec.id;
       const key = JSON.stringify([data, position, selected]);
@@ -57,10 +71,11 @@ interface DagViewProps {
 
 export function DagView({ steps, events, selectedStepId, onSelectStep, colorMode = 'system' }: DagViewProps) {
   const [cache] = useState(() => new NodeCache());
+  const recovery = useMemo(() => recoveryOf(events), [events]);
   const planKey = steps.map((step) => `${step.spec.id}<${step.spec.dependencies.join(',')}`).join('|');
   // eslint-disable-next-line react-hooks/exhaustive-deps -- the layout depends on the plan's shape only
   const positions = useMemo(() => layoutPlan(steps.map((step) => step.spec)), [planKey]);
-  const nodes = useMemo(() => cache.nodesFor(steps, activityOf(events), positions, selectedStepId), [cache, steps, events, positions, selectedStepId]);
+  const nodes = useMemo(() => cache.nodesFor(steps, activityOf(events), recovery, positions, selectedStepId), [cache, steps, events, recovery, positions, selectedStepId]);
   const statusKey = steps.map((step) => step.status).join(',');
   const edges = useMemo<Edge[]>(
     () =>
@@ -77,11 +92,13 @@ export function DagView({ steps, events, selectedStepId, onSelectStep, colorMode
   );
   return (
     <div className="dag" aria-label="Plan graph">
-      <ReactFlow colorMode={colorMode} nodes={nodes} edges={edges} nodeTypes={NODE_TYPES} fitView minZoom={0.05} onNodeClick={(_event, node) => onSelectStep(node.id)} onPaneClick={() => onSelectStep(null)} nodesConnectable={false} proOptions={{ hideAttribution: true }}>
+      <SelectStepContext value={onSelectStep}>
+        <ReactFlow colorMode={colorMode} nodes={nodes} edges={edges} nodeTypes={NODE_TYPES} fitView minZoom={0.05} onNodeClick={(_event, node) => onSelectStep(node.id)} onPaneClick={() => onSelectStep(null)} nodesConnectable={false} proOptions={{ hideAttribution: true }}>
         <Background />
         <MiniMap pannable zoomable />
         <Controls showInteractive={false} />
-      </ReactFlow>
+        </ReactFlow>
+      </SelectStepContext>
     </div>
   );
 }

@@ -1,6 +1,7 @@
-import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
-import { memo, useEffect, useState } from 'react';
+import { Handle, Position, useReactFlow, type Node, type NodeProps } from '@xyflow/react';
+import { createContext, memo, use, useEffect, useState } from 'react';
 import type { StepStatus } from '../../../../shared/schemas/run';
+import type { Verdict } from '../../../../shared/schemas/validation';
 
 export interface StepNodeData extends Record<string, unknown> {
   label: string;
@@ -9,9 +10,19 @@ export interface StepNodeData extends Record<string, unknown> {
   tool: string | null;
   tokens: number;
   startedAt: string | null;
+  /** The validators' latest verdict on the step's result. */
+  verdict: { verdict: Verdict; gap: number } | null;
+  repairs: number;
+  /** The plan revision that added the step; null for a step of the first plan. */
+  revision: number | null;
+  /** The steps a scoped re-plan put in this one's place; null while it stands. */
+  replacedBy: string[] | null;
 }
 
 export type StepNodeType = Node<StepNodeData, 'step'>;
+
+/** Selects a step in the inspector: what a jump from a replaced step to its replacement does first. */
+export const SelectStepContext = createContext<(id: string | null) => void>(() => undefined);
 
 /** How often each step's node rendered; read by the render-count test and the perf harness. */
 export const renderCounts = new Map<string, number>();
@@ -25,13 +36,54 @@ function Elapsed({ since }: { since: string }) {
   return <span>{Math.max(0, Math.round((now - Date.parse(since)) / 1000))} s</span>;
 }
 
-/** One step: its status as colour and `data-status`, the tool it is in, its tokens, how long it has run. */
+/** Links from a replaced step to the steps that took its place: selects one and brings it into view. */
+function Replacements({ ids }: { ids: string[] }) {
+  const select = use(SelectStepContext);
+  const { fitView } = useReactFlow();
+  return (
+    <div className="step-node-replaced">
+      replaced by{' '}
+      {ids.map((id) => (
+        <button
+          key={id}
+          type="button"
+          className="link nodrag"
+          aria-label={`Go to replacement ${id}`}
+          onClick={(event) => {
+            event.stopPropagation();
+            select(id);
+            void fitView({ nodes: [{ id }], maxZoom: 1.2 });
+          }}
+        >
+          {id}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+/**
+ * One step: its status as colour and `data-status`, the tool it is in, its tokens, how long it has run;
+ * the validators' verdict, its repairs and the revision that added it; greyed when a re-plan replaced it.
+ */
 export const StepNode = memo(function StepNode({ id, data, selected }: NodeProps<StepNodeType>) {
   renderCounts.set(id, (renderCounts.get(id) ?? 0) + 1);
+  const replaced = data.replacedBy !== null;
   return (
-    <div className={`step-node status-${data.status}${selected ? ' selected' : ''}`} data-status={data.status} data-step-id={id} title={data.description}>
+    <div
+      className={`step-node status-${data.status}${replaced ? ' replaced' : ''}${selected ? ' selected' : ''}`}
+      data-status={data.status}
+      data-step-id={id}
+      data-replaced={replaced ? 'true' : undefined}
+      data-verdict={data.verdict?.verdict}
+      data-revision={data.revision ?? undefined}
+      title={data.description}
+    >
       <Handle type="target" position={Position.Left} />
-      <div className="step-node-title">{data.label}</div>
+      <div className="step-node-title">
+        {data.label}
+        {data.revision !== null && <span className="step-node-revision"> · revision {data.revision}</span>}
+      </div>
       <div className="step-node-meta">
         <span className="step-node-status">{data.status.replace('_', ' ')}</span>
         {data.tool && <span>· {data.tool}</span>}
@@ -42,6 +94,17 @@ export const StepNode = memo(function StepNode({ id, data, selected }: NodeProps
           </span>
         )}
       </div>
+      {(data.verdict || data.repairs > 0) && (
+        <div className="step-node-meta">
+          {data.verdict && (
+            <span className={`verdict verdict-${data.verdict.verdict}`}>
+              {data.verdict.verdict === 'pass' ? '✓ pass' : '✗ fail'} · gap {data.verdict.gap.toFixed(2)}
+            </span>
+          )}
+          {data.repairs > 0 && <span className="step-node-repairs">{data.repairs === 1 ? '1 repair' : `${data.repairs} repairs`}</span>}
+        </div>
+      )}
+      {data.replacedBy && <Replacements ids={data.replacedBy} />}
       <Handle type="source" position={Position.Right} />
     </div>
   );

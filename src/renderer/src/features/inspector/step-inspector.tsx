@@ -1,6 +1,8 @@
 import type { RunEvent } from '../../../../shared/schemas/events';
 import type { StepView } from '../../../../shared/schemas/run-detail';
 import type { ToolResultPart } from '../../../../shared/schemas/tool';
+import { StepVerdicts } from '../validation/step-verdicts';
+import type { StepRecovery } from '../validation/validation-model';
 
 /** Raster images only: the page shows them as data: URLs, which the CSP allows for images alone. */
 const SHOWN_IMAGES = /^image\/(png|jpeg|gif|webp)$/;
@@ -58,13 +60,24 @@ function line(event: RunEvent): string | null {
       return `failed: ${event.reason}`;
     case 'step.skipped':
       return `skipped: ${event.reason}`;
+    case 'validation.completed':
+      return `verdict: ${event.verdict}, gap ${event.gap.toFixed(2)}${event.reasons.length > 0 ? ` — ${event.reasons.join('; ')}` : ''}`;
+    case 'step.retried':
+      return `repair ${event.repair}: ${event.reason}`;
     default:
       return null;
   }
 }
 
-/** The selected step's trace: model turns, tool calls with arguments and results, approvals, timings. */
-export function StepInspector({ step, events }: { step: StepView | null; events: readonly RunEvent[] }) {
+interface StepInspectorProps {
+  step: StepView | null;
+  events: readonly RunEvent[];
+  recovery: StepRecovery | null;
+  onSelectStep(id: string): void;
+}
+
+/** The selected step's trace: model turns, tool calls with arguments and results, approvals, timings; its verdicts and repairs. */
+export function StepInspector({ step, events, recovery, onSelectStep }: StepInspectorProps) {
   if (!step) return <p className="empty">Select a step in the graph to see its trace.</p>;
   const own = events.filter((event) => 'stepId' in event && event.stepId === step.spec.id);
   return (
@@ -72,6 +85,7 @@ export function StepInspector({ step, events }: { step: StepView | null; events:
       <h2>Step {step.spec.id}</h2>
       <p>{step.spec.description}</p>
       <p className={`status status-${step.status}`}>{step.status.replace('_', ' ')}</p>
+      {recovery && <StepVerdicts recovery={recovery} onSelectStep={onSelectStep} />}
       <ol className="trace">
         {own.map((event) => {
           const text = line(event);

@@ -99,7 +99,7 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
       if (mine.length > 0) set({ arrived: [...state.arrived, ...mine].slice(-5000) });
       const detail = state.detail;
       if (detail && mine.length > 0) {
-        const planChanged = mine.some((event) => event.type === 'plan.ready' || event.type === 'run.resumed');
+        const planChanged = mine.some((event) => event.type === 'plan.ready' || event.type === 'plan.revised' || event.type === 'run.resumed');
         set({ detail: { ...detail, steps: foldStepEvents(detail.steps, mine, approvalSteps), events: [...detail.events, ...mine] } });
         if (planChanged && state.selectedRunId) void attempt(() => loadDetail(state.selectedRunId as string));
       }

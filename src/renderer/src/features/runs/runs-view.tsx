@@ -1,17 +1,28 @@
 import { BudgetMeter } from '../budget/budget-meter';
 import { GoalComposer } from '../composer/goal-composer';
 import { DagView } from '../dag/dag-view';
+import { useMemo } from 'react';
 import { StepInspector } from '../inspector/step-inspector';
+import type { RunEvent } from '../../../../shared/schemas/events';
+import type { StepView } from '../../../../shared/schemas/run-detail';
 import { useAppStore } from '../../store/use-app-store';
+import { GapTrend } from '../validation/gap-trend';
+import { recoveryOf, recoveryOfStep, stepsWithReplaced } from '../validation/validation-model';
 import { RunList } from './run-list';
 import { RunModel } from './run-model';
+
+const NONE: readonly never[] = [];
 
 export function RunsView() {
   const detail = useAppStore((state) => state.detail);
   const selectedStepId = useAppStore((state) => state.selectedStepId);
   const selectStep = useAppStore((state) => state.selectStep);
   const theme = useAppStore((state) => state.settings?.theme ?? 'system');
-  const step = detail?.steps.find((candidate) => candidate.spec.id === selectedStepId) ?? null;
+  const events: readonly RunEvent[] = detail?.events ?? NONE;
+  const planned: readonly StepView[] = detail?.steps ?? NONE;
+  const recovery = useMemo(() => recoveryOf(events), [events]);
+  const steps = useMemo(() => stepsWithReplaced(planned, events, recovery), [planned, events, recovery]);
+  const step = steps.find((candidate) => candidate.spec.id === selectedStepId) ?? null;
   return (
     <div className="runs-layout">
       <aside className="runs-side">
@@ -25,6 +36,7 @@ export function RunsView() {
             <header className="run-header">
               <h2>{detail.run.goal}</h2>
               <span className={`status status-${detail.run.status}`}>{detail.run.status.replace('_', ' ')}</span>
+              <GapTrend gaps={recovery.gapTrend} />
             </header>
             {detail.run.answer && (
               <p className="answer" aria-label="Answer">
@@ -34,13 +46,13 @@ export function RunsView() {
             {detail.run.error && <p className="run-error">{detail.run.error}</p>}
             <RunModel events={detail.events} />
             <BudgetMeter events={detail.events} />
-            {detail.steps.length > 0 ? <DagView steps={detail.steps} events={detail.events} selectedStepId={selectedStepId} onSelectStep={selectStep} colorMode={theme} /> : <p className="empty">Planning…</p>}
+            {steps.length > 0 ? <DagView steps={steps} events={detail.events} selectedStepId={selectedStepId} onSelectStep={selectStep} colorMode={theme} /> : <p className="empty">Planning…</p>}
           </>
         ) : (
           <p className="empty">Start a run, or open one from the history.</p>
         )}
       </section>
-      <aside className="run-inspector">{detail && <StepInspector step={step} events={detail.events} />}</aside>
+      <aside className="run-inspector">{detail && <StepInspector step={step} events={detail.events} recovery={step ? recoveryOfStep(recovery, step.spec.id) : null} onSelectStep={selectStep} />}</aside>
     </div>
   );
 }

@@ -1,7 +1,7 @@
 import { useId, useState } from 'react';
 import { endpointSummary } from '../../../../shared/endpoint-summary';
 import { MODEL_PRESETS } from '../../../../shared/model-presets';
-import { PolicySchema, type Policy } from '../../../../shared/schemas/run';
+import { PolicySchema, VerificationSchema, type Policy } from '../../../../shared/schemas/run';
 import { ThemeSchema, type Settings } from '../../../../shared/schemas/settings';
 import { BUILTIN_TOOL_NAMES, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { useAppStore } from '../../store/use-app-store';
@@ -88,7 +88,7 @@ export function SettingsView() {
   const settings = useAppStore((state) => state.settings);
   const info = useAppStore((state) => state.info);
   const updateSettings = useAppStore((state) => state.updateSettings);
-  const ids = { policy: useId(), theme: useId() };
+  const ids = { policy: useId(), verification: useId(), theme: useId() };
   if (!settings) return <p className="empty">Loading settings…</p>;
   return (
     <section aria-labelledby="settings-heading" className="view">
@@ -101,6 +101,12 @@ export function SettingsView() {
           <select id={ids.policy} value={settings.policy} onChange={(event) => void updateSettings({ policy: event.target.value as Policy })}>
             {PolicySchema.options.map((policy) => (
               <option key={policy}>{policy}</option>
+            ))}
+          </select>
+          <label htmlFor={ids.verification}>Verification of step results</label>
+          <select id={ids.verification} value={settings.verification} onChange={(event) => void updateSettings({ verification: event.target.value as Settings['verification'] })}>
+            {VerificationSchema.options.map((mode) => (
+              <option key={mode}>{mode}</option>
             ))}
           </select>
           <label htmlFor={ids.theme}>Theme</label>

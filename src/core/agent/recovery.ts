@@ -1,0 +1,143 @@
+import { ArchonError, describeZodError } from '../../shared/errors';
+import { describeGapTrend } from '../../shared/gap-trend';
+import type { EscalationChoice } from '../../shared/schemas/approval';
+import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
+import { approveRevision, askEscalation, revisionAction, type RevisionProposal } from '../approval/checkpoints';
+import type { EditCheck } from '../approval/edit-loop';
+import { mergeReplacement, replanSubtree, revisionErrors, type ReplanScope } from '../planner/planner';
+import { dependentsOf } from '../planner/validate-plan';
+import { measureGap, STRATEGY_CHANGE, type GoalGradient } from './goal-gradient';
+import { callModel, noteDialect, type RunContext } from './run-context';
+import { REPLACED, type PlanView, type Recover, type Recovery } from './scheduler';
+import { isRunLevel } from './step-executor';
+
+/** The operator is asked about one step at most this many times; then the run ends. */
+export const MAX_ESCALATIONS_PER_STEP = 3;
+/** A revision the operator rejects is re-planned with the feedback at most this many times. */
+export const MAX_REVISION_REJECTIONS = 3;
+
+/** Every id the run has used, replaced steps included: a new step never takes one. */
+function takenIds(context: RunContext): Set<string> {
+  return new Set(context.runs.getSteps(context.runId).map((step) => step.spec.id));
+}
+
+function revisionsSoFar(context: RunContext): number {
+  return Math.max(0, ...context.runs.getSteps(context.runId).map((step) => step.revision));
+}
+
+/** The steps that failed in this run, each with why: the decompositions that did not work. */
+function failedAttempts(context: RunContext): { stepId: string; revision: number; description: string; reason: string }[] {
+  return context.runs
+    .getSteps(context.runId)
+    .filter((step) => step.status === 'failed')
+    .map((step) => ({ stepId: step.spec.id, revision: step.revision, description: step.spec.description, reason: step.error ?? 'failed' }));
+}
+
+/** An edited revision is the whole revised plan (`{steps}`): the steps that stay keep their spec; the others are the replacement. */
+function editedRevision(context: RunContext, scope: ReplanScope, proposal: RevisionProposal, edited: unknown): EditCheck<RevisionProposal> {
+  const steps = PlanStepSchema.array().min(1).safeParse((edited as { steps?: unknown } | null)?.steps);
+  if (!steps.success) return { ok: false, reason: `The edited plan does not match the schema: ${describeZodError(steps.error)}.` };
+  const kept = new Set(scope.plan.steps.filter((step) => !scope.replaced.includes(step.id)).map((step) => step.id));
+  const replacement = steps.data.filter((step) => !kept.has(step.id));
+  if (replacement.length === 0) return { ok: false, reason: 'The edited plan has no step in place of the replaced ones.' };
+  const merged = mergeReplacement(scope.plan, scope.replaced, replacement, takenIds(context), proposal.revision);
+  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools);
+  if (errors.length > 0) return { ok: false, reason: errors.join(' ') };
+  const value = { ...proposal, ...merged };
+  return { ok: true, value, action: revisionAction(value) };
+}
+
+/** Re-plans the scope until the operator accepts a revision (where the policy asks), MAX_REVISION_REJECTIONS at most; `null` when none was accepted. */
+async function acceptedRevision(context: RunContext, scope: ReplanScope, revision: number): Promise<RevisionProposal | null> {
+  const feedback: string[] = [];
+  for (let rejections = 0; rejections < MAX_REVISION_REJECTIONS; rejections++) {
+    const merged = await replanSubtree(
+      { ...scope, operatorFeedback: feedback },
+      { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect), takenIds: takenIds(context), revision },
+    );
+    const proposal: RevisionProposal = { revision, failedStepId: scope.failed.id, reason: scope.reason, replaced: scope.replaced, ...merged };
+    const answer = await approveRevision(context, proposal, (edited) => editedRevision(context, scope, proposal, edited));
+    if (answer.accepted) return answer.proposal;
+    feedback.push(answer.feedback);
+  }
+  return null;
+}
+
+/** Stored, then announced: the replaced steps keep their status and name this revision; the new ones join the plan. */
+function stored(context: RunContext, proposal: RevisionProposal, reason: string): Recovery {
+  context.runs.revisePlan(context.runId, proposal.revision, proposal.replaced, proposal.added, REPLACED);
+  context.plan = proposal.plan;
+  context.events.append(context.runId, 'plan.revised', { revision: proposal.revision, replaced: [...proposal.replaced], added: proposal.added.map((step) => step.id), reason, plan: proposal.plan });
+  return { kind: 'revise', plan: proposal.plan, replaced: proposal.replaced };
+}
+
+/** The run ends failed with a diagnosis: the step, why, the re-plans spent and the gap trend. */
+function ended(context: RunContext, gradient: GoalGradient, failed: PlanStep, reason: string, how: string): Recovery {
+  const diagnosis = `Step ${failed.id} could not be completed: ${reason} Recovery: ${revisionsSoFar(context)} re-plan(s) of at most ${context.options.maxReplans}; gap trend ${describeGapTrend(gradient.trend)}. ${how}`;
+  return { kind: 'end', error: new ArchonError('RECOVERY_EXHAUSTED', diagnosis) };
+}
+
+/** A person's choice applied: stored first (the edited spec, a new attempt), then handed to the scheduler. */
+function applyChoice(context: RunContext, gradient: GoalGradient, failed: PlanStep, reason: string, answer: { choice: EscalationChoice; feedback: string }): Recovery {
+  const { choice } = answer;
+  if (choice.choice === 'end') return ended(context, gradient, failed, reason, `The operator ended the run at the escalation: ${answer.feedback}`);
+  if (choice.choice === 'skip') return { kind: 'skip' };
+  const step = choice.choice === 'edit' ? { ...failed, description: choice.description, ...(choice.expected_output === undefined ? {} : { expected_output: choice.expected_output }) } : failed;
+  if (choice.choice === 'edit') context.runs.replaceStepSpec(context.runId, step);
+  context.runs.retryStep(context.runId, step.id);
+  if (context.plan) context.plan = { ...context.plan, steps: context.plan.steps.map((candidate) => (candidate.id === step.id ? step : candidate)) };
+  return { kind: 'retry', step };
+}
+
+async function escalate(context: RunContext, gradient: GoalGradient, failed: PlanStep, reason: string, why: string, asked: Map<string, number>): Promise<Recovery> {
+  const count = (asked.get(failed.id) ?? 0) + 1;
+  asked.set(failed.id, count);
+  if (count > MAX_ESCALATIONS_PER_STEP) return ended(context, gradient, failed, reason, `The operator was asked ${MAX_ESCALATIONS_PER_STEP} times about this step.`);
+  const attempts = failedAttempts(context);
+  const ids = new Set(attempts.map((attempt) => attempt.stepId));
+  const verdicts = context.runs
+    .events(context.runId, Number.MAX_SAFE_INTEGER)
+    .flatMap((event) => (event.type === 'validation.completed' && event.stepId !== null && ids.has(event.stepId) ? [{ stepId: event.stepId, verdict: event.verdict, gap: event.gap, reasons: event.reasons }] : []));
+  const answer = await askEscalation(context, { step: failed, reason, why, attempts, verdicts, gapTrend: [...gradient.trend], replans: revisionsSoFar(context), maxReplans: context.options.maxReplans });
+  return applyChoice(context, gradient, failed, reason, answer);
+}
+
+/** The failed step and its dependants that have not started: what a scoped re-plan replaces. */
+function scopeOf(context: RunContext, failed: PlanStep, reason: string, view: PlanView, changeStrategy: boolean): ReplanScope {
+  const replaced = [failed.id, ...dependentsOf(view.plan, failed.id).filter((id) => view.states.get(id)?.status === 'pending')];
+  const completed = new Map<string, string>();
+  for (const step of view.plan.steps) {
+    const state = view.states.get(step.id);
+    if (state?.status === 'completed') completed.set(step.id, state.result ?? '');
+  }
+  const scope: ReplanScope = { plan: view.plan, failed, reason, replaced, completed };
+  if (!changeStrategy) return scope;
+  return { ...scope, failedDecompositions: failedAttempts(context).map((attempt) => `${attempt.stepId} (revision ${attempt.revision}): ${attempt.description} — failed: ${attempt.reason}`) };
+}
+
+/**
+ * Recovery after a failed step (RP-01): measure the gap (`goal.progress`); while re-plans are left and
+ * the Goal Gradient Solver sees progress, re-plan the failed subtree; after STALL_LIMIT re-plans
+ * without progress, re-plan once with a change of strategy; then, or when re-plans run out or fail,
+ * escalate to the operator.
+ */
+export function recoveryFor(context: RunContext, gradient: GoalGradient): Recover {
+  const asked = new Map<string, number>();
+  return async (failed, reason, view) => {
+    context.events.append(context.runId, 'goal.progress', gradient.record(await measureGap(context, view)));
+    const revision = revisionsSoFar(context) + 1;
+    const correction = gradient.next();
+    if (correction === 'escalate') return escalate(context, gradient, failed, reason, 'neither re-plans nor a change of strategy closed the gap to the goal', asked);
+    if (revision > context.options.maxReplans) return escalate(context, gradient, failed, reason, `the run has used its ${context.options.maxReplans} re-plan(s)`, asked);
+    const changeStrategy = correction === 'change_strategy';
+    try {
+      const proposal = await acceptedRevision(context, scopeOf(context, failed, reason, view, changeStrategy), revision);
+      if (!proposal) return escalate(context, gradient, failed, reason, 'the operator rejected every revised plan', asked);
+      gradient.noteRevision(changeStrategy);
+      return stored(context, proposal, `${changeStrategy ? `${STRATEGY_CHANGE}: ` : ''}Step ${failed.id} failed: ${reason}`);
+    } catch (error) {
+      if (context.signal.aborted || isRunLevel(error) || !ArchonError.isInstance(error)) throw error;
+      return escalate(context, gradient, failed, reason, `the re-plan failed: ${error.message}`, asked);
+    }
+  };
+}
