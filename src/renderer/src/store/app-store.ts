@@ -49,14 +49,9 @@ export function createAppStore(client: ArchonClient) {
       },
       refresh: () =>
         context.attempt(async () => {
-          const [estop, runs, settings, pending, info] = await Promise.all([
-            client.commands['estop.status'](),
-            client.commands['runs.list'](),
-            client.commands['settings.get'](),
-            client.commands['approvals.list'](),
-            client.commands['app.info'](),
-          ]);
-          set({ estop, runs, settings, pending, info });
+          // Runs and approvals through their own refreshers, so an answer that overtakes this one is not overwritten.
+          const [estop, settings, info] = await Promise.all([client.commands['estop.status'](), client.commands['settings.get'](), client.commands['app.info'](), get().refreshRuns(), get().refreshApprovals()]);
+          set({ estop, settings, info });
         }),
     };
   });

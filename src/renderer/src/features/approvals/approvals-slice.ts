@@ -1,4 +1,5 @@
 import type { ApprovalDecision, ApprovalRequest } from '../../../../shared/schemas/approval';
+import { latestOnly } from '../../store/latest-only';
 import type { SliceContext } from '../../store/slice';
 
 export interface ApprovalsSlice {
@@ -8,9 +9,10 @@ export interface ApprovalsSlice {
 }
 
 export function createApprovalsSlice({ set, client, attempt }: SliceContext): ApprovalsSlice {
+  const listPending = latestOnly(() => client.commands['approvals.list'](), (pending) => set({ pending }));
   return {
     pending: [],
-    refreshApprovals: () => attempt(async () => set({ pending: await client.commands['approvals.list']() })),
+    refreshApprovals: () => attempt(listPending),
     decide: (request, decision) =>
       attempt(async () => {
         set((state) => ({ pending: state.pending.filter((item) => item.id !== request.id) }));

@@ -1,6 +1,7 @@
 import type { RunEvent } from '../../../../shared/schemas/events';
 import type { RunSummary, StepStatus } from '../../../../shared/schemas/run';
 import type { RunDetail, StartRunInput, StepView } from '../../../../shared/schemas/run-detail';
+import { latestOnly } from '../../store/latest-only';
 import type { SliceContext } from '../../store/slice';
 
 export interface RunsSlice {
@@ -48,15 +49,18 @@ export function foldStepEvents(steps: StepView[], events: readonly RunEvent[], a
 }
 
 export function createRunsSlice({ set, get, client, attempt }: SliceContext): RunsSlice {
-  const loadDetail = async (runId: string) => {
-    const fetched = await client.commands['runs.get']({ runId });
-    const state = get();
-    if (state.selectedRunId !== runId) return;
-    // Events that arrived while the detail was on its way are folded in on top of it.
-    const known = fetched.events.at(-1)?.seq ?? 0;
-    const late = state.arrived.filter((event) => event.seq > known);
-    set({ detail: { ...fetched, steps: foldStepEvents(fetched.steps, late, state.approvalSteps), events: [...fetched.events, ...late] } });
-  };
+  const loadDetail = latestOnly(
+    (runId: string) => client.commands['runs.get']({ runId }),
+    (fetched, runId) => {
+      const state = get();
+      if (state.selectedRunId !== runId) return;
+      // Events that arrived while the detail was on its way are folded in on top of it.
+      const known = fetched.events.at(-1)?.seq ?? 0;
+      const late = state.arrived.filter((event) => event.seq > known);
+      set({ detail: { ...fetched, steps: foldStepEvents(fetched.steps, late, state.approvalSteps), events: [...fetched.events, ...late] } });
+    },
+  );
+  const listRuns = latestOnly(() => client.commands['runs.list'](), (runs) => set({ runs }));
   return {
     runs: [],
     selectedRunId: null,
@@ -64,7 +68,7 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
     selectedStepId: null,
     approvalSteps: {},
     arrived: [],
-    refreshRuns: () => attempt(async () => set({ runs: await client.commands['runs.list']() })),
+    refreshRuns: () => attempt(listRuns),
     selectRun: (runId) =>
       attempt(async () => {
         set({ selectedRunId: runId, selectedStepId: null, detail: null, arrived: [] });
