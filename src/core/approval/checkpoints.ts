@@ -9,7 +9,7 @@ import type { CapBreach } from '../budget/budget-meter';
 import type { ChatRequest } from '../model/chat';
 import { announcePlanVerdict, type PlanVerdict } from '../planner/meta-validator';
 import { validatePlan } from '../planner/validate-plan';
-import { toolResult, type ToolDefinition } from '../tools/tool-registry';
+import { toolResult, type Elicitation, type ElicitationAnswer, type ToolDefinition } from '../tools/tool-registry';
 import { applyLock, explain, requestApproval, runRejected, type GateContext } from './approval-gate';
 import { decide, MAX_EDIT_ATTEMPTS, type EditCheck } from './edit-loop';
 
@@ -367,4 +367,30 @@ export async function askEscalation(context: CheckpointContext, escalation: Esca
     if (choice) return { choice, feedback: outcome.decision.verdict === 'reject' ? outcome.decision.feedback : choice.choice };
   }
   return { choice: { choice: 'end' }, feedback: 'No valid choice was given at the escalation.' };
+}
+
+/**
+ * A server's elicitation/create as an approval of kind `elicitation`: `edit` with the form's content
+ * (checked by `validate` against the requested schema, asked again when it does not fit) accepts;
+ * anything else declines (so `--approve auto` and `deny` decline).
+ */
+export async function answerElicitation(context: CheckpointContext, stepId: string, request: Elicitation, validate: (edited: unknown) => EditCheck<Record<string, unknown>>): Promise<ElicitationAnswer> {
+  const verdict = await decide(
+    context,
+    {
+      kind: 'elicitation',
+      stepId,
+      summary: `MCP server "${request.server}" asks: ${request.message}`,
+      action: { server: request.server, message: request.message, requestedSchema: request.requestedSchema },
+      explanation: explain(context, {
+        summary: `MCP server "${request.server}" asks the operator for information while step ${stepId} calls it. Fill in the form to answer, or reject to decline.`,
+        stepId,
+        risk: 'medium',
+        factors: ['what you enter is sent to the server'],
+        reversibility: 'not_applicable',
+      }),
+    },
+    validate,
+  );
+  return verdict.verdict === 'edit' ? { action: 'accept', content: verdict.value } : { action: 'decline' };
 }
