@@ -4,6 +4,7 @@ import type { EscalationChoice } from '../../shared/schemas/approval';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
 import { approveRevision, askEscalation, revisionAction, type RevisionProposal } from '../approval/checkpoints';
 import type { EditCheck } from '../approval/edit-loop';
+import { announcePlanVerdict } from '../planner/meta-validator';
 import { mergeReplacement, replanSubtree, revisionErrors, type ReplanScope } from '../planner/planner';
 import { dependentsOf } from '../planner/validate-plan';
 import { measureGap, STRATEGY_CHANGE, type GoalGradient } from './goal-gradient';
@@ -56,7 +57,7 @@ async function acceptedRevision(context: RunContext, scope: ReplanScope, revisio
       { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect), takenIds: takenIds(context), revision },
     );
     const proposal: RevisionProposal = { revision, failedStepId: scope.failed.id, reason: scope.reason, replaced: scope.replaced, ...merged };
-    const answer = await approveRevision(context, proposal, (edited) => editedRevision(context, scope, proposal, edited));
+    const answer = await approveRevision(context, proposal, await announcePlanVerdict(context, proposal.plan), (edited) => editedRevision(context, scope, proposal, edited));
     if (answer.accepted) return answer.proposal;
     feedback.push(answer.feedback);
   }

@@ -8,6 +8,7 @@ import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { measureAutonomySignals, TRUST_WINDOW } from '../approval/autonomy-signals';
 import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/checkpoints';
+import { announcePlanVerdict } from '../planner/meta-validator';
 import { adaptPolicy } from '../approval/policy';
 import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
 import { priceFor } from '../budget/pricing';
@@ -125,7 +126,8 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
       plan = await approvePlan(context, (feedback) =>
-        planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback),
+          planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback),
+        (candidate) => announcePlanVerdict(context, candidate),
       );
       context.runs.savePlan(context.runId, plan.steps);
       context.events.append(context.runId, 'plan.ready', { plan });

@@ -7,7 +7,7 @@ import { asksAt, asksForTool } from '../../shared/policy';
 import type { RunContext } from '../agent/run-context';
 import type { CapBreach } from '../budget/budget-meter';
 import type { ChatRequest } from '../model/chat';
-import { announcePlanVerdict, type PlanVerdict } from '../planner/meta-validator';
+import type { PlanVerdict } from '../planner/meta-validator';
 import { validatePlan } from '../planner/validate-plan';
 import { toolResult, type Elicitation, type ElicitationAnswer, type ToolDefinition } from '../tools/tool-registry';
 import { applyLock, explain, requestApproval, runRejected, type GateContext } from './approval-gate';
@@ -44,12 +44,12 @@ function planRisk(plan: Plan): Risk {
   return plan.steps.some((step) => step.risk === 'high') ? 'high' : 'low';
 }
 
-/** The plan goes to a person (where the policy asks): approve, edit (re-validated as a DAG), or reject and re-plan with the feedback, until MAX_PLAN_REJECTIONS. */
-export async function approvePlan(context: CheckpointContext, makePlan: (feedback: string[]) => Promise<Plan>): Promise<Plan> {
+/** The plan is checked by `checkPlan` (the Meta-Validator, announced), then goes to a person (where the policy asks): approve, edit (re-validated as a DAG), or reject and re-plan with the feedback, until MAX_PLAN_REJECTIONS. */
+export async function approvePlan(context: CheckpointContext, makePlan: (feedback: string[]) => Promise<Plan>, checkPlan: (plan: Plan) => Promise<PlanVerdict | null>): Promise<Plan> {
   const feedback: string[] = [];
   for (let rejections = 1; ; rejections++) {
     const plan = await makePlan(feedback);
-    const checked = announcePlanVerdict(context, plan);
+    const checked = await checkPlan(plan);
     if (!asksAt(context.policy, 'plan')) return plan;
     context.plan = plan;
     const verdict = await decide(
@@ -65,6 +65,7 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
           risk: planRisk(plan),
           factors: [...metaValidatorFactors(checked), ...plan.steps.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`)],
           reversibility: 'not_applicable',
+          confidence: checked?.confidence ?? null,
         }),
       },
       (edited) => {
@@ -281,11 +282,10 @@ export function revisionAction(proposal: RevisionProposal) {
 export type RevisionAnswer = { accepted: true; proposal: RevisionProposal } | { accepted: false; feedback: string };
 
 /**
- * A revised plan goes to a person (where the policy approves plans) as a diff: approve, edit (the whole
+ * A revised plan, with the Meta-Validator's verdict on it (`checked`), goes to a person (where the policy approves plans) as a diff: approve, edit (the whole
  * revised plan, re-validated by `validateEdit`), or reject with feedback for another re-plan (`stop` ends the run).
  */
-export async function approveRevision(context: CheckpointContext, proposal: RevisionProposal, validateEdit: (edited: unknown) => EditCheck<RevisionProposal>): Promise<RevisionAnswer> {
-  const checked = announcePlanVerdict(context, proposal.plan);
+export async function approveRevision(context: CheckpointContext, proposal: RevisionProposal, checked: PlanVerdict | null, validateEdit: (edited: unknown) => EditCheck<RevisionProposal>): Promise<RevisionAnswer> {
   if (!asksAt(context.policy, 'plan')) return { accepted: true, proposal };
   const added = proposal.added.map((step) => step.id);
   const verdict = await decide(
@@ -301,6 +301,7 @@ export async function approveRevision(context: CheckpointContext, proposal: Revi
         risk: planRisk({ goal: proposal.plan.goal, steps: proposal.added }),
         factors: [...metaValidatorFactors(checked), ...proposal.added.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`)],
         reversibility: 'not_applicable',
+        confidence: checked?.confidence ?? null,
       }),
     },
     validateEdit,

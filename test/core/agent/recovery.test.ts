@@ -36,6 +36,7 @@ function script(handlers: {
   return (request: RecordedRequest): ScriptedReply => {
     if (request.purpose === 'plan') return handlers.plan();
     if (request.purpose === 'replan') return handlers.replan?.(request, replans++) ?? { content: 'no plan' };
+    if (request.purpose === 'critic' && requestText(request).includes('Criteria: The plan covers the goal')) return { toolCalls: [{ name: 'submit_verdict', arguments: { verdict: 'pass', gap: 0, reason: 'The plan covers the goal.' } }] };
     if (request.purpose === 'critic') return handlers.critic?.(request, critics++) ?? { content: 'no verdict' };
     if (request.purpose === 'final') return { content: 'final answer' };
     const id = stepIdOf(request) ?? '?';
@@ -245,8 +246,10 @@ describe('Goal Gradient Solver and escalation', () => {
       [0.9, null],
       [0.6, -0.3],
     ]);
-    const critics = engine.server.chatRequests.filter((request) => request.purpose === 'critic');
+    const critics = engine.server.chatRequests.filter((request) => request.purpose === 'critic' && requestText(request).includes('Criteria: The goal is reached'));
     expect(critics).toHaveLength(2);
+    // The Meta-Validator's critic judged the plan and its one revision.
+    expect(engine.server.chatRequests.filter((request) => request.purpose === 'critic')).toHaveLength(4);
     expect(requestText(critics[0] as RecordedRequest)).toContain('Task: Reach the far goal');
     expect(requestText(critics[0] as RecordedRequest)).toContain('Criteria: The goal is reached');
     expect(requestText(critics[1] as RecordedRequest)).toContain('only.r1 (Do it another way): not done (failed)');
