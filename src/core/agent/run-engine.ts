@@ -122,7 +122,7 @@ async function finalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<
 async function drive(context: RunContext, concurrency: number, existing: { plan: Plan; states: Map<string, StepState> } | null): Promise<RunResult> {
   try {
     let plan = existing?.plan;
-    const gradient = existing ? GoalGradient.fromEvents(context.runs.events(context.runId, Number.MAX_SAFE_INTEGER)) : new GoalGradient();
+    if (existing) context.gradient = GoalGradient.fromEvents(context.runs.events(context.runId, Number.MAX_SAFE_INTEGER));
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
       plan = await approvePlan(context, (feedback) =>
@@ -135,7 +135,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     context.plan = plan;
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
-    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results), recoveryFor(context, gradient));
+    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results), recoveryFor(context));
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) {
@@ -197,6 +197,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     expiryMs: dependencies.expiryMs ?? {},
     budget: new BudgetMeter(caps, spend, priceFor(run.options.modelUrl, run.model.model)),
     plan: null,
+    gradient: new GoalGradient(),
     runs: dependencies.runs,
     events: dependencies.events,
     log: dependencies.log,

@@ -13,6 +13,9 @@ function verdict(answer: { verdict: 'pass' | 'fail'; gap: number; reason: string
 /** A critic request about the plan (the Meta-Validator's), not about a step's result. */
 const isPlanCritic = (request: RecordedRequest) => requestText(request).includes('Criteria: The plan covers the goal');
 
+/** A critic request measuring the run's gap to its goal (the Goal Gradient Solver's, after a repair or a failure). */
+const isGoalCritic = (request: RecordedRequest) => requestText(request).includes('Criteria: The goal is reached');
+
 /** Routes by purpose; `step` and `critic` (on step results) get how many requests of their purpose came before. */
 function script(handlers: { steps: PlanStepScript[]; step: (turn: number, request: RecordedRequest) => ScriptedReply; critic?: (turn: number, request: RecordedRequest) => ScriptedReply; planCritic?: ScriptedReply; text?: boolean }) {
   const counts = { step: 0, critic: 0 };
@@ -20,6 +23,7 @@ function script(handlers: { steps: PlanStepScript[]; step: (turn: number, reques
     if (request.purpose === 'plan') return handlers.text ? { content: JSON.stringify({ goal: 'g', steps: handlers.steps.map((step) => ({ dependencies: [], ...step })) }) } : planReply(handlers.steps);
     if (request.purpose === 'final') return { content: 'final answer' };
     if (request.purpose === 'critic' && isPlanCritic(request)) return handlers.planCritic ?? verdict({ verdict: 'pass', gap: 0, reason: 'The plan covers the goal.', confidence: 1 });
+    if (request.purpose === 'critic' && isGoalCritic(request)) return verdict({ verdict: 'fail', gap: 0.5, reason: 'Half done.', confidence: 1 });
     if (request.purpose === 'critic') return handlers.critic?.(counts.critic++, request) ?? verdict({ verdict: 'pass', gap: 0, reason: 'fine', confidence: 1 });
     return handlers.step(counts.step++, request);
   };
@@ -53,8 +57,10 @@ describe('the Agent-Validator with a critic (real openai client, scripted server
     });
     const result = await engine.run('total the invoices', { verification: 'critic' });
     expect(result).toMatchObject({ status: 'completed', answer: 'final answer' });
-    // One critic request judges the plan (the Meta-Validator), two judge the step's answers.
-    expect(countsByPurpose(engine.server.chatRequests)).toEqual({ plan: 1, step: 2, critic: 3, final: 1 });
+    // One critic request judges the plan (the Meta-Validator), two judge the step's answers, one measures the gap to the goal after the repair.
+    expect(countsByPurpose(engine.server.chatRequests)).toEqual({ plan: 1, step: 2, critic: 4, final: 1 });
+    expect(ofType(engine.events, 'goal.progress')).toMatchObject([{ gap: 0.5, delta: null, after: 'repair' }]);
+    expect(engine.events.findIndex((event) => event.type === 'goal.progress')).toBeGreaterThan(engine.events.findIndex((event) => event.type === 'step.retried'));
     const [first, second] = engine.server.chatRequests.filter((request) => request.purpose === 'step') as RecordedRequest[];
     expect(requestText(first as RecordedRequest)).not.toContain(CRITIC_REASON);
     expect(requestText(second as RecordedRequest)).toContain(CRITIC_REASON);
@@ -131,6 +137,8 @@ describe('the Agent-Validator with deterministic checks', () => {
     expect(retried).toMatchObject([{ stepId: 'data', repair: 1, reason: expect.stringContaining('JSON') }]);
     const second = engine.server.chatRequests.filter((request) => request.purpose === 'step')[1] as RecordedRequest;
     expect(requestText(second)).toContain(retried[0]?.reason);
+    // With checks, the gap after the repair is the share of the plan not yet completed.
+    expect(ofType(engine.events, 'goal.progress')).toEqual([expect.objectContaining({ gap: 1, delta: null, after: 'repair' })]);
     expect(stepVerdicts(engine.events).map((event) => [event.verdict, event.checks.find((check) => check.name === 'format_json')?.passed])).toEqual([
       ['fail', false],
       ['pass', true],
