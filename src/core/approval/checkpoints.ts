@@ -211,7 +211,7 @@ export async function approveFinalAnswer(context: CheckpointContext, answer: str
     stepId: null,
     summary: `Final answer: ${answer.slice(0, 300)}`,
     action: { answer },
-    explanation: explain(context, { summary: 'The run is done; this answer goes to the operator.', stepId: null, risk: 'low', factors: [], reversibility: 'not_applicable' }),
+    explanation: explain(context, { summary: 'The run is done; this answer goes to the operator.', stepId: null, risk: 'low', factors: [], reversibility: 'not_applicable', confidence: 'run' }),
   });
   if (outcome.decision.verdict === 'approve') return answer;
   if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'string') return outcome.decision.edited;

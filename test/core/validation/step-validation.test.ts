@@ -258,6 +258,28 @@ describe("the validator's confidence routes the result (seed 003: 0.95 goes on, 
     ]);
   });
 
+  it("approvals about a step carry its latest validator confidence; the final answer's carries the run's mean", async () => {
+    const { asked, channel } = recorder();
+    const engine = await startEngine(
+      { reply: script({ steps: [{ id: 'one', description: 'x', expected_output: 'y' }], step: () => ({ content: 'an answer' }), critic: () => verdict({ verdict: 'pass', gap: 0.02, reason: 'Right.', confidence: 0.96 }), planCritic: verdict({ verdict: 'pass', gap: 0, reason: 'Covers it.', confidence: 0.9 }) }) },
+      { approvals: channel },
+    );
+    expect(await engine.run('g', { verification: 'critic', policy: 'balanced' })).toMatchObject({ status: 'completed' });
+    expect(asked.find((request) => request.kind === 'final_answer')?.explanation.confidence).toBe(0.93);
+  });
+
+  it('an escalation carries the failed step\'s latest validator confidence', async () => {
+    const asked: ApprovalRequest[] = [];
+    const channel = { canRaiseBudgets: false, decide: async (request: ApprovalRequest) => (asked.push(request), request.kind === 'escalation' ? { verdict: 'reject' as const, feedback: 'end' } : { verdict: 'approve' as const }) };
+    const engine = await startEngine(
+      { reply: script({ steps: [{ id: 'one', description: 'x', expected_output: 'y' }], step: () => ({ content: 'an answer' }), critic: (turn) => verdict({ verdict: 'fail', gap: 0.5, reason: 'Wrong.', confidence: turn === 0 ? 0.6 : 0.75 }) }) },
+      { approvals: channel },
+    );
+    expect(await engine.run('g', { verification: 'critic', policy: 'permissive', repairBudget: 1, maxReplans: 0 })).toMatchObject({ status: 'failed' });
+    expect(stepVerdicts(engine.events).map((event) => event.confidence)).toEqual([0.6, 0.75]);
+    expect(asked.filter((request) => request.kind === 'escalation').map((request) => request.explanation.confidence)).toEqual([0.75]);
+  });
+
   it('a plan critic that never answers readably is bounded by its retry cap and fails the coverage check', async () => {
     const engine = await startEngine({ reply: script({ steps: [{ id: 'one', description: 'x', expected_output: 'y' }], step: () => ({ content: 'done' }), planCritic: { content: 'no idea' } }) });
     expect(await engine.run('g', { verification: 'critic' })).toMatchObject({ status: 'completed' });
