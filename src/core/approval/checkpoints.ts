@@ -1,5 +1,5 @@
 import { ArchonError, describeZodError } from '../../shared/errors';
-import { EscalationChoiceSchema, type ApprovalDecision, type EscalationChoice } from '../../shared/schemas/approval';
+import { ESCALATION_CHOICES, EscalationChoiceSchema, type ApprovalDecision, type EscalationAction, type EscalationChoice, type PlanRevisionAction } from '../../shared/schemas/approval';
 import { PlanSchema, type Plan, type PlanStep, type Risk } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { describeGapTrend } from '../../shared/gap-trend';
@@ -275,8 +275,8 @@ export interface RevisionProposal {
   plan: Plan;
 }
 
-export function revisionAction(proposal: RevisionProposal) {
-  return { revision: proposal.revision, reason: proposal.reason, failedStepId: proposal.failedStepId, replaced: proposal.replaced, added: proposal.added, steps: proposal.plan.steps };
+export function revisionAction(proposal: RevisionProposal): PlanRevisionAction {
+  return { revision: proposal.revision, reason: proposal.reason, failedStepId: proposal.failedStepId, replaced: [...proposal.replaced], added: proposal.added, steps: proposal.plan.steps };
 }
 
 export type RevisionAnswer = { accepted: true; proposal: RevisionProposal } | { accepted: false; feedback: string };
@@ -321,14 +321,12 @@ export interface Escalation {
   step: PlanStep;
   reason: string;
   why: string;
-  attempts: { stepId: string; revision: number; description: string; reason: string }[];
-  verdicts: { stepId: string; verdict: string; gap: number; reasons: string[] }[];
+  attempts: EscalationAction['attempts'];
+  verdicts: EscalationAction['verdicts'];
   gapTrend: number[];
   replans: number;
   maxReplans: number;
 }
-
-export const ESCALATION_CHOICES = ['retry', 'skip', 'edit', 'end'] as const;
 
 function escalationChoice(decision: ApprovalDecision): EscalationChoice | null {
   if (decision.verdict === 'approve' || decision.verdict === 'lock') return { choice: 'retry' };
@@ -344,7 +342,7 @@ function escalationChoice(decision: ApprovalDecision): EscalationChoice | null {
  */
 export async function askEscalation(context: CheckpointContext, escalation: Escalation): Promise<{ choice: EscalationChoice; feedback: string }> {
   const { step, reason, why, gapTrend } = escalation;
-  const action = { stepId: step.id, description: step.description, expected_output: step.expected_output ?? null, reason, why, attempts: escalation.attempts, verdicts: escalation.verdicts, gapTrend, replans: escalation.replans, maxReplans: escalation.maxReplans, choices: ESCALATION_CHOICES };
+  const action: EscalationAction = { stepId: step.id, description: step.description, expected_output: step.expected_output ?? null, reason, why, attempts: escalation.attempts, verdicts: escalation.verdicts, gapTrend, replans: escalation.replans, maxReplans: escalation.maxReplans, choices: [...ESCALATION_CHOICES] };
   for (let ask = 1; ask <= MAX_EDIT_ATTEMPTS; ask++) {
     const approvalId = context.newId();
     context.events.append(context.runId, 'escalation.raised', { stepId: step.id, approvalId, reason: why, gapTrend });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { denyAll, type ApprovalChannel } from '../../../src/core/approval/approval-channel';
 import { PendingApprovals } from '../../../src/core/approval/pending-approvals';
 import { defineTool, ToolRegistry, toolResult } from '../../../src/core/tools/tool-registry';
-import type { ApprovalDecision, ApprovalRequest } from '../../../src/shared/schemas/approval';
+import { EscalationActionSchema, PlanRevisionActionSchema, type ApprovalDecision, type ApprovalRequest } from '../../../src/shared/schemas/approval';
 import type { RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, requestText, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine, type EngineHarness } from '../../support/engine';
@@ -115,6 +115,8 @@ describe('scoped re-plan (RP-01)', () => {
     // Balanced approves plans: the revision was asked as a diff against the running plan.
     const asked = eventsOf(engine.events, 'approval.requested').filter((event) => event.kind === 'plan');
     expect(asked).toHaveLength(2);
+    // The revised plan's action is exactly the shared schema's, as the app parses it.
+    expect(PlanRevisionActionSchema.safeParse(asked[1]?.action).success).toBe(true);
     expect(asked[1]?.action).toMatchObject({ revision: 1, failedStepId: 'fetch', replaced: ['fetch', 'report'], added: [{ id: 'fetch_mirror' }, { id: 'report.r1', dependencies: ['fetch_mirror'] }] });
 
     const stored = engine.runtime.store.runs.getSteps(result.runId).map((step) => [step.spec.id, step.status, step.revision, step.replacedIn]);
@@ -219,7 +221,8 @@ describe('Goal Gradient Solver and escalation', () => {
     const request = eventsOf(engine.events, 'approval.requested').find((event) => event.kind === 'escalation');
     expect(request?.approvalId).toBe(escalations[0]?.approvalId);
     expect(request?.action).toMatchObject({ stepId: 'solve.r3', gapTrend: [0.5, 0.5, 0.5, 0.5], replans: 3, maxReplans: 5, choices: ['retry', 'skip', 'edit', 'end'] });
-    expect((request?.action as { attempts: { stepId: string }[] }).attempts.map((attempt) => attempt.stepId)).toEqual(['solve', 'solve.r1', 'solve.r2', 'solve.r3']);
+    const action = EscalationActionSchema.parse(request?.action);
+    expect(action.attempts.map((attempt) => attempt.stepId)).toEqual(['solve', 'solve.r1', 'solve.r2', 'solve.r3']);
     expect(eventsOf(engine.events, 'approval.resolved').at(-1)).toMatchObject({ approvalId: request?.approvalId, status: 'rejected' });
 
     // 1 plan + 1 prep + 4 looping steps × 3 calls + 3 re-plans: nothing more.
