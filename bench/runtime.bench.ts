@@ -3,6 +3,7 @@ import type { PlanStep } from '../src/shared/schemas/plan';
 import { approveAll } from '../src/core/approval/approval-channel';
 import { startRun } from '../src/core/agent/run-engine';
 import type { RunContext } from '../src/core/agent/run-context';
+import { GoalGradient } from '../src/core/agent/goal-gradient';
 import { runPlan } from '../src/core/agent/scheduler';
 import { modelConnector } from '../src/core/model/connect';
 import { ToolRegistry } from '../src/core/tools/tool-registry';
@@ -54,6 +55,7 @@ export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]
     expiryMs: {},
     budget: new BudgetMeter({ maxTokens: null, maxCostUsd: null, dayMaxTokens: null, dayMaxCostUsd: null, maxModelCalls: 1e6, maxToolCalls: 1e6 }, { tokens: 0, costUsd: 0, dayTokens: 0, dayCostUsd: 0, modelCalls: 0, toolCalls: 0 }, { inputPerMillion: 0, outputPerMillion: 0, known: true }),
     plan: null,
+    gradient: new GoalGradient(),
     model: { baseUrl: '', model: '', chat: () => Promise.reject(new Error('no model in this bench')) },
     approvals: approveAll,
     toolApproval: {},

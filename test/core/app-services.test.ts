@@ -30,7 +30,8 @@ describe("the app's runs", () => {
     });
     await services.manager.start({ goal: 'g' });
     expect(await ended).toMatchObject({ type: 'run.failed' });
-    // The last critic call measures the gap to the goal before the operator is asked.
-    expect(server.chatRequests.map((request) => request.purpose)).toEqual(['plan', 'step', 'critic', 'step', 'critic', 'critic']);
+    // The first critic call judges the plan; after the step's answer is judged and repaired, one measures the gap to the goal;
+    // the last measures it again before the operator is asked.
+    expect(server.chatRequests.map((request) => request.purpose)).toEqual(['plan', 'critic', 'step', 'critic', 'critic', 'step', 'critic', 'critic']);
   });
 });

@@ -41,15 +41,22 @@ export async function measureGap(context: RunContext, view: PlanView): Promise<n
   return answer.readable ? answer.verdict.gap : unfinishedShare(view);
 }
 
+/** What a measure follows: a failed step (before its re-plan), or a repair of a step's result. */
+export type MeasuredAfter = 'failure' | 'repair';
+
 /**
- * The Goal Gradient Solver (seed 002): the run's gap to its goal, measured after each correction, and
- * what that says about the next one. A shrinking gap keeps correcting; a gap that did not shrink by
- * MIN_PROGRESS on STALL_LIMIT consecutive re-plans asks for a change of strategy, and a change of
- * strategy that stalls too goes to the operator.
+ * The Goal Gradient Solver (seed 002): the run's gap to its goal, measured after each failure and each
+ * repair, and what that says about the next correction. Only re-plans are judged: a re-plan is progress
+ * when the gap at the next failure is at least MIN_PROGRESS below the gap at the failure it answered
+ * (measures after repairs in between are recorded, never judged). A gap that did not shrink on
+ * STALL_LIMIT consecutive re-plans asks for a change of strategy, and a change of strategy that stalls
+ * too goes to the operator.
  */
 export class GoalGradient {
   private readonly gaps: number[] = [];
   private stalls = 0;
+  /** The gap at the last failure: what the re-plan after it is judged against. */
+  private baseline: number | null = null;
   private revisedSinceMeasure = false;
   private strategyPending = false;
   private strategyStalled = false;
@@ -58,7 +65,7 @@ export class GoalGradient {
   static fromEvents(events: readonly RunEvent[]): GoalGradient {
     const gradient = new GoalGradient();
     for (const event of events) {
-      if (event.type === 'goal.progress') gradient.record(event.gap);
+      if (event.type === 'goal.progress') gradient.record(event.gap, event.after ?? 'failure');
       if (event.type === 'plan.revised') gradient.noteRevision(event.reason.startsWith(STRATEGY_CHANGE));
     }
     return gradient;
@@ -68,19 +75,21 @@ export class GoalGradient {
     return this.gaps;
   }
 
-  /** Records a measure; judged as progress or not when a re-plan came before it. */
-  record(gap: number): { gap: number; delta: number | null } {
+  /** Records a measure (`delta` against the one before); a failure's measure judges the re-plan that came before it. */
+  record(gap: number, after: MeasuredAfter = 'failure'): { gap: number; delta: number | null; after: MeasuredAfter } {
     const previous = this.gaps.at(-1);
     this.gaps.push(gap);
     const delta = previous === undefined ? null : Math.round((gap - previous) * 1000) / 1000;
+    if (after === 'repair') return { gap, delta, after };
     if (this.revisedSinceMeasure) {
-      const progressed = delta !== null && delta <= -MIN_PROGRESS;
+      const progressed = this.baseline !== null && Math.round((gap - this.baseline) * 1000) / 1000 <= -MIN_PROGRESS;
       this.stalls = progressed ? 0 : this.stalls + 1;
       this.strategyStalled = this.strategyPending && !progressed;
       this.strategyPending = false;
     }
     this.revisedSinceMeasure = false;
-    return { gap, delta };
+    this.baseline = gap;
+    return { gap, delta, after };
   }
 
   noteRevision(changedStrategy: boolean): void {
@@ -92,4 +101,17 @@ export class GoalGradient {
     if (this.strategyStalled) return 'escalate';
     return this.stalls >= STALL_LIMIT ? 'change_strategy' : 'replan';
   }
+}
+
+/** The plan as the store holds it now (replaced steps left out): what a measure after a repair sees. */
+function storedView(context: RunContext): PlanView | null {
+  if (!context.plan) return null;
+  const steps = context.runs.getSteps(context.runId).filter((step) => step.replacedIn === null);
+  return { plan: context.plan, states: new Map(steps.map((step) => [step.spec.id, { status: step.status, result: step.result, ...(step.waived ? { waived: true } : {}) }])) };
+}
+
+/** Measures the run's gap after a failure or a repair, records it in the run's solver, and announces it (`goal.progress`). */
+export async function measureProgress(context: RunContext, after: MeasuredAfter, view: PlanView | null = storedView(context)): Promise<void> {
+  if (!view) return;
+  context.events.append(context.runId, 'goal.progress', context.gradient.record(await measureGap(context, view), after));
 }

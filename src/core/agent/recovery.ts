@@ -4,9 +4,10 @@ import type { EscalationChoice } from '../../shared/schemas/approval';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
 import { approveRevision, askEscalation, revisionAction, type RevisionProposal } from '../approval/checkpoints';
 import type { EditCheck } from '../approval/edit-loop';
+import { announcePlanVerdict } from '../planner/meta-validator';
 import { mergeReplacement, replanSubtree, revisionErrors, type ReplanScope } from '../planner/planner';
 import { dependentsOf } from '../planner/validate-plan';
-import { measureGap, STRATEGY_CHANGE, type GoalGradient } from './goal-gradient';
+import { measureProgress, STRATEGY_CHANGE, type GoalGradient } from './goal-gradient';
 import { callModel, noteDialect, type RunContext } from './run-context';
 import { REPLACED, type PlanView, type Recover, type Recovery } from './scheduler';
 import { isRunLevel } from './step-executor';
@@ -56,7 +57,7 @@ async function acceptedRevision(context: RunContext, scope: ReplanScope, revisio
       { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect), takenIds: takenIds(context), revision },
     );
     const proposal: RevisionProposal = { revision, failedStepId: scope.failed.id, reason: scope.reason, replaced: scope.replaced, ...merged };
-    const answer = await approveRevision(context, proposal, (edited) => editedRevision(context, scope, proposal, edited));
+    const answer = await approveRevision(context, proposal, await announcePlanVerdict(context, proposal.plan), (edited) => editedRevision(context, scope, proposal, edited));
     if (answer.accepted) return answer.proposal;
     feedback.push(answer.feedback);
   }
@@ -116,15 +117,16 @@ function scopeOf(context: RunContext, failed: PlanStep, reason: string, view: Pl
 }
 
 /**
- * Recovery after a failed step (RP-01): measure the gap (`goal.progress`); while re-plans are left and
+ * Recovery after a failed step (RP-01): measure the gap (`goal.progress`, after: failure); while re-plans are left and
  * the Goal Gradient Solver sees progress, re-plan the failed subtree; after STALL_LIMIT re-plans
  * without progress, re-plan once with a change of strategy; then, or when re-plans run out or fail,
  * escalate to the operator.
  */
-export function recoveryFor(context: RunContext, gradient: GoalGradient): Recover {
+export function recoveryFor(context: RunContext): Recover {
   const asked = new Map<string, number>();
+  const gradient = context.gradient;
   return async (failed, reason, view) => {
-    context.events.append(context.runId, 'goal.progress', gradient.record(await measureGap(context, view)));
+    await measureProgress(context, 'failure', view);
     const revision = revisionsSoFar(context) + 1;
     const correction = gradient.next();
     if (correction === 'escalate') return escalate(context, gradient, failed, reason, 'neither re-plans nor a change of strategy closed the gap to the goal', asked);

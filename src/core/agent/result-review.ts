@@ -1,6 +1,7 @@
 import type { PlanStep } from '../../shared/schemas/plan';
 import { reviewStepResult, type ResultAssessment } from '../approval/checkpoints';
 import { validateStep, type StepValidation } from '../validation/step-validator';
+import { measureProgress } from './goal-gradient';
 import type { RunContext } from './run-context';
 import type { StepConversation } from './step-conversation';
 import type { StepOutcome } from './step-executor';
@@ -32,8 +33,8 @@ function repairsSoFar(conversation: StepConversation): number {
   return conversation.messages.filter((message) => message.role === 'user' && message.content.startsWith(REPAIR_PREFIX)).length;
 }
 
-/** Sends the step back to its model with the reason, in its own conversation; once the budget is spent, the step fails naming the last verdict. */
-function repair(context: RunContext, step: PlanStep, conversation: StepConversation, validation: StepValidation, unseen: string | null): StepOutcome | null {
+/** Sends the step back to its model with the reason, in its own conversation, and measures the run's gap (`goal.progress`, after: repair); once the budget is spent, the step fails naming the last verdict. */
+async function repair(context: RunContext, step: PlanStep, conversation: StepConversation, validation: StepValidation, unseen: string | null): Promise<StepOutcome | null> {
   const reason = reasonOf(validation);
   const done = repairsSoFar(conversation);
   if (done >= context.options.repairBudget) {
@@ -43,6 +44,7 @@ function repair(context: RunContext, step: PlanStep, conversation: StepConversat
   const shown = unseen === null ? '' : ` The result came from the planned call ${step.tool ?? ''}: ${capObservation(unseen, 4000)}`;
   conversation.push({ role: 'user', content: `${REPAIR_PREFIX} (repair ${repairNumber} of ${context.options.repairBudget}): ${reason}${shown} Fix the result and answer again.` });
   context.events.append(context.runId, 'step.retried', { stepId: step.id, repair: repairNumber, reason });
+  await measureProgress(context, 'repair');
   return null;
 }
 

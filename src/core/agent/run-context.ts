@@ -13,6 +13,7 @@ import type { DialectName } from '../model/dialects/dialect';
 import { estimateTokens, type ChatRequest, type ChatResponse, type ModelClient, type ModelMode } from '../model/chat';
 import type { RunStore } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
+import type { GoalGradient } from './goal-gradient';
 
 /** Everything one run's code needs, passed down explicitly: no globals, one signal for the run. */
 export interface RunContext {
@@ -37,6 +38,8 @@ export interface RunContext {
   expiryMs: Partial<Record<ApprovalKind, number>>;
   budget: BudgetMeter;
   plan: Plan | null;
+  /** The Goal Gradient Solver: the run's gap to its goal, measured after each failure and repair. */
+  gradient: GoalGradient;
   runs: RunStore;
   events: RunEventLog;
   log?: Log;

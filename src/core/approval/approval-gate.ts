@@ -7,6 +7,7 @@ import type { Risk } from '../../shared/schemas/plan';
 import type { RunContext } from '../agent/run-context';
 import { cancelled } from '../model/retry-policy';
 import { dependentsOf } from '../planner/validate-plan';
+import { latestConfidence, meanConfidence } from './autonomy-signals';
 
 /** How long each kind of request waits for a person (plan: 5 minutes; seed 004's 30/15/10 minutes). */
 export const DEFAULT_EXPIRY_MS: Record<ApprovalKind, number> = {
@@ -39,7 +40,17 @@ export interface ExplanationInput {
   factors: string[];
   reversibility: ExplanationPacket['reversibility'];
   alternatives?: string[];
-  confidence?: number | null;
+  /** How sure the validators are: by default the latest confidence measured for the step (`stepId`), or with `'run'` their mean over the run. */
+  confidence?: number | null | 'run';
+}
+
+/** The validators' confidence an explanation packet carries, read from the run's stored verdicts. */
+function validatorConfidence(context: GateContext, input: ExplanationInput): number | null {
+  if (typeof input.confidence === 'number') return input.confidence;
+  if (input.confidence !== 'run' && input.stepId === null) return null;
+  context.events.flush();
+  const events = context.runs.events(context.runId, Number.MAX_SAFE_INTEGER);
+  return input.confidence === 'run' ? meanConfidence(events) : latestConfidence(events, input.stepId ?? '');
 }
 
 /** Seed 000's explanation packet: why, how sure, how risky, how reversible, what it costs, what it touches. */
@@ -47,7 +58,7 @@ export function explain(context: GateContext, input: ExplanationInput): Explanat
   const summary = input.summary.length > 500 ? `${input.summary.slice(0, 497)}...` : input.summary;
   return {
     summary,
-    confidence: input.confidence ?? null,
+    confidence: validatorConfidence(context, input),
     risk: { level: input.risk, factors: input.factors },
     reversibility: input.reversibility,
     cost: { tokensUsed: context.budget.totals.tokens, tokensLeft: context.budget.tokensLeft(), estimatedUsd: context.budget.totals.costUsd },

@@ -1,5 +1,5 @@
 import { ArchonError, describeZodError } from '../../shared/errors';
-import { EscalationChoiceSchema, type ApprovalDecision, type EscalationChoice } from '../../shared/schemas/approval';
+import { ESCALATION_CHOICES, EscalationChoiceSchema, type ApprovalDecision, type EscalationAction, type EscalationChoice, type PlanRevisionAction } from '../../shared/schemas/approval';
 import { PlanSchema, type Plan, type PlanStep, type Risk } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { describeGapTrend } from '../../shared/gap-trend';
@@ -7,9 +7,9 @@ import { asksAt, asksForTool } from '../../shared/policy';
 import type { RunContext } from '../agent/run-context';
 import type { CapBreach } from '../budget/budget-meter';
 import type { ChatRequest } from '../model/chat';
-import { announcePlanVerdict, type PlanVerdict } from '../planner/meta-validator';
+import type { PlanVerdict } from '../planner/meta-validator';
 import { validatePlan } from '../planner/validate-plan';
-import { toolResult, type ToolDefinition } from '../tools/tool-registry';
+import { toolResult, type Elicitation, type ElicitationAnswer, type ToolDefinition } from '../tools/tool-registry';
 import { applyLock, explain, requestApproval, runRejected, type GateContext } from './approval-gate';
 import { decide, MAX_EDIT_ATTEMPTS, type EditCheck } from './edit-loop';
 
@@ -44,12 +44,12 @@ function planRisk(plan: Plan): Risk {
   return plan.steps.some((step) => step.risk === 'high') ? 'high' : 'low';
 }
 
-/** The plan goes to a person (where the policy asks): approve, edit (re-validated as a DAG), or reject and re-plan with the feedback, until MAX_PLAN_REJECTIONS. */
-export async function approvePlan(context: CheckpointContext, makePlan: (feedback: string[]) => Promise<Plan>): Promise<Plan> {
+/** The plan is checked by `checkPlan` (the Meta-Validator, announced), then goes to a person (where the policy asks): approve, edit (re-validated as a DAG), or reject and re-plan with the feedback, until MAX_PLAN_REJECTIONS. */
+export async function approvePlan(context: CheckpointContext, makePlan: (feedback: string[]) => Promise<Plan>, checkPlan: (plan: Plan) => Promise<PlanVerdict | null>): Promise<Plan> {
   const feedback: string[] = [];
   for (let rejections = 1; ; rejections++) {
     const plan = await makePlan(feedback);
-    const checked = announcePlanVerdict(context, plan);
+    const checked = await checkPlan(plan);
     if (!asksAt(context.policy, 'plan')) return plan;
     context.plan = plan;
     const verdict = await decide(
@@ -65,6 +65,7 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
           risk: planRisk(plan),
           factors: [...metaValidatorFactors(checked), ...plan.steps.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`)],
           reversibility: 'not_applicable',
+          confidence: checked?.confidence ?? null,
         }),
       },
       (edited) => {
@@ -210,7 +211,7 @@ export async function approveFinalAnswer(context: CheckpointContext, answer: str
     stepId: null,
     summary: `Final answer: ${answer.slice(0, 300)}`,
     action: { answer },
-    explanation: explain(context, { summary: 'The run is done; this answer goes to the operator.', stepId: null, risk: 'low', factors: [], reversibility: 'not_applicable' }),
+    explanation: explain(context, { summary: 'The run is done; this answer goes to the operator.', stepId: null, risk: 'low', factors: [], reversibility: 'not_applicable', confidence: 'run' }),
   });
   if (outcome.decision.verdict === 'approve') return answer;
   if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'string') return outcome.decision.edited;
@@ -274,18 +275,17 @@ export interface RevisionProposal {
   plan: Plan;
 }
 
-export function revisionAction(proposal: RevisionProposal) {
-  return { revision: proposal.revision, reason: proposal.reason, failedStepId: proposal.failedStepId, replaced: proposal.replaced, added: proposal.added, steps: proposal.plan.steps };
+export function revisionAction(proposal: RevisionProposal): PlanRevisionAction {
+  return { revision: proposal.revision, reason: proposal.reason, failedStepId: proposal.failedStepId, replaced: [...proposal.replaced], added: proposal.added, steps: proposal.plan.steps };
 }
 
 export type RevisionAnswer = { accepted: true; proposal: RevisionProposal } | { accepted: false; feedback: string };
 
 /**
- * A revised plan goes to a person (where the policy approves plans) as a diff: approve, edit (the whole
+ * A revised plan, with the Meta-Validator's verdict on it (`checked`), goes to a person (where the policy approves plans) as a diff: approve, edit (the whole
  * revised plan, re-validated by `validateEdit`), or reject with feedback for another re-plan (`stop` ends the run).
  */
-export async function approveRevision(context: CheckpointContext, proposal: RevisionProposal, validateEdit: (edited: unknown) => EditCheck<RevisionProposal>): Promise<RevisionAnswer> {
-  const checked = announcePlanVerdict(context, proposal.plan);
+export async function approveRevision(context: CheckpointContext, proposal: RevisionProposal, checked: PlanVerdict | null, validateEdit: (edited: unknown) => EditCheck<RevisionProposal>): Promise<RevisionAnswer> {
   if (!asksAt(context.policy, 'plan')) return { accepted: true, proposal };
   const added = proposal.added.map((step) => step.id);
   const verdict = await decide(
@@ -301,6 +301,7 @@ export async function approveRevision(context: CheckpointContext, proposal: Revi
         risk: planRisk({ goal: proposal.plan.goal, steps: proposal.added }),
         factors: [...metaValidatorFactors(checked), ...proposal.added.filter((step) => step.tool).map((step) => `step ${step.id} calls ${step.tool}`)],
         reversibility: 'not_applicable',
+        confidence: checked?.confidence ?? null,
       }),
     },
     validateEdit,
@@ -320,14 +321,12 @@ export interface Escalation {
   step: PlanStep;
   reason: string;
   why: string;
-  attempts: { stepId: string; revision: number; description: string; reason: string }[];
-  verdicts: { stepId: string; verdict: string; gap: number; reasons: string[] }[];
+  attempts: EscalationAction['attempts'];
+  verdicts: EscalationAction['verdicts'];
   gapTrend: number[];
   replans: number;
   maxReplans: number;
 }
-
-export const ESCALATION_CHOICES = ['retry', 'skip', 'edit', 'end'] as const;
 
 function escalationChoice(decision: ApprovalDecision): EscalationChoice | null {
   if (decision.verdict === 'approve' || decision.verdict === 'lock') return { choice: 'retry' };
@@ -343,7 +342,7 @@ function escalationChoice(decision: ApprovalDecision): EscalationChoice | null {
  */
 export async function askEscalation(context: CheckpointContext, escalation: Escalation): Promise<{ choice: EscalationChoice; feedback: string }> {
   const { step, reason, why, gapTrend } = escalation;
-  const action = { stepId: step.id, description: step.description, expected_output: step.expected_output ?? null, reason, why, attempts: escalation.attempts, verdicts: escalation.verdicts, gapTrend, replans: escalation.replans, maxReplans: escalation.maxReplans, choices: ESCALATION_CHOICES };
+  const action: EscalationAction = { stepId: step.id, description: step.description, expected_output: step.expected_output ?? null, reason, why, attempts: escalation.attempts, verdicts: escalation.verdicts, gapTrend, replans: escalation.replans, maxReplans: escalation.maxReplans, choices: [...ESCALATION_CHOICES] };
   for (let ask = 1; ask <= MAX_EDIT_ATTEMPTS; ask++) {
     const approvalId = context.newId();
     context.events.append(context.runId, 'escalation.raised', { stepId: step.id, approvalId, reason: why, gapTrend });
@@ -367,4 +366,30 @@ export async function askEscalation(context: CheckpointContext, escalation: Esca
     if (choice) return { choice, feedback: outcome.decision.verdict === 'reject' ? outcome.decision.feedback : choice.choice };
   }
   return { choice: { choice: 'end' }, feedback: 'No valid choice was given at the escalation.' };
+}
+
+/**
+ * A server's elicitation/create as an approval of kind `elicitation`: `edit` with the form's content
+ * (checked by `validate` against the requested schema, asked again when it does not fit) accepts;
+ * anything else declines (so `--approve auto` and `deny` decline).
+ */
+export async function answerElicitation(context: CheckpointContext, stepId: string, request: Elicitation, validate: (edited: unknown) => EditCheck<Record<string, unknown>>): Promise<ElicitationAnswer> {
+  const verdict = await decide(
+    context,
+    {
+      kind: 'elicitation',
+      stepId,
+      summary: `MCP server "${request.server}" asks: ${request.message}`,
+      action: { server: request.server, message: request.message, requestedSchema: request.requestedSchema },
+      explanation: explain(context, {
+        summary: `MCP server "${request.server}" asks the operator for information while step ${stepId} calls it. Fill in the form to answer, or reject to decline.`,
+        stepId,
+        risk: 'medium',
+        factors: ['what you enter is sent to the server'],
+        reversibility: 'not_applicable',
+      }),
+    },
+    validate,
+  );
+  return verdict.verdict === 'edit' ? { action: 'accept', content: verdict.value } : { action: 'decline' };
 }

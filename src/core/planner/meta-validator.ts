@@ -1,12 +1,14 @@
 import type { Plan, PlanStep } from '../../shared/schemas/plan';
-import type { RunOptions } from '../../shared/schemas/run';
 import type { ValidationCheck, Verdict } from '../../shared/schemas/validation';
-import type { RunEventLog } from '../events/run-event-log';
+import type { RunContext } from '../agent/run-context';
+import { askCritic, type CriticAnswer } from '../validation/critic';
 
 export interface PlanVerdict {
   verdict: Verdict;
-  /** Share of the checks that failed. */
+  /** Share of the checks that failed, or the critic's gap when that is larger. */
   gap: number;
+  /** The critic's confidence in its verdict; null when no critic judged the plan. */
+  confidence: number | null;
   reasons: string[];
   checks: ValidationCheck[];
 }
@@ -67,15 +69,46 @@ export function metaValidate(plan: Plan): PlanVerdict {
   return {
     verdict: failed.length === 0 ? 'pass' : 'fail',
     gap: Math.round((failed.length / checks.length) * 100) / 100,
+    confidence: null,
     reasons: failed.map((item) => item.detail ?? item.name),
     checks,
   };
 }
 
-/** Checks a plan and announces the verdict (`validation.completed` with `stepId: null`) before anyone is shown it; nothing when verification is off. */
-export function announcePlanVerdict(context: { runId: string; events: RunEventLog; options: Pick<RunOptions, 'verification'> }, plan: Plan): PlanVerdict | null {
+/** What the critic judges a plan against. */
+export const PLAN_CRITERIA = 'The plan covers the goal: done as described, its steps reach every part of the goal, with nothing left out and no step beside the point.';
+
+function planText(plan: Plan): string {
+  return plan.steps
+    .map((step) => `${step.id}${step.dependencies.length > 0 ? ` (after ${step.dependencies.join(', ')})` : ''}: ${step.description}${step.tool ? ` [calls ${step.tool}]` : ''} -> ${step.expected_output ?? 'no expected output'}`)
+    .join('\n');
+}
+
+/** The deterministic verdict joined with the critic's on whether the plan covers the goal (an unreadable critic fails that check). */
+function withCritic(checked: PlanVerdict, answer: CriticAnswer): PlanVerdict {
+  if (!answer.readable) {
+    return { ...checked, verdict: 'fail', reasons: [...checked.reasons, answer.reason], checks: [...checked.checks, { name: 'covers_goal', passed: false, detail: answer.reason }] };
+  }
+  const { verdict, gap, reason, confidence } = answer.verdict;
+  const check: ValidationCheck = verdict === 'pass' ? { name: 'covers_goal', passed: true } : { name: 'covers_goal', passed: false, detail: reason };
+  return {
+    verdict: checked.verdict === 'pass' && verdict === 'pass' ? 'pass' : 'fail',
+    gap: Math.max(checked.gap, gap),
+    confidence: confidence ?? null,
+    reasons: [...checked.reasons, `Critic (${verdict}, gap ${gap}): ${reason}`],
+    checks: [...checked.checks, check],
+  };
+}
+
+/**
+ * Checks a plan and announces the verdict (`validation.completed` with `stepId: null`) before anyone is
+ * shown it: the deterministic checks, and with verification `critic` a critic's verdict on whether the
+ * plan covers the goal (bounded by the critic's own retry cap). Nothing when verification is off.
+ */
+export async function announcePlanVerdict(context: RunContext, plan: Plan): Promise<PlanVerdict | null> {
   if (context.options.verification === 'off') return null;
-  const verdict = metaValidate(plan);
-  context.events.append(context.runId, 'validation.completed', { stepId: null, verdict: verdict.verdict, gap: verdict.gap, confidence: null, reasons: verdict.reasons, checks: verdict.checks });
+  const checked = metaValidate(plan);
+  const verdict = context.options.verification === 'critic' ? withCritic(checked, await askCritic(context, { task: context.goal, criteria: PLAN_CRITERIA, subject: `Plan:\n${planText(plan)}`, evidence: [], stepId: null })) : checked;
+  context.events.append(context.runId, 'validation.completed', { stepId: null, verdict: verdict.verdict, gap: verdict.gap, confidence: verdict.confidence, reasons: verdict.reasons, checks: verdict.checks });
   return verdict;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { RiskSchema } from './plan';
+import { PlanStepSchema, RiskSchema } from './plan';
+import { VerdictSchema } from './validation';
 
 /** The checkpoints at which a person may be asked. */
 export const ApprovalKindSchema = z.enum([
@@ -78,3 +79,34 @@ export const EscalationChoiceSchema = z.discriminatedUnion('choice', [
   z.object({ choice: z.literal('end') }),
 ]);
 export type EscalationChoice = z.infer<typeof EscalationChoiceSchema>;
+
+export const ESCALATION_CHOICES = ['retry', 'skip', 'edit', 'end'] as const;
+
+/** What an `escalation` request shows: the step, why recovery stopped, the failed attempts, the validators' verdicts and the gap trend. */
+export const EscalationActionSchema = z.object({
+  stepId: z.string(),
+  description: z.string(),
+  expected_output: z.string().nullable(),
+  /** The step's failure, verbatim. */
+  reason: z.string(),
+  /** Why recovery handed the step to the operator. */
+  why: z.string(),
+  attempts: z.array(z.object({ stepId: z.string(), revision: z.int().nonnegative(), description: z.string(), reason: z.string() })),
+  verdicts: z.array(z.object({ stepId: z.string(), verdict: VerdictSchema, gap: z.number().min(0).max(1), reasons: z.array(z.string()) })),
+  gapTrend: z.array(z.number()),
+  replans: z.int().nonnegative(),
+  maxReplans: z.int().nonnegative(),
+  choices: z.array(z.enum(ESCALATION_CHOICES)),
+});
+export type EscalationAction = z.infer<typeof EscalationActionSchema>;
+
+/** What a revised plan's `plan` request shows: a diff against the running plan, and the whole revised plan. */
+export const PlanRevisionActionSchema = z.object({
+  revision: z.int().positive(),
+  reason: z.string(),
+  failedStepId: z.string(),
+  replaced: z.array(z.string()),
+  added: z.array(PlanStepSchema),
+  steps: z.array(PlanStepSchema),
+});
+export type PlanRevisionAction = z.infer<typeof PlanRevisionActionSchema>;

@@ -85,7 +85,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   /** A scoped re-plan: `replaced` steps (the failed one and its not-yet-started dependants) gave way to `added` ones. */
   runEvent('plan.revised', { revision: z.int().positive(), replaced: z.array(z.string()), added: z.array(z.string()), reason: z.string(), plan: PlanSchema }),
   /** The Goal Gradient Solver's measure of how far the run is from its goal (0 reached, 1 nowhere); `delta` is the change since the last measure. */
-  runEvent('goal.progress', { gap: z.number().min(0).max(1), delta: z.number().nullable() }),
+  /** The run's gap to its goal, measured after a failure (before its re-plan) or after a repair (`after`; absent in older runs: a failure). */
+  runEvent('goal.progress', { gap: z.number().min(0).max(1), delta: z.number().nullable(), after: z.enum(['failure', 'repair']).optional() }),
   runEvent('escalation.raised', { stepId: z.string().nullable(), approvalId: z.string(), reason: z.string(), gapTrend: z.array(z.number()) }),
   /** An MCP server's definition of a tool changed: earlier grants for it no longer apply. */
   runEvent('tool.definition_changed', { tool: z.string(), server: z.string(), previousHash: z.string(), hash: z.string() }),

@@ -16,7 +16,7 @@ describe('Goal Gradient Solver', () => {
     const stalled = new GoalGradient();
     stalled.record(0.5);
     stalled.noteRevision(false);
-    expect(stalled.record(0.48)).toEqual({ gap: 0.48, delta: -0.02 });
+    expect(stalled.record(0.48)).toEqual({ gap: 0.48, delta: -0.02, after: 'failure' });
     expect(stalled.next()).toBe('replan');
     stalled.noteRevision(false);
     stalled.record(0.5);
@@ -34,6 +34,23 @@ describe('Goal Gradient Solver', () => {
     helped.noteRevision(true);
     helped.record(0.2);
     expect(helped.next()).toBe('replan');
+  });
+
+  it('measures after repairs are recorded but never judged: only re-plans count towards a stall, each against the gap at the failure it answered', () => {
+    const gradient = new GoalGradient();
+    gradient.record(0.5);
+    for (const _replan of [1, 2]) {
+      gradient.noteRevision(false);
+      // The replacement's repair looks like progress; the next failure shows it was not.
+      expect(gradient.record(0.3, 'repair')).toEqual({ gap: 0.3, delta: -0.2, after: 'repair' });
+      expect(gradient.record(0.5)).toEqual({ gap: 0.5, delta: 0.2, after: 'failure' });
+    }
+    expect(gradient.trend).toEqual([0.5, 0.3, 0.5, 0.3, 0.5]);
+    expect(gradient.next()).toBe('change_strategy');
+
+    const repairsOnly = new GoalGradient();
+    for (const gap of [0.5, 0.5, 0.5, 0.5]) repairsOnly.record(gap, 'repair');
+    expect(repairsOnly.next()).toBe('replan');
   });
 
   it('a measure with no re-plan before it is not judged', () => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { denyAll, type ApprovalChannel } from '../../../src/core/approval/approval-channel';
 import { PendingApprovals } from '../../../src/core/approval/pending-approvals';
 import { defineTool, ToolRegistry, toolResult } from '../../../src/core/tools/tool-registry';
-import type { ApprovalDecision, ApprovalRequest } from '../../../src/shared/schemas/approval';
+import { EscalationActionSchema, PlanRevisionActionSchema, type ApprovalDecision, type ApprovalRequest } from '../../../src/shared/schemas/approval';
 import type { RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, requestText, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine, type EngineHarness } from '../../support/engine';
@@ -36,6 +36,7 @@ function script(handlers: {
   return (request: RecordedRequest): ScriptedReply => {
     if (request.purpose === 'plan') return handlers.plan();
     if (request.purpose === 'replan') return handlers.replan?.(request, replans++) ?? { content: 'no plan' };
+    if (request.purpose === 'critic' && requestText(request).includes('Criteria: The plan covers the goal')) return { toolCalls: [{ name: 'submit_verdict', arguments: { verdict: 'pass', gap: 0, reason: 'The plan covers the goal.' } }] };
     if (request.purpose === 'critic') return handlers.critic?.(request, critics++) ?? { content: 'no verdict' };
     if (request.purpose === 'final') return { content: 'final answer' };
     const id = stepIdOf(request) ?? '?';
@@ -114,6 +115,8 @@ describe('scoped re-plan (RP-01)', () => {
     // Balanced approves plans: the revision was asked as a diff against the running plan.
     const asked = eventsOf(engine.events, 'approval.requested').filter((event) => event.kind === 'plan');
     expect(asked).toHaveLength(2);
+    // The revised plan's action is exactly the shared schema's, as the app parses it.
+    expect(PlanRevisionActionSchema.safeParse(asked[1]?.action).success).toBe(true);
     expect(asked[1]?.action).toMatchObject({ revision: 1, failedStepId: 'fetch', replaced: ['fetch', 'report'], added: [{ id: 'fetch_mirror' }, { id: 'report.r1', dependencies: ['fetch_mirror'] }] });
 
     const stored = engine.runtime.store.runs.getSteps(result.runId).map((step) => [step.spec.id, step.status, step.revision, step.replacedIn]);
@@ -218,7 +221,8 @@ describe('Goal Gradient Solver and escalation', () => {
     const request = eventsOf(engine.events, 'approval.requested').find((event) => event.kind === 'escalation');
     expect(request?.approvalId).toBe(escalations[0]?.approvalId);
     expect(request?.action).toMatchObject({ stepId: 'solve.r3', gapTrend: [0.5, 0.5, 0.5, 0.5], replans: 3, maxReplans: 5, choices: ['retry', 'skip', 'edit', 'end'] });
-    expect((request?.action as { attempts: { stepId: string }[] }).attempts.map((attempt) => attempt.stepId)).toEqual(['solve', 'solve.r1', 'solve.r2', 'solve.r3']);
+    const action = EscalationActionSchema.parse(request?.action);
+    expect(action.attempts.map((attempt) => attempt.stepId)).toEqual(['solve', 'solve.r1', 'solve.r2', 'solve.r3']);
     expect(eventsOf(engine.events, 'approval.resolved').at(-1)).toMatchObject({ approvalId: request?.approvalId, status: 'rejected' });
 
     // 1 plan + 1 prep + 4 looping steps × 3 calls + 3 re-plans: nothing more.
@@ -245,8 +249,10 @@ describe('Goal Gradient Solver and escalation', () => {
       [0.9, null],
       [0.6, -0.3],
     ]);
-    const critics = engine.server.chatRequests.filter((request) => request.purpose === 'critic');
+    const critics = engine.server.chatRequests.filter((request) => request.purpose === 'critic' && requestText(request).includes('Criteria: The goal is reached'));
     expect(critics).toHaveLength(2);
+    // The Meta-Validator's critic judged the plan and its one revision.
+    expect(engine.server.chatRequests.filter((request) => request.purpose === 'critic')).toHaveLength(4);
     expect(requestText(critics[0] as RecordedRequest)).toContain('Task: Reach the far goal');
     expect(requestText(critics[0] as RecordedRequest)).toContain('Criteria: The goal is reached');
     expect(requestText(critics[1] as RecordedRequest)).toContain('only.r1 (Do it another way): not done (failed)');

@@ -10,12 +10,20 @@ function verdict(answer: { verdict: 'pass' | 'fail'; gap: number; reason: string
   return { toolCalls: [{ name: 'submit_verdict', arguments: answer }] };
 }
 
-/** Routes by purpose; `step` and `critic` get how many requests of their purpose came before. */
-function script(handlers: { steps: PlanStepScript[]; step: (turn: number, request: RecordedRequest) => ScriptedReply; critic?: (turn: number, request: RecordedRequest) => ScriptedReply; text?: boolean }) {
+/** A critic request about the plan (the Meta-Validator's), not about a step's result. */
+const isPlanCritic = (request: RecordedRequest) => requestText(request).includes('Criteria: The plan covers the goal');
+
+/** A critic request measuring the run's gap to its goal (the Goal Gradient Solver's, after a repair or a failure). */
+const isGoalCritic = (request: RecordedRequest) => requestText(request).includes('Criteria: The goal is reached');
+
+/** Routes by purpose; `step` and `critic` (on step results) get how many requests of their purpose came before. */
+function script(handlers: { steps: PlanStepScript[]; step: (turn: number, request: RecordedRequest) => ScriptedReply; critic?: (turn: number, request: RecordedRequest) => ScriptedReply; planCritic?: ScriptedReply; text?: boolean }) {
   const counts = { step: 0, critic: 0 };
   return (request: RecordedRequest): ScriptedReply => {
     if (request.purpose === 'plan') return handlers.text ? { content: JSON.stringify({ goal: 'g', steps: handlers.steps.map((step) => ({ dependencies: [], ...step })) }) } : planReply(handlers.steps);
     if (request.purpose === 'final') return { content: 'final answer' };
+    if (request.purpose === 'critic' && isPlanCritic(request)) return handlers.planCritic ?? verdict({ verdict: 'pass', gap: 0, reason: 'The plan covers the goal.', confidence: 1 });
+    if (request.purpose === 'critic' && isGoalCritic(request)) return verdict({ verdict: 'fail', gap: 0.5, reason: 'Half done.', confidence: 1 });
     if (request.purpose === 'critic') return handlers.critic?.(counts.critic++, request) ?? verdict({ verdict: 'pass', gap: 0, reason: 'fine', confidence: 1 });
     return handlers.step(counts.step++, request);
   };
@@ -49,7 +57,10 @@ describe('the Agent-Validator with a critic (real openai client, scripted server
     });
     const result = await engine.run('total the invoices', { verification: 'critic' });
     expect(result).toMatchObject({ status: 'completed', answer: 'final answer' });
-    expect(countsByPurpose(engine.server.chatRequests)).toEqual({ plan: 1, step: 2, critic: 2, final: 1 });
+    // One critic request judges the plan (the Meta-Validator), two judge the step's answers, one measures the gap to the goal after the repair.
+    expect(countsByPurpose(engine.server.chatRequests)).toEqual({ plan: 1, step: 2, critic: 4, final: 1 });
+    expect(ofType(engine.events, 'goal.progress')).toMatchObject([{ gap: 0.5, delta: null, after: 'repair' }]);
+    expect(engine.events.findIndex((event) => event.type === 'goal.progress')).toBeGreaterThan(engine.events.findIndex((event) => event.type === 'step.retried'));
     const [first, second] = engine.server.chatRequests.filter((request) => request.purpose === 'step') as RecordedRequest[];
     expect(requestText(first as RecordedRequest)).not.toContain(CRITIC_REASON);
     expect(requestText(second as RecordedRequest)).toContain(CRITIC_REASON);
@@ -69,7 +80,7 @@ describe('the Agent-Validator with a critic (real openai client, scripted server
       }),
     });
     expect(await engine.run('compute', { verification: 'critic' })).toMatchObject({ status: 'completed' });
-    const critic = engine.server.chatRequests.find((request) => request.purpose === 'critic') as RecordedRequest;
+    const critic = engine.server.chatRequests.find((request) => request.purpose === 'critic' && !isPlanCritic(request)) as RecordedRequest;
     expect(critic.body.tools?.map((tool) => tool.function.name)).toEqual(['submit_verdict']);
     expect(critic.body.messages?.map((message) => message.role)).toEqual(['system', 'user']);
     const text = requestText(critic);
@@ -92,7 +103,7 @@ describe('the Agent-Validator with a critic (real openai client, scripted server
       }),
     });
     expect(await engine.run('greet', { verification: 'critic' })).toMatchObject({ status: 'completed' });
-    const critics = engine.server.chatRequests.filter((request) => request.purpose === 'critic');
+    const critics = engine.server.chatRequests.filter((request) => request.purpose === 'critic' && !isPlanCritic(request));
     expect(critics).toHaveLength(2);
     expect(critics[0]?.body.tools).toBeUndefined();
     expect(requestText(critics[0] as RecordedRequest)).toContain('Verdict: {"verdict": "pass" or "fail"');
@@ -106,8 +117,8 @@ describe('the Agent-Validator with a critic (real openai client, scripted server
     });
     const result = await engine.run('g', { verification: 'critic', repairBudget: 1, maxReplans: 0 });
     expect(result.status).toBe('failed');
-    // Two answers and one repair: each answer gets the critic twice (the second after the feedback); two more measure the gap to the goal.
-    expect(countsByPurpose(engine.server.chatRequests)).toEqual({ plan: 1, step: 2, critic: 6 });
+    // One judges the plan; two answers and one repair: each answer gets the critic twice (the second after the feedback); two more measure the gap to the goal.
+    expect(countsByPurpose(engine.server.chatRequests)).toEqual({ plan: 1, step: 2, critic: 7 });
     expect(ofType(engine.events, 'step.failed')).toMatchObject([{ stepId: 'one', reason: expect.stringMatching(/validation_failed: .*after 1 repair.*no readable verdict/s) }]);
   });
 });
@@ -126,6 +137,8 @@ describe('the Agent-Validator with deterministic checks', () => {
     expect(retried).toMatchObject([{ stepId: 'data', repair: 1, reason: expect.stringContaining('JSON') }]);
     const second = engine.server.chatRequests.filter((request) => request.purpose === 'step')[1] as RecordedRequest;
     expect(requestText(second)).toContain(retried[0]?.reason);
+    // With checks, the gap after the repair is the share of the plan not yet completed.
+    expect(ofType(engine.events, 'goal.progress')).toEqual([expect.objectContaining({ gap: 1, delta: null, after: 'repair' })]);
     expect(stepVerdicts(engine.events).map((event) => [event.verdict, event.checks.find((check) => check.name === 'format_json')?.passed])).toEqual([
       ['fail', false],
       ['pass', true],
@@ -214,6 +227,64 @@ describe("the validator's confidence routes the result (seed 003: 0.95 goes on, 
     expect(await engine.run('g', { verification: 'critic' })).toMatchObject({ status: 'completed' });
     expect(ofType(engine.events, 'step.retried')).toMatchObject([{ repair: 1, reason: expect.stringMatching(/confidence 0\.50 is below 0\.7: Unsure about the units\./) }]);
     expect(ofType(engine.events, 'step.completed')).toMatchObject([{ result: 'answer 1' }]);
+  });
+
+  it('the Meta-Validator asks the critic whether the plan covers the goal before the plan is shown; the verdict goes into its packet and validation.completed', async () => {
+    const { asked, channel } = recorder();
+    const PLAN_GAP = 'Nothing looks up the weather in Rome.';
+    const engine = await startEngine(
+      {
+        reply: script({
+          steps: [{ id: 'paris', description: 'weather in Paris', expected_output: 'a forecast' }],
+          step: () => ({ content: 'Sunny in Paris.' }),
+          planCritic: verdict({ verdict: 'fail', gap: 0.5, reason: PLAN_GAP, confidence: 0.85 }),
+        }),
+      },
+      { approvals: channel },
+    );
+    expect(await engine.run('weather in Paris and Rome', { verification: 'critic', policy: 'balanced' })).toMatchObject({ status: 'completed' });
+    const requests = engine.server.chatRequests;
+    const planCritics = requests.filter((request) => request.purpose === 'critic' && isPlanCritic(request));
+    expect(planCritics).toHaveLength(1);
+    expect(requestText(planCritics[0] as RecordedRequest)).toContain('Task: weather in Paris and Rome');
+    expect(requestText(planCritics[0] as RecordedRequest)).toContain('paris: weather in Paris -> a forecast');
+    // Judged before any step ran (the plan was shown first).
+    expect(requests.findIndex((request) => isPlanCritic(request))).toBeLessThan(requests.findIndex((request) => request.purpose === 'step'));
+    const plan = asked.find((request) => request.kind === 'plan');
+    expect(plan?.explanation.confidence).toBe(0.85);
+    expect(plan?.explanation.risk.factors).toContain(`Meta-Validator: Critic (fail, gap 0.5): ${PLAN_GAP}`);
+    expect(ofType(engine.events, 'validation.completed').filter((event) => event.stepId === null)).toMatchObject([
+      { verdict: 'fail', gap: 0.5, confidence: 0.85, reasons: [`Critic (fail, gap 0.5): ${PLAN_GAP}`], checks: expect.arrayContaining([{ name: 'covers_goal', passed: false, detail: PLAN_GAP }]) },
+    ]);
+  });
+
+  it("approvals about a step carry its latest validator confidence; the final answer's carries the run's mean", async () => {
+    const { asked, channel } = recorder();
+    const engine = await startEngine(
+      { reply: script({ steps: [{ id: 'one', description: 'x', expected_output: 'y' }], step: () => ({ content: 'an answer' }), critic: () => verdict({ verdict: 'pass', gap: 0.02, reason: 'Right.', confidence: 0.96 }), planCritic: verdict({ verdict: 'pass', gap: 0, reason: 'Covers it.', confidence: 0.9 }) }) },
+      { approvals: channel },
+    );
+    expect(await engine.run('g', { verification: 'critic', policy: 'balanced' })).toMatchObject({ status: 'completed' });
+    expect(asked.find((request) => request.kind === 'final_answer')?.explanation.confidence).toBe(0.93);
+  });
+
+  it('an escalation carries the failed step\'s latest validator confidence', async () => {
+    const asked: ApprovalRequest[] = [];
+    const channel = { canRaiseBudgets: false, decide: async (request: ApprovalRequest) => (asked.push(request), request.kind === 'escalation' ? { verdict: 'reject' as const, feedback: 'end' } : { verdict: 'approve' as const }) };
+    const engine = await startEngine(
+      { reply: script({ steps: [{ id: 'one', description: 'x', expected_output: 'y' }], step: () => ({ content: 'an answer' }), critic: (turn) => verdict({ verdict: 'fail', gap: 0.5, reason: 'Wrong.', confidence: turn === 0 ? 0.6 : 0.75 }) }) },
+      { approvals: channel },
+    );
+    expect(await engine.run('g', { verification: 'critic', policy: 'permissive', repairBudget: 1, maxReplans: 0 })).toMatchObject({ status: 'failed' });
+    expect(stepVerdicts(engine.events).map((event) => event.confidence)).toEqual([0.6, 0.75]);
+    expect(asked.filter((request) => request.kind === 'escalation').map((request) => request.explanation.confidence)).toEqual([0.75]);
+  });
+
+  it('a plan critic that never answers readably is bounded by its retry cap and fails the coverage check', async () => {
+    const engine = await startEngine({ reply: script({ steps: [{ id: 'one', description: 'x', expected_output: 'y' }], step: () => ({ content: 'done' }), planCritic: { content: 'no idea' } }) });
+    expect(await engine.run('g', { verification: 'critic' })).toMatchObject({ status: 'completed' });
+    expect(engine.server.chatRequests.filter((request) => isPlanCritic(request))).toHaveLength(2);
+    expect(ofType(engine.events, 'validation.completed').find((event) => event.stepId === null)).toMatchObject({ verdict: 'fail', confidence: null, checks: expect.arrayContaining([expect.objectContaining({ name: 'covers_goal', passed: false })]) });
   });
 });
 

@@ -53,7 +53,8 @@ describe('archon run / resume', () => {
     });
     const result = await archon(['run', 'answer', '--model-url', server.url, '--data-dir', tempDir(), '--approve', 'auto', '--verify', 'critic']).done;
     expect(result.status, result.stderr).toBe(0);
-    expect(server.chatRequests.map((request) => request.purpose)).toEqual(['plan', 'step', 'critic', 'final']);
+    // The Meta-Validator's critic judges the plan before the step runs.
+    expect(server.chatRequests.map((request) => request.purpose)).toEqual(['plan', 'critic', 'step', 'critic', 'final']);
     expect(result.stderr).toContain('validation pass (confidence 0.99)');
     expect((await archon(['run', 'answer', '--verify', 'maybe', '--data-dir', tempDir()]).done).status).toBe(2);
   });

@@ -1,42 +1,18 @@
 import { useId, useState, type ReactNode } from 'react';
-import { z } from 'zod';
-import type { ApprovalRequest, EscalationChoice } from '../../../../shared/schemas/approval';
-import { VerdictSchema } from '../../../../shared/schemas/validation';
+import { EscalationActionSchema, type ApprovalRequest, type EscalationAction, type EscalationChoice } from '../../../../shared/schemas/approval';
 import { formatTrend } from '../validation/validation-model';
 import { ConfirmOrCancel } from './confirm-or-cancel';
 
-/** What an escalation's action tells the operator; each part read on its own, so a part missing or malformed hides only itself. */
-const EvidenceSchema = z.object({
-  stepId: z.string().optional().catch(undefined),
-  description: z.string().optional().catch(undefined),
-  expected_output: z.string().nullable().optional().catch(undefined),
-  reason: z.string().optional().catch(undefined),
-  attempts: z.array(z.object({ stepId: z.string(), reason: z.string() })).optional().catch(undefined),
-  verdicts: z.array(z.object({ stepId: z.string().optional(), verdict: VerdictSchema, gap: z.number(), reasons: z.array(z.string()) })).optional().catch(undefined),
-  gapTrend: z.array(z.number()).optional().catch(undefined),
-});
-type Evidence = z.infer<typeof EvidenceSchema>;
-
-function readEvidence(action: unknown): Evidence {
-  const parsed = EvidenceSchema.safeParse(action);
-  return parsed.success ? parsed.data : {};
-}
-
-function EvidenceList({ evidence, stepId }: { evidence: Evidence; stepId: string | null }) {
-  const { attempts = [], verdicts = [], gapTrend = [] } = evidence;
+function EvidenceList({ evidence }: { evidence: EscalationAction }) {
+  const { attempts, verdicts, gapTrend } = evidence;
   return (
     <dl className="explanation escalation-evidence" aria-label="Escalation evidence">
       <dt>Step</dt>
       <dd>
-        {evidence.stepId ?? stepId ?? 'the run'}
-        {evidence.description && `: ${evidence.description}`}
+        {evidence.stepId}: {evidence.description}
       </dd>
-      {evidence.reason && (
-        <>
-          <dt>Failure</dt>
-          <dd>{evidence.reason}</dd>
-        </>
-      )}
+      <dt>Failure</dt>
+      <dd>{evidence.reason}</dd>
       <dt>Failed attempts</dt>
       <dd>
         {attempts.length === 0 ? (
@@ -59,7 +35,7 @@ function EvidenceList({ evidence, stepId }: { evidence: Evidence; stepId: string
           <ol aria-label="Verdicts">
             {verdicts.map((verdict, index) => (
               <li key={index}>
-                {verdict.stepId && `${verdict.stepId}: `}
+                {verdict.stepId}:{' '}
                 <span className={`verdict verdict-${verdict.verdict}`}>{verdict.verdict}</span> gap {verdict.gap.toFixed(2)}
                 {verdict.reasons.length > 0 && ` — ${verdict.reasons.join('; ')}`}
               </li>
@@ -74,9 +50,9 @@ function EvidenceList({ evidence, stepId }: { evidence: Evidence; stepId: string
 }
 
 /** The new description (and, optionally, expected output) the step runs with. */
-function StepEditor({ evidence, onDone, onCancel }: { evidence: Evidence; onDone(choice: EscalationChoice): void; onCancel(): void }) {
-  const [description, setDescription] = useState(evidence.description ?? '');
-  const [expected, setExpected] = useState(evidence.expected_output ?? '');
+function StepEditor({ evidence, onDone, onCancel }: { evidence: EscalationAction | null; onDone(choice: EscalationChoice): void; onCancel(): void }) {
+  const [description, setDescription] = useState(evidence?.description ?? '');
+  const [expected, setExpected] = useState(evidence?.expected_output ?? '');
   const descriptionId = useId();
   const expectedId = useId();
   const trimmed = description.trim();
@@ -99,15 +75,17 @@ function StepEditor({ evidence, onDone, onCancel }: { evidence: Evidence; onDone
 /**
  * An escalation: validation, repairs and re-plans did not get a step through. The operator sees the
  * evidence and chooses: retry the step, skip it (its dependants run without it), edit it, or end the run.
+ * An action that does not match EscalationActionSchema is shown as it is.
  */
 export function EscalationPanel({ request, explanation, onChoose }: { request: ApprovalRequest; explanation: ReactNode; onChoose(choice: EscalationChoice): void }) {
   const [editing, setEditing] = useState(false);
-  const evidence = readEvidence(request.action);
+  const parsed = EscalationActionSchema.safeParse(request.action);
+  const evidence = parsed.success ? parsed.data : null;
   return (
     <>
-      <EvidenceList evidence={evidence} stepId={request.stepId} />
+      {evidence && <EvidenceList evidence={evidence} />}
       {explanation}
-      <details>
+      <details open={evidence === null}>
         <summary>The exact action</summary>
         <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
       </details>
