@@ -50,8 +50,6 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   mcp?: McpToolFacts;
   /** The operator's per-tool setting that applies to this tool (default: the one under its name). */
   approvalOverride?(settings: Readonly<Record<string, ToolApprovalOverride>>): ToolApprovalOverride | undefined;
-  /** Told when a person approved a call to it. */
-  approved?(): void;
 }
 
 /** Erases a tool's input type so tools of different inputs can share one registry. */
