@@ -23,6 +23,8 @@ export interface McpToolsetOptions {
   confinement: Confinement;
   /** Registered names (`SERVER__TOOL`) the operator disabled. */
   disabledTools: readonly string[];
+  /** Names taken by the run's other tools (the built-ins): no MCP tool gets one. */
+  reservedNames?: readonly string[];
   now: () => Date;
   signal: AbortSignal;
 }
@@ -110,7 +112,7 @@ function mcpTool(options: McpToolsetOptions, entry: ServerTool): ToolDefinition 
 async function serverTools(options: McpToolsetOptions, server: string, config: McpServerConfig): Promise<{ tools: ToolDefinition[]; notices: ToolNotice[] }> {
   try {
     const session = await options.sessions.session(server, config, options.confinement, options.signal);
-    const names = registeredToolNames(server, session.tools.map((tool) => tool.name));
+    const names = registeredToolNames(server, session.tools.map((tool) => tool.name), options.reservedNames);
     const notices: ToolNotice[] = [];
     const tools: ToolDefinition[] = [];
     for (const tool of session.tools) {
