@@ -25,17 +25,36 @@ export function maskMcpSecrets(settings: Settings): Settings {
   return { ...settings, mcpServers };
 }
 
-/** A server's config from the page with each masked value put back from the saved config of the same name. */
+function originOf(url: string): string | null {
+  return URL.canParse(url) ? new URL(url).origin : null;
+}
+
+/** Whether saved values may go to this config: the same origin, or the same command and arguments (they were given for that one). */
+function sameRecipient(config: McpServerConfig, saved: McpServerConfig): boolean {
+  if ('command' in config) return 'command' in saved && config.command === saved.command && JSON.stringify(config.args ?? []) === JSON.stringify(saved.args ?? []);
+  return 'url' in saved && originOf(config.url) !== null && originOf(config.url) === originOf(saved.url);
+}
+
+/**
+ * A server's config from the page with each masked value put back from the saved config of the same
+ * name, only while it goes where it went: a changed URL origin, command or arguments must have its
+ * values typed again.
+ */
 export function unmaskMcpServer(name: string, config: McpServerConfig, saved: Settings['mcpServers']): McpServerConfig {
   const secrets = secretsOf(config);
   if (!secrets) return config;
-  const before = secretsOf(saved[name] ?? config) ?? {};
+  const field = `mcpServers.${name}.${'command' in config ? 'env' : 'headers'}`;
+  const masked = Object.keys(secrets).filter((key) => secrets[key] === MASKED_SECRET);
+  const previous = saved[name];
+  if (masked.length > 0 && previous && !sameRecipient(config, previous)) {
+    const changed = 'command' in config ? 'command or arguments' : 'URL origin';
+    throw new ArchonError('VALIDATION_FAILED', `${name}'s ${changed} changed, so its saved values are not sent to it: type ${masked.map((key) => `${field}.${key}`).join(', ')} again.`);
+  }
+  const before = (previous && secretsOf(previous)) ?? {};
   const restored = Object.entries(secrets).map(([key, value]) => {
     if (value !== MASKED_SECRET) return [key, value];
     const kept = before[key];
-    if (kept === undefined || kept === MASKED_SECRET) {
-      throw new ArchonError('VALIDATION_FAILED', `mcpServers.${name}.${'command' in config ? 'env' : 'headers'}.${key} is masked but nothing is saved for it: type its value.`);
-    }
+    if (kept === undefined || kept === MASKED_SECRET) throw new ArchonError('VALIDATION_FAILED', `${field}.${key} is masked but nothing is saved for it: type its value.`);
     return [key, kept];
   });
   return withSecrets(config, Object.fromEntries(restored));

@@ -21,10 +21,22 @@ describe('MCP secrets at the page boundary', () => {
 
   it('puts saved values back for masked ones and keeps values typed anew', () => {
     const back = unmaskMcpServers(
-      { local: { command: 'server', env: { API_KEY: MASKED_SECRET, MORE: 'typed' } }, remote: { url: 'https://mcp.example/mcp', headers: { Authorization: 'Bearer new' } } },
+      { local: { command: 'server', args: ['--port', '1'], env: { API_KEY: MASKED_SECRET, MORE: 'typed' } }, remote: { url: 'https://mcp.example/other-path', headers: { Authorization: MASKED_SECRET } } },
       saved,
     );
-    expect(back).toEqual({ local: { command: 'server', env: { API_KEY: 'sk-local-secret', MORE: 'typed' } }, remote: { url: 'https://mcp.example/mcp', headers: { Authorization: 'Bearer new' } } });
+    expect(back).toEqual({
+      local: { command: 'server', args: ['--port', '1'], env: { API_KEY: 'sk-local-secret', MORE: 'typed' } },
+      remote: { url: 'https://mcp.example/other-path', headers: { Authorization: 'Bearer remote-secret' } },
+    });
+  });
+
+  it('never sends saved values to another origin, command or arguments: they must be typed again', () => {
+    expect(() => unmaskMcpServer('remote', { url: 'https://attacker.example/mcp', headers: { Authorization: MASKED_SECRET } }, saved)).toThrow(
+      "remote's URL origin changed, so its saved values are not sent to it: type mcpServers.remote.headers.Authorization again.",
+    );
+    expect(() => unmaskMcpServer('local', { command: 'curl', args: ['--port', '1'], env: { API_KEY: MASKED_SECRET } }, saved)).toThrow(/local's command or arguments changed.*mcpServers\.local\.env\.API_KEY again/);
+    expect(() => unmaskMcpServer('local', { command: 'server', args: ['--port', '2'], env: { API_KEY: MASKED_SECRET } }, saved)).toThrow(/command or arguments changed/);
+    expect(unmaskMcpServer('local', { command: 'curl', env: { API_KEY: 'typed again' } }, saved)).toEqual({ command: 'curl', env: { API_KEY: 'typed again' } });
   });
 
   it('refuses a masked value with nothing saved behind it, naming the field', () => {

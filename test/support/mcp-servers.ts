@@ -1,4 +1,7 @@
 import { fileURLToPath } from 'node:url';
+import { McpSessions } from '../../src/core/mcp/mcp-sessions';
+import { mcpToolset } from '../../src/core/mcp/mcp-toolset';
+import type { ArchonStore } from '../../src/core/store/archon-store';
 import type { McpServerConfig } from '../../src/shared/schemas/settings';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -22,3 +25,14 @@ export const FAILING_SERVERS: Record<'missing' | 'crashing' | 'hanging', McpServ
   crashing: { command: '/bin/sh', args: ['-c', 'echo "cannot open the database" >&2; exit 7'] },
   hanging: { command: '/bin/sh', args: ['-c', 'exec sleep 600'] },
 };
+
+/** Sees each server's tool definitions as a run would, so approval settings made next are made against them. */
+export async function seeDefinitions(store: ArchonStore, servers: Record<string, McpServerConfig>, workspace: string): Promise<void> {
+  const sessions = new McpSessions();
+  try {
+    const confinement = { workspace, sandbox: 'on' as const, allowNetwork: false, hidden: [] };
+    await mcpToolset({ servers, sessions, definitions: store.toolDefinitions, confinement, disabledTools: [], now: () => new Date(), signal: AbortSignal.timeout(60_000) });
+  } finally {
+    await sessions.close();
+  }
+}

@@ -3,6 +3,7 @@ import type { ToolResult } from '../../shared/schemas/tool';
 import { approveToolCall, confirmUncertainRepeat } from '../approval/checkpoints';
 import { processStartTicks } from '../process/process-liveness';
 import { asStoreError } from '../store/open-database';
+import type { RecordedToolCall } from '../store/run-store';
 import { toolResult, type ToolDefinition } from '../tools/tool-registry';
 import { askOperator } from '../mcp/elicitation';
 import { availableTools, type RunContext } from './run-context';
@@ -50,7 +51,7 @@ interface CallRecord {
 async function journalled(context: RunContext, call: CallRecord, outcome: () => Promise<ToolResult>): Promise<ToolResult> {
   const { runs, events, runId } = context;
   const { step, name, callId, args, tool, executed } = call;
-  runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, now: context.now().toISOString() });
+  runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, definitionHash: tool?.mcp?.definitionHash ?? null, now: context.now().toISOString() });
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args, ...(tool ? { sideEffects: tool.sideEffects } : {}) });
   // What is recorded (secrets redacted) is what the model and the events see.
   const result = runs.finishToolCall(callId, withUncertainty(await outcome(), tool, executed), context.now().toISOString());
@@ -87,17 +88,20 @@ function withUncertainty(result: ToolResult, tool: ToolDefinition | undefined, e
 }
 
 /**
- * A call that started and recorded no result: it may or may not have happened. An idempotent one
- * runs again; otherwise a person decides (`uncertain_repeat`), and without a yes the model is told
- * the outcome is unknown.
+ * A call that started and recorded no result: it may or may not have happened. One recorded as
+ * idempotent, to the same definition, runs again; otherwise a person decides (`uncertain_repeat`),
+ * and without a yes the model is told the outcome is unknown.
  */
-async function settleInterrupted(context: RunContext, step: PlanStep, name: string, args: unknown, callId: string): Promise<ToolResult> {
+async function settleInterrupted(context: RunContext, step: PlanStep, name: string, recorded: RecordedToolCall, callId: string): Promise<ToolResult> {
+  const { args } = recorded;
   const tool = availableTools(context).get(name);
   const call = { step, name, callId, args, tool, executed: true };
   // Recorded arguments had their secrets redacted: running them again would not repeat the same call.
   const repeatable = tool !== undefined && !JSON.stringify(args).includes('[redacted]');
   if (!repeatable) return journalled(context, { ...call, executed: false }, async () => toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }));
-  if (tool.idempotent) return journalled(context, call, () => execute(context, step, tool, args, callId));
+  // What the call was when it started decides, not what the tool says it is now: a server may have redefined it.
+  const sameDefinition = recorded.definitionHash === (tool.mcp?.definitionHash ?? null);
+  if (recorded.idempotent && sameDefinition) return journalled(context, call, () => execute(context, step, tool, args, callId));
   if (await confirmUncertainRepeat(context, step.id, tool, args, callId)) return journalled(context, call, () => execute(context, step, tool, args, callId));
   return journalled(context, { ...call, executed: false }, async () => toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }));
 }
@@ -109,7 +113,7 @@ async function settleInterrupted(context: RunContext, step: PlanStep, name: stri
 export async function runToolCall(context: RunContext, step: PlanStep, name: string, rawArgs: unknown, callId: string): Promise<ToolResult> {
   const recorded = context.runs.toolCall(callId);
   if (recorded?.result) return recorded.result;
-  if (recorded) return settleInterrupted(context, step, name, recorded.args, callId);
+  if (recorded) return settleInterrupted(context, step, name, recorded, callId);
   const admission = await admitToolCall(context, step, name, rawArgs);
   const call = { step, name, callId, args: admission.run ? admission.args : rawArgs, tool: admission.tool, executed: admission.run };
   return journalled(context, call, async () => (admission.run ? execute(context, step, admission.tool, admission.args, callId) : admission.result));

@@ -115,7 +115,6 @@ export async function approveToolCall(context: CheckpointContext, stepId: string
       return prepared.ok ? { ok: true, value: prepared.args, action: action(prepared.args) } : { ok: false, reason: prepared.result.content };
     },
   );
-  if (verdict.verdict === 'approve' || verdict.verdict === 'edit') tool.approved?.();
   if (verdict.verdict === 'approve') return { run: true, args };
   if (verdict.verdict === 'edit') return { run: true, args: verdict.value };
   if (verdict.verdict === 'lock') {

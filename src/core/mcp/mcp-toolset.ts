@@ -2,8 +2,8 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { ErrorCode, McpError, type ElicitRequest, type ElicitResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { McpServerConfig } from '../../shared/schemas/settings';
-import type { ToolDefinitionStore } from '../store/tool-definitions';
+import type { McpServerConfig, ToolApprovalOverride } from '../../shared/schemas/settings';
+import type { SeenDefinition, ToolDefinitionStore } from '../store/tool-definitions';
 import { defineTool, toolResult, type ToolContext, type ToolDefinition, type ToolNotice } from '../tools/tool-registry';
 import { McpServerError } from './mcp-failure';
 import type { ElicitationHandler } from './mcp-session';
@@ -23,6 +23,8 @@ export interface McpToolsetOptions {
   confinement: Confinement;
   /** Registered names (`SERVER__TOOL`) the operator disabled. */
   disabledTools: readonly string[];
+  /** Names taken by the run's other tools (the built-ins): no MCP tool gets one. */
+  reservedNames?: readonly string[];
   now: () => Date;
   signal: AbortSignal;
 }
@@ -62,8 +64,15 @@ interface ServerTool {
   config: McpServerConfig;
   tool: Tool;
   name: string;
-  /** The operator's approval settings apply (they were made against this definition). */
-  settingsApply: boolean;
+  /** How the operator's approval settings stand to this definition. */
+  settings: SeenDefinition['settings'];
+}
+
+/** A setting made against another definition asks always; one never made against any (the tool was not seen yet) may only ask more. */
+function settingFor(standing: SeenDefinition['settings'], setting: ToolApprovalOverride | undefined): ToolApprovalOverride | undefined {
+  if (standing === 'bound') return setting;
+  if (standing === 'stale') return 'always';
+  return setting === 'always' ? 'always' : undefined;
 }
 
 function mcpTool(options: McpToolsetOptions, entry: ServerTool): ToolDefinition {
@@ -79,11 +88,7 @@ function mcpTool(options: McpToolsetOptions, entry: ServerTool): ToolDefinition 
     unconfined: options.confinement.sandbox === 'off' && 'command' in config,
     timeoutMs: MCP_CALL_TIMEOUT_MS,
     mcp: facts,
-    approvalOverride: (settings) => (entry.settingsApply ? (settings[name] ?? settings[serverWildcard(server)]) : 'always'),
-    approved: () => {
-      options.definitions.bindSettings(name, facts.definitionHash);
-      entry.settingsApply = true;
-    },
+    approvalOverride: (settings) => settingFor(entry.settings, settings[name] ?? settings[serverWildcard(server)]),
     run: async (args, context) => {
       try {
         const session = await options.sessions.session(server, config, options.confinement, context.signal);
@@ -107,7 +112,7 @@ function mcpTool(options: McpToolsetOptions, entry: ServerTool): ToolDefinition 
 async function serverTools(options: McpToolsetOptions, server: string, config: McpServerConfig): Promise<{ tools: ToolDefinition[]; notices: ToolNotice[] }> {
   try {
     const session = await options.sessions.session(server, config, options.confinement, options.signal);
-    const names = registeredToolNames(server, session.tools.map((tool) => tool.name));
+    const names = registeredToolNames(server, session.tools.map((tool) => tool.name), options.reservedNames);
     const notices: ToolNotice[] = [];
     const tools: ToolDefinition[] = [];
     for (const tool of session.tools) {
@@ -116,7 +121,7 @@ async function serverTools(options: McpToolsetOptions, server: string, config: M
       const hash = definitionHash(tool);
       const seen = options.definitions.see(name, server, tool.name, hash, options.now().toISOString());
       if (seen.changedFrom) notices.push({ type: 'tool.definition_changed', tool: name, server, previousHash: seen.changedFrom, hash });
-      tools.push(mcpTool(options, { server, config, tool, name, settingsApply: seen.settingsApply }));
+      tools.push(mcpTool(options, { server, config, tool, name, settings: seen.settings }));
     }
     return { tools, notices };
   } catch (error) {

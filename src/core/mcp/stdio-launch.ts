@@ -61,17 +61,31 @@ function contains(folder: string, path: string): boolean {
   return path === folder || path.startsWith(folder.endsWith(sep) ? folder : `${folder}${sep}`);
 }
 
+/** An absolute argument that names something on disk, resolved through symlinks. */
+function existingPath(arg: string): string | null {
+  if (!isAbsolute(arg) || !existsSync(arg)) return null;
+  return realpathSync(arg);
+}
+
 /**
- * What a server needs to read besides the system: its program's install folder and the packages of
- * the files its arguments name. A folder holding a hidden one (the home folder, the data dir) is
- * never opened whole: only the file itself is.
+ * What a server needs to read besides the system: its program's install folder and, for each file
+ * its arguments name (its script), that file's package; a folder argument is opened itself, nothing
+ * around it. A folder that holds the workspace (the rest of a monorepo, the host's /tmp) or a
+ * hidden one (the home folder, the data dir) is never opened whole: a file is then opened alone,
+ * and a folder not at all (the workspace is there anyway).
  */
-function serverFiles(program: string, args: readonly string[], hidden: readonly string[]): string[] {
-  const files = [program, ...args.filter((arg) => isAbsolute(arg) && existsSync(arg)).map((arg) => realpathSync(arg))];
+function serverFiles(program: string, args: readonly string[], workspace: string, hidden: readonly string[]): string[] {
+  const tooWide = (folder: string) => contains(folder, workspace) || hidden.some((path) => contains(folder, path));
   const folders = new Set<string>();
-  for (const file of files) {
-    const roots = file === program ? [dirname(dirname(program)), packageRoot(program)] : [packageRoot(file)];
-    for (const root of roots) folders.add(hidden.some((path) => contains(root, path)) ? file : root);
+  for (const root of [dirname(dirname(program)), packageRoot(program)]) folders.add(tooWide(root) ? program : root);
+  for (const path of args.map(existingPath)) {
+    if (path === null) continue;
+    if (statSync(path).isDirectory()) {
+      if (!tooWide(path) && !contains(workspace, path)) folders.add(path);
+    } else {
+      const root = packageRoot(path);
+      folders.add(tooWide(root) ? path : root);
+    }
   }
   return [...folders];
 }
@@ -104,6 +118,6 @@ export function stdioLaunch(name: string, server: StdioServer, confinement: Conf
     return { ok: false, failure: { kind: 'sandbox', message: `MCP server "${name}" was not started: bubblewrap, the OS sandbox its process runs in, is not available here. Install bubblewrap, or set sandbox to "off" in Settings.` } };
   }
   const hiddenInWorkspace = confinement.hidden.filter((path) => path !== workspace && path.startsWith(`${workspace}${sep}`) && existsSync(path));
-  const root = bubblewrapRoot({ workspace, allowNetwork: confinement.allowNetwork, hiddenInWorkspace, readable: serverFiles(program, args, confinement.hidden) });
+  const root = bubblewrapRoot({ workspace, allowNetwork: confinement.allowNetwork, hiddenInWorkspace, readable: serverFiles(program, args, workspace, confinement.hidden) });
   return { ok: true, launch: { file: 'bwrap', args: [...root, '--', program, ...args], env, cwd: workspace } };
 }

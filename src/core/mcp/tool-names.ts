@@ -11,11 +11,13 @@ function shortHash(text: string, length: number): string {
 /**
  * Each MCP tool's registered name, `SERVER__TOOL`. A name that fits and uses only letters, digits,
  * `_` and `-` is kept; any other is cleaned and cut, and ends in a hash of the tool's real name, so
- * the same tool always gets the same name and two tools never share one.
+ * the same tool always gets the same name and two tools never share one, nor one of the `reserved`
+ * names (the built-in tools'). Server names hold no "__" and do not end in "_", so the prefix names
+ * one server and two servers' tools never meet.
  */
-export function registeredToolNames(server: string, tools: readonly string[]): Map<string, string> {
+export function registeredToolNames(server: string, tools: readonly string[], reserved: readonly string[] = []): Map<string, string> {
   const names = new Map<string, string>();
-  const taken = new Set<string>();
+  const taken = new Set<string>(reserved);
   for (const tool of [...tools].sort()) {
     const plain = `${server}__${tool}`;
     let name = plain;

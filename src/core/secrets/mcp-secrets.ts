@@ -17,6 +17,14 @@ function withSecrets(config: McpServerConfig, values: Values): McpServerConfig {
   return 'command' in config ? { ...config, env: values } : { ...config, headers: values };
 }
 
+/** An env variable named like a credential; other env values (a path, `production`) are ordinary text. */
+const SECRET_KEY = /TOKEN|KEY|SECRET|PASSWORD|PASSWD|PASS$|AUTH|CREDENTIAL|COOKIE|SESSION|PRIVATE|SIGNATURE/i;
+
+/** Which opened values the redactor must blank: every header value; an env value when it was sealed or its name looks secret. */
+function isSecret(config: McpServerConfig, key: string, sealed: boolean): boolean {
+  return !('command' in config) || sealed || SECRET_KEY.test(key);
+}
+
 /** A header's token after its scheme word ("Bearer …") is a secret of its own. */
 function secretParts(value: string): string[] {
   return [value, value.split(' ').at(-1) ?? value];
@@ -25,7 +33,7 @@ function secretParts(value: string): string[] {
 /**
  * The secrets of MCP servers (the values of `env` and `headers`): sealed by the OS keychain before
  * Settings store them, opened only to start a server, and known to the redactor from then on, so no
- * event, stored result or model request shows them. Without a keychain (the CLI, `archon serve`)
+ * event, stored result or model request shows them (a plain env value only when its name looks secret). Without a keychain (the CLI, `archon serve`)
  * nothing can be sealed: saving such values is refused, and sealed ones cannot be opened.
  */
 export class McpSecrets {
@@ -52,7 +60,7 @@ export class McpSecrets {
     );
   }
 
-  /** The configuration a server starts with: its sealed values opened, every value known to the redactor. */
+  /** The configuration a server starts with: its sealed values opened, its secret ones known to the redactor. */
   open(server: string, config: McpServerConfig): { ok: true; config: McpServerConfig } | { ok: false; failure: McpFailure } {
     const opened: Values = {};
     for (const [key, value] of Object.entries(secretsOf(config))) {
@@ -66,6 +74,7 @@ export class McpSecrets {
           return { ok: false, failure: { kind: 'sealed', message: `MCP server "${server}": ${key} could not be unsealed (sealed by another keychain?). Enter it again in Settings.` } };
         }
       }
+      if (!isSecret(config, key, value.startsWith(SEALED_PREFIX))) continue;
       for (const part of secretParts(opened[key] as string)) this.redactor.add(part);
     }
     return { ok: true, config: withSecrets(config, opened) };

@@ -179,4 +179,10 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE steps ADD COLUMN waived INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    name: 'the MCP tool definition a call was made to, so resume can tell a changed tool from the one recorded',
+    sql: `
+      ALTER TABLE tool_calls ADD COLUMN definition_hash TEXT;
+    `,
+  },
 ];

@@ -68,6 +68,8 @@ export interface RecordedToolCall {
   args: unknown;
   result: ToolResult | null;
   idempotent: boolean;
+  /** The MCP tool definition the call was made to (null for built-in tools). */
+  definitionHash: string | null;
 }
 
 /** One answer the operator gave: to which kind of checkpoint, about which tool (tool calls), and how. */
@@ -234,14 +236,14 @@ export class RunStore {
     return row.tokens;
   }
 
-  startToolCall(call: { id: string; runId: string; stepId: string; tool: string; args: unknown; sideEffects: SideEffects; idempotent: boolean; now: string }): void {
+  startToolCall(call: { id: string; runId: string; stepId: string; tool: string; args: unknown; sideEffects: SideEffects; idempotent: boolean; definitionHash?: string | null; now: string }): void {
     const write = () =>
       this.db
         .prepare(
-          `INSERT INTO tool_calls (id, run_id, step_id, tool, args_json, side_effects, idempotent, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'started', ?)
-           ON CONFLICT (id) DO UPDATE SET args_json = excluded.args_json, status = 'started', result_json = NULL, started_at = excluded.started_at, ended_at = NULL`,
+          `INSERT INTO tool_calls (id, run_id, step_id, tool, args_json, side_effects, idempotent, definition_hash, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'started', ?)
+           ON CONFLICT (id) DO UPDATE SET args_json = excluded.args_json, idempotent = excluded.idempotent, definition_hash = excluded.definition_hash, status = 'started', result_json = NULL, started_at = excluded.started_at, ended_at = NULL`,
         )
-        .run(call.id, call.runId, call.stepId, call.tool, JSON.stringify(this.clean(call.args ?? null)), call.sideEffects, call.idempotent ? 1 : 0, call.now);
+        .run(call.id, call.runId, call.stepId, call.tool, JSON.stringify(this.clean(call.args ?? null)), call.sideEffects, call.idempotent ? 1 : 0, call.definitionHash ?? null, call.now);
     // A side effect about to happen must be on disk before it happens, or resume could repeat it.
     if (call.sideEffects === 'none') write();
     else this.durably(write);
@@ -256,9 +258,12 @@ export class RunStore {
 
   /** What the journal holds for a call id: its result when it finished, `started` with none when it was interrupted. */
   toolCall(id: string): RecordedToolCall | null {
-    const row = this.db.prepare('SELECT status, args_json, result_json, idempotent FROM tool_calls WHERE id = ?').get(id) as { status: string; args_json: string; result_json: string | null; idempotent: number } | undefined;
+    const row = this.db.prepare('SELECT status, args_json, result_json, idempotent, definition_hash FROM tool_calls WHERE id = ?').get(id) as
+      | { status: string; args_json: string; result_json: string | null; idempotent: number; definition_hash: string | null }
+      | undefined;
     if (!row) return null;
-    return { status: row.status, args: JSON.parse(row.args_json) as unknown, result: row.result_json === null ? null : ToolResultSchema.parse(JSON.parse(row.result_json)), idempotent: row.idempotent === 1 };
+    const result = row.result_json === null ? null : ToolResultSchema.parse(JSON.parse(row.result_json));
+    return { status: row.status, args: JSON.parse(row.args_json) as unknown, result, idempotent: row.idempotent === 1, definitionHash: row.definition_hash };
   }
 
   /**

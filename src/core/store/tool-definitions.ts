@@ -3,34 +3,33 @@ import type { SqliteDatabase } from './open-database';
 export interface SeenDefinition {
   /** The hash seen before this one, when it differs (the definition changed). */
   changedFrom: string | null;
-  /** Whether the operator's approval settings for the tool were made against this definition. */
-  settingsApply: boolean;
+  /**
+   * How the operator's approval settings stand to this definition: made against it (`bound`), made
+   * before the tool was ever seen (`unbound`: the policy alone decides), or made against another
+   * definition (`stale`: every call asks).
+   */
+  settings: 'bound' | 'unbound' | 'stale';
 }
 
 /**
  * The MCP tools Archon has seen, each with the hash of its last definition and the hash its approval
- * settings were made against. A setting applies only to the definition it was made for: a changed
- * definition is asked for until the operator approves a call to it or sets it again.
+ * settings were made against. A setting applies only to the definition it was made for: only the
+ * operator setting it again (Settings) binds it to a new one, never a one-off approval of a call.
  */
 export class ToolDefinitionStore {
   constructor(private readonly db: SqliteDatabase) {}
 
-  /** Records a definition as seen; the first definition seen is the one the current settings apply to. */
+  /** Records a definition as seen; a tool seen for the first time has no settings made against it yet. */
   see(name: string, server: string, tool: string, hash: string, now: string): SeenDefinition {
     const row = this.db.prepare('SELECT hash, settings_hash FROM mcp_tool_definitions WHERE name = ?').get(name) as { hash: string; settings_hash: string | null } | undefined;
-    const settingsHash = row?.settings_hash ?? hash;
     this.db
-      .prepare('INSERT INTO mcp_tool_definitions (name, server, tool, hash, settings_hash, seen_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, settings_hash = excluded.settings_hash, seen_at = excluded.seen_at')
-      .run(name, server, tool, hash, settingsHash, now);
-    return { changedFrom: row && row.hash !== hash ? row.hash : null, settingsApply: settingsHash === hash };
+      .prepare('INSERT INTO mcp_tool_definitions (name, server, tool, hash, settings_hash, seen_at) VALUES (?, ?, ?, ?, NULL, ?) ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, seen_at = excluded.seen_at')
+      .run(name, server, tool, hash, now);
+    const settingsHash = row?.settings_hash ?? null;
+    return { changedFrom: row && row.hash !== hash ? row.hash : null, settings: settingsHash === null ? 'unbound' : settingsHash === hash ? 'bound' : 'stale' };
   }
 
-  /** A person approved a call to this definition: the tool's settings apply to it from now on. */
-  bindSettings(name: string, hash: string): void {
-    this.db.prepare('UPDATE mcp_tool_definitions SET settings_hash = ? WHERE name = ?').run(hash, name);
-  }
-
-  /** The operator changed these approval settings (a tool name, or `SERVER__*`): they apply to the definitions seen now, or next. */
+  /** The operator set these approval settings (a tool name, or `SERVER__*`): they apply to the definitions seen now. */
   settingsChanged(keys: readonly string[]): void {
     const rebind = this.db.prepare("UPDATE mcp_tool_definitions SET settings_hash = hash WHERE name = ? OR (substr(?, -3) = '__*' AND server = substr(?, 1, length(?) - 3))");
     for (const key of keys) rebind.run(key, key, key, key);

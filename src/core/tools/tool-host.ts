@@ -69,6 +69,7 @@ export class ToolHost {
       definitions: mcp.definitions,
       confinement: { workspace, sandbox: settings.sandbox, allowNetwork: settings.allowNetwork, hidden: hiddenFolders.map(realPathIfAny) },
       disabledTools: settings.disabledTools,
+      reservedNames: builtins.names(),
       now: mcp.now ?? (() => new Date()),
       signal,
     });

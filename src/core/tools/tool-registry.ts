@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeZodError } from '../../shared/errors';
+import { ArchonError, describeZodError } from '../../shared/errors';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { SideEffects, ToolResult } from '../../shared/schemas/tool';
 import type { McpToolFacts } from '../mcp/tool-definition';
@@ -50,8 +50,6 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   mcp?: McpToolFacts;
   /** The operator's per-tool setting that applies to this tool (default: the one under its name). */
   approvalOverride?(settings: Readonly<Record<string, ToolApprovalOverride>>): ToolApprovalOverride | undefined;
-  /** Told when a person approved a call to it. */
-  approved?(): void;
 }
 
 /** Erases a tool's input type so tools of different inputs can share one registry. */
@@ -72,7 +70,12 @@ export class ToolRegistry {
     tools: readonly ToolDefinition[],
     readonly notices: readonly ToolNotice[] = [],
   ) {
-    this.tools = new Map(tools.map((tool) => [tool.name, tool]));
+    const byName = new Map<string, ToolDefinition>();
+    for (const tool of tools) {
+      if (byName.has(tool.name)) throw new ArchonError('INTERNAL', `Two tools are both named ${tool.name}: a call could reach the wrong one, so none is registered.`);
+      byName.set(tool.name, tool);
+    }
+    this.tools = byName;
   }
 
   names(): string[] {

@@ -19,7 +19,11 @@ export const McpServerConfigSchema = z.union([
 export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;
 
 /** Server names become tool-name prefixes (`NAME__TOOL`). */
-export const McpServerNameSchema = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'A server name is 1-32 letters, digits, "_" or "-".');
+export const McpServerNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,32}$/, 'A server name is 1-32 letters, digits, "_" or "-".')
+  // Tools are named SERVER__TOOL: the first "__" must end the server's name, or two servers' tools could share one.
+  .refine((name) => !name.includes('__') && !name.endsWith('_'), 'A server name may not contain "__" or end in "_" (its tools are named SERVER__TOOL); rename the server.');
 
 /** The file `--mcp-config FILE` reads, the same JSON as Claude Desktop's. */
 export const McpConfigFileSchema = z.object({ mcpServers: z.record(McpServerNameSchema, McpServerConfigSchema) });

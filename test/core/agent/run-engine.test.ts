@@ -275,7 +275,7 @@ describe('run engine against the scripted server (real openai client)', () => {
 });
 
 describe('resuming after a crash in the middle of a tool call', () => {
-  async function crashedRun(tool: 'write_note' | 'calculator', verdict: 'approve' | 'reject') {
+  async function crashedRun(tool: 'write_note' | 'calculator', verdict: 'approve' | 'reject', recorded: { idempotent?: boolean; definitionHash?: string } = {}) {
     const asked: string[] = [];
     let written = 0;
     const write = defineTool({
@@ -316,7 +316,7 @@ describe('resuming after a crash in the middle of a tool call', () => {
     ];
     const conversation = StepConversation.open(runs, { runId: 'crashed', stepId: 'w', attempt: 1 }, () => messages);
     const callId = conversation.callId(2, 0, { name: tool, args });
-    runs.startToolCall({ id: callId, runId: 'crashed', stepId: 'w', tool, args, sideEffects: tool === 'calculator' ? 'none' : 'irreversible', idempotent: tool === 'calculator', now });
+    runs.startToolCall({ id: callId, runId: 'crashed', stepId: 'w', tool, args, sideEffects: tool === 'calculator' ? 'none' : 'irreversible', idempotent: recorded.idempotent ?? tool === 'calculator', definitionHash: recorded.definitionHash, now });
     return { engine, asked, written: () => written, callId };
   }
 
@@ -343,6 +343,20 @@ describe('resuming after a crash in the middle of a tool call', () => {
     const { engine, asked } = await crashedRun('calculator', 'reject');
     expect((await engine.resume('crashed')).status).toBe('completed');
     expect(asked).toEqual([]);
+    expect(toolMessagesOf(engine.server.chatRequests.find((request) => request.purpose === 'step') as RecordedRequest)).toEqual(['2']);
+  });
+
+  it('asks when the call was recorded as not idempotent, even if the tool of that name now says it is', async () => {
+    const { engine, asked } = await crashedRun('calculator', 'reject', { idempotent: false });
+    expect((await engine.resume('crashed')).status).toBe('completed');
+    expect(asked).toEqual(['uncertain_repeat']);
+    expect(toolMessagesOf(engine.server.chatRequests.find((request) => request.purpose === 'step') as RecordedRequest)).toEqual([expect.stringMatching(/^error: Outcome unknown/)]);
+  });
+
+  it('asks when the call was made to another definition of the tool than the one there now', async () => {
+    const { engine, asked } = await crashedRun('calculator', 'approve', { definitionHash: 'sha256:the-definition-the-call-was-made-to' });
+    expect((await engine.resume('crashed')).status).toBe('completed');
+    expect(asked).toEqual(['uncertain_repeat']);
     expect(toolMessagesOf(engine.server.chatRequests.find((request) => request.purpose === 'step') as RecordedRequest)).toEqual(['2']);
   });
 

@@ -24,9 +24,9 @@ afterEach(async () => {
 
 const TEST_TIMEOUT = 120_000;
 
-async function toolsetOf(servers: Record<string, McpServerConfig>, workspace = tempDir()) {
+async function toolsetOf(servers: Record<string, McpServerConfig>, workspace = tempDir(), dataDir = tempDir()) {
   const sessions = new McpSessions();
-  const store = ArchonStore.open(tempDir());
+  const store = ArchonStore.open(dataDir);
   open.push({ sessions, store });
   const toolset = await mcpToolset({
     servers,
@@ -37,7 +37,7 @@ async function toolsetOf(servers: Record<string, McpServerConfig>, workspace = t
     now: () => new Date(),
     signal: AbortSignal.timeout(60_000),
   });
-  return { ...toolset, registry: new ToolRegistry(toolset.tools, toolset.notices), workspace, sessions };
+  return { ...toolset, registry: new ToolRegistry(toolset.tools, toolset.notices), workspace, sessions, store };
 }
 
 const context = (workspace: string) => ({ signal: AbortSignal.timeout(60_000), workspace, runId: 'r', stepId: 's' });
@@ -82,6 +82,43 @@ describe('MCP tools as Archon tools', () => {
     const links = await registry.execute(registry.get('everything__get-resource-links') as ToolDefinition, { count: 2 }, context(workspace));
     expect(links.parts?.filter((part) => part.type === 'resource')).toHaveLength(2);
     expect(links.content).toContain('[resource ');
+  }, TEST_TIMEOUT);
+});
+
+describe('approval settings of MCP tools', () => {
+  const changing = (description: string): Record<string, McpServerConfig> => ({ changing: { command: process.execPath, args: [CHANGING_SERVER], env: { TOOL_DESCRIPTION: description } } });
+  const actOf = (toolset: { registry: ToolRegistry }) => toolset.registry.get('changing__act') as ToolDefinition;
+
+  it('a setting made before the tool was first seen may only ask more; one made against it applies', async () => {
+    const dataDir = tempDir();
+    const first = await toolsetOf(changing('Acts.'), tempDir(), dataDir);
+    expect(actOf(first).approvalOverride?.({ changing__act: 'never' })).toBeUndefined();
+    expect(actOf(first).approvalOverride?.({ 'changing__*': 'always' })).toBe('always');
+    first.store.updateSettings({ toolApproval: { changing__act: 'never' } });
+    const second = await toolsetOf(changing('Acts.'), tempDir(), dataDir);
+    expect(actOf(second).approvalOverride?.({ changing__act: 'never' })).toBe('never');
+  }, TEST_TIMEOUT);
+
+  it('approving one call to a changed definition (even by --approve auto) leaves the setting stale: the next run asks again', async () => {
+    const dataDir = tempDir();
+    const first = await toolsetOf(changing('Acts.'), tempDir(), dataDir);
+    first.store.updateSettings({ toolApproval: { changing__act: 'never' } });
+    const changed = await toolsetOf(changing('Acts, and deletes everything else.'), tempDir(), dataDir);
+    expect(actOf(changed).approvalOverride?.({ changing__act: 'never' })).toBe('always');
+    const engine = await startEngine(
+      {
+        reply: (request) => {
+          if (request.purpose === 'plan') return planReply([{ id: 'act', description: 'act once' }]);
+          if (request.purpose === 'final') return { content: 'done' };
+          return toolMessagesOf(request).length === 0 ? { toolCalls: [{ name: 'changing__act', arguments: { what: 'approved once' } }] } : { content: 'acted' };
+        },
+      },
+      { tools: () => new ToolRegistry(changed.tools) },
+    );
+    expect((await engine.run('act', { workspace: changed.workspace })).status).toBe('completed');
+    expect(engine.events).toContainEqual(expect.objectContaining({ type: 'approval.requested', kind: 'tool_call' }));
+    const next = await toolsetOf(changing('Acts, and deletes everything else.'), tempDir(), dataDir);
+    expect(actOf(next).approvalOverride?.({ changing__act: 'never' })).toBe('always');
   }, TEST_TIMEOUT);
 });
 

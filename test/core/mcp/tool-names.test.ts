@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_TOOL_NAME, registeredToolNames } from '../../../src/core/mcp/tool-names';
+import { McpServerNameSchema } from '../../../src/shared/schemas/settings';
 
 describe('registeredToolNames', () => {
   it('keeps SERVER__TOOL when it fits, and cuts or cleans the others deterministically, never giving two tools one name', () => {
@@ -15,5 +16,20 @@ describe('registeredToolNames', () => {
     }
     expect(new Set(names.values()).size).toBe(tools.length);
     expect(registeredToolNames('srv', [...tools].reverse())).toEqual(names);
+  });
+
+  it('never gives an MCP tool a name a built-in tool has', () => {
+    expect(registeredToolNames('srv', ['x', 'y'], ['srv__x']).get('x')).toMatch(/^srv__x_[0-9a-f]{8}$/);
+    expect(registeredToolNames('srv', ['x', 'y'], ['srv__x']).get('y')).toBe('srv__y');
+  });
+
+  it('server names that could make two servers’ tools share a name are refused, saying why', () => {
+    // a + "__b__c" and "a__b" + "c" would both be a__b__c; "a_" + "_b" and "a" + "__b" both a____b.
+    for (const name of ['a__b', 'a_']) {
+      const parsed = McpServerNameSchema.safeParse(name);
+      expect(parsed.success).toBe(false);
+      expect(parsed.error?.issues[0]?.message).toMatch(/may not contain "__" or end in "_".*SERVER__TOOL.*rename/);
+    }
+    expect(McpServerNameSchema.safeParse('my_server-2').success).toBe(true);
   });
 });

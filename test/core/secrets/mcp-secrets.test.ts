@@ -28,6 +28,13 @@ describe('McpSecrets', () => {
     expect(opened.redact('sent Bearer bearer-abcdefghij and bearer-abcdefghij')).toBe('sent [redacted] and [redacted]');
   });
 
+  it('a plain env value is blanked only when its name looks secret: paths and words like production stay readable', () => {
+    const redactor = new SecretRedactor();
+    const config = { command: 'srv', env: { NODE_ENV: 'production', DATA_ROOT: '/srv/shared/data', GITHUB_TOKEN: 'ghp-plain-1234567890', DB_PASSWORD: 'hunter2hunter2' } };
+    expect(new McpSecrets(null, redactor).open('local', config)).toEqual({ ok: true, config });
+    expect(redactor.redact('production data in /srv/shared/data via ghp-plain-1234567890 and hunter2hunter2')).toBe('production data in /srv/shared/data via [redacted] and [redacted]');
+  });
+
   it('without a keychain: saving values is refused and sealed values cannot be opened, saying what to do', () => {
     const sealed = new McpSecrets(vault, new SecretRedactor()).seal(servers);
     const none = new McpSecrets(null, new SecretRedactor());

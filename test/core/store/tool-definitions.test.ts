@@ -17,14 +17,23 @@ function openStore(): ArchonStore {
 const NOW = '2026-01-01T00:00:00.000Z';
 
 describe('ToolDefinitionStore: approval settings bound to the definition they were made against', () => {
-  it('a changed definition is reported once, and the settings stop applying until a person approves it', () => {
-    const { toolDefinitions } = openStore();
-    expect(toolDefinitions.see('s__t', 's', 't', 'h1', NOW)).toEqual({ changedFrom: null, settingsApply: true });
-    expect(toolDefinitions.see('s__t', 's', 't', 'h1', NOW)).toEqual({ changedFrom: null, settingsApply: true });
-    expect(toolDefinitions.see('s__t', 's', 't', 'h2', NOW)).toEqual({ changedFrom: 'h1', settingsApply: false });
-    expect(toolDefinitions.see('s__t', 's', 't', 'h2', NOW)).toEqual({ changedFrom: null, settingsApply: false });
-    toolDefinitions.bindSettings('s__t', 'h2');
-    expect(toolDefinitions.see('s__t', 's', 't', 'h2', NOW)).toEqual({ changedFrom: null, settingsApply: true });
+  it('a first-seen tool has no settings made against it; a changed one is reported once and its settings go stale until the operator sets them again', () => {
+    const store = openStore();
+    const { toolDefinitions } = store;
+    expect(toolDefinitions.see('s__t', 's', 't', 'h1', NOW)).toEqual({ changedFrom: null, settings: 'unbound' });
+    store.updateSettings({ toolApproval: { s__t: 'never' } });
+    expect(toolDefinitions.see('s__t', 's', 't', 'h1', NOW)).toEqual({ changedFrom: null, settings: 'bound' });
+    expect(toolDefinitions.see('s__t', 's', 't', 'h2', NOW)).toEqual({ changedFrom: 'h1', settings: 'stale' });
+    expect(toolDefinitions.see('s__t', 's', 't', 'h2', NOW)).toEqual({ changedFrom: null, settings: 'stale' });
+    store.updateSettings({ toolApproval: { s__t: 'default' } });
+    expect(toolDefinitions.see('s__t', 's', 't', 'h2', NOW)).toEqual({ changedFrom: null, settings: 'bound' });
+  });
+
+  it('a setting made before a tool was ever seen (its name or SERVER__*) does not bind the definition first seen', () => {
+    const store = openStore();
+    store.updateSettings({ toolApproval: { s__a: 'never', 's__*': 'never' } });
+    expect(store.toolDefinitions.see('s__a', 's', 'a', 'a1', NOW).settings).toBe('unbound');
+    expect(store.toolDefinitions.see('s__b', 's', 'b', 'b1', NOW).settings).toBe('unbound');
   });
 
   it('setting a tool’s approval again (by its name or its server’s SERVER__*) binds it to the definition seen now', () => {
@@ -34,9 +43,9 @@ describe('ToolDefinitionStore: approval settings bound to the definition they we
     store.toolDefinitions.see('s__a', 's', 'a', 'a2', NOW);
     store.toolDefinitions.see('s__b', 's', 'b', 'b2', NOW);
     store.updateSettings({ toolApproval: { s__a: 'never' } });
-    expect(store.toolDefinitions.see('s__a', 's', 'a', 'a2', NOW).settingsApply).toBe(true);
-    expect(store.toolDefinitions.see('s__b', 's', 'b', 'b2', NOW).settingsApply).toBe(false);
+    expect(store.toolDefinitions.see('s__a', 's', 'a', 'a2', NOW).settings).toBe('bound');
+    expect(store.toolDefinitions.see('s__b', 's', 'b', 'b2', NOW).settings).toBe('unbound');
     store.updateSettings({ toolApproval: { s__a: 'never', 's__*': 'always' } });
-    expect(store.toolDefinitions.see('s__b', 's', 'b', 'b2', NOW).settingsApply).toBe(true);
+    expect(store.toolDefinitions.see('s__b', 's', 'b', 'b2', NOW).settings).toBe('bound');
   });
 });

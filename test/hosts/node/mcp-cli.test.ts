@@ -206,12 +206,16 @@ describe('MCP servers in a run (archon run --mcp-config)', () => {
     expect(toolMessagesOf(resultsRequest(server) as RecordedRequest)).toEqual([expect.stringMatching(/\b42\b/)]);
   }, TEST_TIMEOUT);
 
-  it('a tool whose definition changed between runs: the "never ask" setting of the first run no longer applies, tool.definition_changed is emitted, and the call asks', async () => {
+  it('a tool whose definition changed between runs: the "never ask" setting made against the first no longer applies, tool.definition_changed is emitted, and the call asks', async () => {
     const m = machine();
+    const changing = (description: string): Record<string, McpServerConfig> => ({ changing: { command: process.execPath, args: [CHANGING_SERVER], env: { TOOL_DESCRIPTION: description } } });
+
+    await scriptCalls([{ name: 'changing__act', arguments: { what: 'unseen' } }]);
+    const unseen = eventsOf((await runRejectingToolCalls(m, changing('Acts on the workspace.'))).stdout);
+    expect(unseen).toContainEqual(expect.objectContaining({ type: 'approval.requested', kind: 'tool_call', action: expect.objectContaining({ tool: 'changing__act' }) }));
     const store = ArchonStore.open(m.dataDir);
     store.updateSettings({ toolApproval: { changing__act: 'never' } });
     store.close();
-    const changing = (description: string): Record<string, McpServerConfig> => ({ changing: { command: process.execPath, args: [CHANGING_SERVER], env: { TOOL_DESCRIPTION: description } } });
 
     await scriptCalls([{ name: 'changing__act', arguments: { what: 'first' } }]);
     const first = await runRejectingToolCalls(m, changing('Acts on the workspace.'));

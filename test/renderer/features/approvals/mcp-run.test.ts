@@ -6,7 +6,7 @@ import { planReply, toolMessagesOf, type ScriptedReply } from '../../../kit/scri
 import { ArchonStore } from '../../../../src/core/store/archon-store';
 import { useServe } from '../../../support/archon-process';
 import { useBrowser } from '../../../support/browser';
-import { everythingStdio } from '../../../support/mcp-servers';
+import { everythingStdio, seeDefinitions } from '../../../support/mcp-servers';
 import { useModelServers } from '../../../support/model-servers';
 import { useTempDirs } from '../../../support/temp-dir';
 
@@ -54,12 +54,14 @@ describe('an MCP server in a run, in Chromium through archon serve', () => {
     });
     const dataDir = tempDir();
     const store = ArchonStore.open(dataDir);
+    const workspace = tempDir();
+    await seeDefinitions(store, { everything: everythingStdio() }, workspace);
     store.updateSettings({
       mcpServers: { everything: everythingStdio() },
       toolApproval: { everything__echo: 'always', 'everything__get-tiny-image': 'never', 'everything__get-resource-links': 'never', 'everything__trigger-elicitation-request': 'never' },
     });
     store.close();
-    const serve = await startServe(dataDir, ['--model-url', model.url, '--workspace', tempDir()]);
+    const serve = await startServe(dataDir, ['--model-url', model.url, '--workspace', workspace]);
     const page = await (await launchBrowser()).newPage({ viewport: { width: 1400, height: 900 } });
     page.setDefaultTimeout(60_000);
     const problems: string[] = [];

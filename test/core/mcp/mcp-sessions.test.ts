@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { McpSessions } from '../../../src/core/mcp/mcp-sessions';
+import type { McpServerConfig } from '../../../src/shared/schemas/settings';
+import { CHANGING_SERVER } from '../../support/mcp-servers';
+import { useTempDirs } from '../../support/temp-dir';
+
+const tempDir = useTempDirs();
+const open: McpSessions[] = [];
+afterEach(async () => {
+  for (const sessions of open.splice(0)) await sessions.close();
+});
+
+/** The changing server, started through a shell that first notes each start in starts.txt (in the workspace). */
+const counted: McpServerConfig = { command: '/bin/sh', args: ['-c', 'echo started >> starts.txt; exec "$0" "$1"', process.execPath, CHANGING_SERVER] };
+
+describe('McpSessions', () => {
+  it('one start shared by every caller: a caller that stops gives up its wait, not the start the others wait for', async () => {
+    const sessions = new McpSessions();
+    open.push(sessions);
+    const workspace = tempDir();
+    const confinement = { workspace, sandbox: 'on' as const, allowNetwork: false, hidden: [] };
+    const stopped = new AbortController();
+    const first = sessions.session('changing', counted, confinement, stopped.signal);
+    const second = sessions.session('changing', counted, confinement, AbortSignal.timeout(60_000));
+    stopped.abort();
+    await expect(first).rejects.toThrow('MCP server "changing" was not ready when the run was stopped.');
+    const session = await second;
+    expect(session.alive).toBe(true);
+    expect(await sessions.session('changing', counted, confinement, AbortSignal.timeout(60_000))).toBe(session);
+    expect(readFileSync(join(workspace, 'starts.txt'), 'utf8')).toBe('started\n');
+    await sessions.stopAll();
+    expect(session.alive).toBe(false);
+  }, 120_000);
+
+  it('callers that find the session broken at once start one new session between them, and the emergency stop reaches it', async () => {
+    const sessions = new McpSessions();
+    open.push(sessions);
+    const workspace = tempDir();
+    const confinement = { workspace, sandbox: 'on' as const, allowNetwork: false, hidden: [] };
+    const broken = await sessions.session('changing', counted, confinement, AbortSignal.timeout(60_000));
+    await broken.kill();
+    await expect.poll(() => broken.alive, { timeout: 30_000 }).toBe(false);
+    const [a, b] = await Promise.all([0, 1].map(() => sessions.session('changing', counted, confinement, AbortSignal.timeout(60_000))));
+    expect(a).toBe(b);
+    expect(readFileSync(join(workspace, 'starts.txt'), 'utf8')).toBe('started\nstarted\n');
+    await sessions.stopAll();
+    expect(a?.alive).toBe(false);
+  }, 120_000);
+});
