@@ -45,6 +45,7 @@ interface Geometry {
   zoom: number;
   pane: Box;
   minimap: Box | null;
+  controls: Box;
   nodes: { id: string; box: Box; smallestTextPx: number }[];
 }
 
@@ -57,7 +58,7 @@ function geometry(page: Page): Promise<Geometry> {
     };
     const viewport = document.querySelector('.react-flow__viewport') as HTMLElement;
     const zoom = new DOMMatrix(getComputedStyle(viewport).transform).a;
-    const minimap = document.querySelector('.dag-minimap');
+    const minimap = document.querySelector('.dag-toolbar .react-flow__minimap');
     const nodes = [...document.querySelectorAll('[data-step-id]')].map((node) => {
       const texts = [node, ...node.querySelectorAll('*')].filter((element) => [...element.childNodes].some((child) => child.nodeType === Node.TEXT_NODE && child.textContent?.trim()));
       return {
@@ -66,7 +67,7 @@ function geometry(page: Page): Promise<Geometry> {
         smallestTextPx: Math.min(...texts.map((element) => Number.parseFloat(getComputedStyle(element).fontSize) * zoom)),
       };
     });
-    return { zoom, pane: boxOf(document.querySelector('.dag-pane') as Element), minimap: minimap && boxOf(minimap), nodes };
+    return { zoom, pane: boxOf(document.querySelector('.dag-pane') as Element), minimap: minimap && boxOf(minimap), controls: boxOf(document.querySelector('.react-flow__controls') as Element), nodes };
   });
 }
 
@@ -92,7 +93,7 @@ const FAN: PlanStepScript[] = [
 const ROOTS = ['a1', 'b1', 'c1', 'late'];
 
 describe('a readable plan graph (Chromium through archon serve)', () => {
-  it('a 12-step plan at 1280×800: text at 11 px or more, no overlaps, the minimap clear of the nodes, the roots in the first column; it refits on resize', async () => {
+  it('a 12-step plan at 1280×800: text at 11 px or more, no overlaps, the minimap and the controls clear of the nodes, the roots in the first column; it refits on resize', async () => {
     const { page, context } = await openRun((request) => (request.purpose === 'plan' ? planReply(FAN) : { hang: true }), { width: 1280, height: 800 });
     await page.locator('[data-step-id="a1"][data-status="running"]').waitFor();
     await expect.poll(async () => (await geometry(page)).zoom).toBeCloseTo(MIN_ZOOM);
@@ -102,6 +103,7 @@ describe('a readable plan graph (Chromium through archon serve)', () => {
     // Clamped, the graph does not fit: the minimap shows, in its own strip, and the first column is in view.
     expect(clamped.minimap).not.toBeNull();
     for (const node of clamped.nodes) expect(overlaps(visiblePart(node.box, clamped.pane), clamped.minimap as Box), node.id).toBe(false);
+    for (const node of clamped.nodes) expect(overlaps(visiblePart(node.box, clamped.pane), clamped.controls), node.id).toBe(false);
     const firstColumn = Math.min(...clamped.nodes.map((node) => node.box.left));
     for (const root of ROOTS) expect(clamped.nodes.find((node) => node.id === root)?.box.left, root).toBe(firstColumn);
     for (const node of clamped.nodes.filter((candidate) => !ROOTS.includes(candidate.id))) expect(node.box.left, node.id).toBeGreaterThan(firstColumn);

@@ -16,8 +16,20 @@ export interface Rect {
 /** Not a step: the source of every root, so that the ranker puts every root in the first column. */
 const ORIGIN = '\u0000origin';
 
-/** Left-to-right positions for a plan's steps; computed once per plan, not per event. */
-export function layoutPlan(steps: readonly Pick<PlanStep, 'id' | 'dependencies'>[]): Map<string, { x: number; y: number }> {
+export interface Point {
+  x: number;
+  y: number;
+}
+
+export interface PlanLayout {
+  /** Each step's top-left corner. */
+  positions: Map<string, Point>;
+  /** Per edge (`dependency->step`), the centre of each column it crosses, on the free lane dagre kept for it. */
+  lanes: Map<string, Point[]>;
+}
+
+/** Left-to-right positions for a plan's steps and lanes for its long edges; computed once per plan, not per event. */
+export function layoutPlan(steps: readonly Pick<PlanStep, 'id' | 'dependencies'>[]): PlanLayout {
   const graph = new dagre.graphlib.Graph();
   graph.setGraph({ rankdir: 'LR', nodesep: 24, ranksep: 64 });
   graph.setDefaultEdgeLabel(() => ({}));
@@ -31,14 +43,23 @@ export function layoutPlan(steps: readonly Pick<PlanStep, 'id' | 'dependencies'>
     for (const dependency of dependencies) graph.setEdge(dependency, step.id);
   }
   dagre.layout(graph);
-  return new Map(steps.map((step) => {
+  const positions = new Map(steps.map((step) => {
     const node = graph.node(step.id);
     return [step.id, { x: node.x - NODE_WIDTH / 2, y: node.y - NODE_HEIGHT / 2 }];
   }));
+  const columns = new Set(steps.map((step) => Math.round(graph.node(step.id).x)));
+  const lanes = new Map<string, Point[]>();
+  for (const edge of graph.edges()) {
+    if (edge.v === ORIGIN) continue;
+    const points: Point[] = graph.edge(edge).points ?? [];
+    const crossed = points.slice(1, -1).filter((point) => columns.has(Math.round(point.x)));
+    lanes.set(`${edge.v}->${edge.w}`, crossed.map((point) => ({ x: point.x, y: point.y })));
+  }
+  return { positions, lanes };
 }
 
 /** The rectangle the laid-out nodes cover, in flow coordinates. */
-export function boundsOf(positions: ReadonlyMap<string, { x: number; y: number }>): Rect {
+export function boundsOf(positions: ReadonlyMap<string, Point>): Rect {
   const all = [...positions.values()];
   if (all.length === 0) return { x: 0, y: 0, width: NODE_WIDTH, height: NODE_HEIGHT };
   const x = Math.min(...all.map((position) => position.x));

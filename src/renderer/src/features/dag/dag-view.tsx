@@ -1,14 +1,16 @@
-import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow, type ColorMode, type Edge } from '@xyflow/react';
+import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow, type ColorMode } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { RunEvent } from '../../../../shared/schemas/events';
 import type { StepView } from '../../../../shared/schemas/run-detail';
 import { recoveryOf, recoveryOfStep, type RunRecovery } from '../validation/validation-model';
-import { boundsOf, layoutPlan, NODE_HEIGHT, NODE_WIDTH } from './dag-layout';
+import { boundsOf, layoutPlan, NODE_HEIGHT, NODE_WIDTH, type Point } from './dag-layout';
 import { fitViewport, MAX_ZOOM, MIN_ZOOM } from './dag-viewport';
+import { RoutedEdge, type RoutedEdgeType } from './routed-edge';
 import { SelectStepContext, StepNode, type StepNodeData, type StepNodeType } from './step-node';
 
 const NODE_TYPES = { step: StepNode };
+const EDGE_TYPES = { routed: RoutedEdge };
 
 interface StepActivity {
   tool: string | null;
@@ -33,7 +35,7 @@ function activityOf(events: readonly RunEvent[]): Map<string, StepActivity> {
 class NodeCache {
   private readonly entries = new Map<string, { key: string; node: StepNodeType }>();
 
-  nodesFor(steps: readonly StepView[], activity: Map<string, StepActivity>, recovery: RunRecovery, positions: Map<string, { x: number; y: number }>, selectedStepId: string | null, waitingStepId: string | null): StepNodeType[] {
+  nodesFor(steps: readonly StepView[], activity: Map<string, StepActivity>, recovery: RunRecovery, positions: Map<string, Point>, selectedStepId: string | null, waitingStepId: string | null): StepNodeType[] {
     return steps.map((step) => {
       const now = activity.get(step.spec.id) ?? { tool: null, tokens: 0, startedAt: null };
       const { verdicts, repairs, revision, replacedBy } = recoveryOfStep(recovery, step.spec.id);
@@ -87,7 +89,7 @@ export function DagView(props: DagViewProps) {
 
 /**
  * The plan graph at a readable zoom: fitted to its pane (again on every resize) but never below MIN_ZOOM, where the
- * operator pans instead; the minimap sits in its own strip beside the pane, so it never covers a node.
+ * operator pans instead; the controls and the minimap sit in a strip under the pane, so they never cover a node.
  */
 function DagFlow({ steps, events, selectedStepId, waitingStepId = null, onSelectStep, colorMode = 'system' }: DagViewProps) {
   const [cache] = useState(() => new NodeCache());
@@ -97,7 +99,8 @@ function DagFlow({ steps, events, selectedStepId, waitingStepId = null, onSelect
   const recovery = useMemo(() => recoveryOf(events), [events]);
   const planKey = steps.map((step) => `${step.spec.id}<${step.spec.dependencies.join(',')}`).join('|');
   // eslint-disable-next-line react-hooks/exhaustive-deps -- the layout depends on the plan's shape only
-  const positions = useMemo(() => layoutPlan(steps.map((step) => step.spec)), [planKey]);
+  const layout = useMemo(() => layoutPlan(steps.map((step) => step.spec)), [planKey]);
+  const positions = layout.positions;
   const bounds = useMemo(() => boundsOf(positions), [positions]);
   const nodes = useMemo(
     () => cache.nodesFor(steps, activityOf(events), recovery, positions, selectedStepId, waitingStepId),
@@ -121,34 +124,30 @@ function DagFlow({ steps, events, selectedStepId, waitingStepId = null, onSelect
     return () => observer.disconnect();
   }, [refit]);
   const statusKey = steps.map((step) => step.status).join(',');
-  const edges = useMemo<Edge[]>(
+  const edges = useMemo<RoutedEdgeType[]>(
     () =>
       steps.flatMap((step) =>
-        step.spec.dependencies.map((dependency) => ({
-          id: `${dependency}->${step.spec.id}`,
-          source: dependency,
-          target: step.spec.id,
-          animated: step.status === 'running' || step.status === 'awaiting_approval',
-        })),
+        step.spec.dependencies.map((dependency) => {
+          const id = `${dependency}->${step.spec.id}`;
+          return { id, type: 'routed', source: dependency, target: step.spec.id, data: { lanes: layout.lanes.get(id) ?? [] }, animated: step.status === 'running' || step.status === 'awaiting_approval' };
+        }),
       ),
     // eslint-disable-next-line react-hooks/exhaustive-deps -- edges change with the plan and the statuses only
-    [statusKey, steps.length],
+    [statusKey, layout],
   );
   return (
     <div className="dag" aria-label="Plan graph">
       <div className="dag-pane" ref={pane}>
         <SelectStepContext value={onSelectStep}>
-          <ReactFlow colorMode={colorMode} nodes={nodes} edges={edges} nodeTypes={NODE_TYPES} minZoom={MIN_ZOOM} maxZoom={MAX_ZOOM} onNodeClick={(_event, node) => onSelectStep(node.id)} onPaneClick={() => onSelectStep(null)} nodesConnectable={false} proOptions={{ hideAttribution: true }}>
+          <ReactFlow colorMode={colorMode} nodes={nodes} edges={edges} nodeTypes={NODE_TYPES} edgeTypes={EDGE_TYPES} minZoom={MIN_ZOOM} maxZoom={MAX_ZOOM} onNodeClick={(_event, node) => onSelectStep(node.id)} onPaneClick={() => onSelectStep(null)} nodesConnectable={false} proOptions={{ hideAttribution: true }}>
             <Background />
-            <Controls showInteractive={false} onFitView={refit} />
           </ReactFlow>
         </SelectStepContext>
       </div>
-      {(nodes.length > MINIMAP_ABOVE || !fits) && (
-        <div className="dag-minimap">
-          <MiniMap pannable zoomable bgColor="var(--panel)" maskColor="rgba(127, 127, 127, 0.25)" nodeColor="var(--border)" nodeStrokeColor="var(--muted)" />
-        </div>
-      )}
+      <div className="dag-toolbar">
+        <Controls showInteractive={false} orientation="horizontal" onFitView={refit} />
+        {(nodes.length > MINIMAP_ABOVE || !fits) && <MiniMap pannable zoomable bgColor="var(--panel)" maskColor="rgba(127, 127, 127, 0.25)" nodeColor="var(--border)" nodeStrokeColor="var(--muted)" />}
+      </div>
     </div>
   );
 }
