@@ -432,6 +432,7 @@ export interface PlanStepScript {
   tool?: string;
   args?: Record<string, unknown>;
   expected_output?: string;
+  role?: string;
 }
 
 /** A submit_plan tool call with these steps. */

@@ -1,19 +1,73 @@
 import dagre from '@dagrejs/dagre';
 import type { PlanStep } from '../../../../shared/schemas/plan';
 
-export const NODE_WIDTH = 220;
-export const NODE_HEIGHT = 76;
+export const NODE_WIDTH = 240;
+export const NODE_HEIGHT = 132;
+/** The smallest text a node shows (its body; the title is larger): what the minimum zoom keeps readable. */
+export const NODE_TEXT_PX = 13;
 
-/** Left-to-right positions for a plan's steps; computed once per plan, not per event. */
-export function layoutPlan(steps: readonly Pick<PlanStep, 'id' | 'dependencies'>[]): Map<string, { x: number; y: number }> {
+export interface Rect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** Not a step: the source of every root, so that the ranker puts every root in the first column. */
+const ORIGIN = '\u0000origin';
+
+export interface Point {
+  x: number;
+  y: number;
+}
+
+export interface PlanLayout {
+  /** Each step's top-left corner. */
+  positions: Map<string, Point>;
+  /** Per edge (`dependency->step`), the centre of each column it crosses, on the free lane dagre kept for it. */
+  lanes: Map<string, Point[]>;
+}
+
+/** Left-to-right positions for a plan's steps and lanes for its long edges; computed once per plan, not per event. */
+export function layoutPlan(steps: readonly Pick<PlanStep, 'id' | 'dependencies'>[]): PlanLayout {
   const graph = new dagre.graphlib.Graph();
   graph.setGraph({ rankdir: 'LR', nodesep: 24, ranksep: 64 });
   graph.setDefaultEdgeLabel(() => ({}));
+  graph.setNode(ORIGIN, { width: 0, height: 0 });
   for (const step of steps) graph.setNode(step.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
-  for (const step of steps) for (const dependency of step.dependencies) if (graph.hasNode(dependency)) graph.setEdge(dependency, step.id);
+  // Pulling a root one column left lengthens only its own out-edges; a weight above any out-degree makes that always worth it.
+  const rootWeight = steps.length + 1;
+  for (const step of steps) {
+    const dependencies = step.dependencies.filter((dependency) => dependency !== step.id && graph.hasNode(dependency));
+    if (dependencies.length === 0) graph.setEdge(ORIGIN, step.id, { weight: rootWeight });
+    for (const dependency of dependencies) graph.setEdge(dependency, step.id);
+  }
   dagre.layout(graph);
-  return new Map(steps.map((step) => {
+  const positions = new Map(steps.map((step) => {
     const node = graph.node(step.id);
     return [step.id, { x: node.x - NODE_WIDTH / 2, y: node.y - NODE_HEIGHT / 2 }];
   }));
+  const columns = new Set(steps.map((step) => Math.round(graph.node(step.id).x)));
+  const lanes = new Map<string, Point[]>();
+  for (const edge of graph.edges()) {
+    if (edge.v === ORIGIN) continue;
+    const points: Point[] = graph.edge(edge).points ?? [];
+    const crossed = points.slice(1, -1).filter((point) => columns.has(Math.round(point.x)));
+    lanes.set(`${edge.v}->${edge.w}`, crossed.map((point) => ({ x: point.x, y: point.y })));
+  }
+  return { positions, lanes };
+}
+
+/** The rectangle the laid-out nodes cover, in flow coordinates. */
+export function boundsOf(positions: ReadonlyMap<string, Point>): Rect {
+  const all = [...positions.values()];
+  if (all.length === 0) return { x: 0, y: 0, width: NODE_WIDTH, height: NODE_HEIGHT };
+  const x = Math.min(...all.map((position) => position.x));
+  const y = Math.min(...all.map((position) => position.y));
+  return {
+    x,
+    y,
+    width: Math.max(...all.map((position) => position.x)) + NODE_WIDTH - x,
+    height: Math.max(...all.map((position) => position.y)) + NODE_HEIGHT - y,
+  };
 }

@@ -2,11 +2,16 @@ import { Handle, Position, useReactFlow, type Node, type NodeProps } from '@xyfl
 import { createContext, memo, use, useEffect, useState } from 'react';
 import type { StepStatus } from '../../../../shared/schemas/run';
 import type { Verdict } from '../../../../shared/schemas/validation';
+import { NODE_TEXT_PX } from './dag-layout';
 
 export interface StepNodeData extends Record<string, unknown> {
   label: string;
   description: string;
+  /** The plan step's role, if it names one. */
+  role: string | null;
   status: StepStatus;
+  /** Whether the operator's answer to a pending approval is what this step waits for. */
+  waiting: boolean;
   tool: string | null;
   tokens: number;
   startedAt: string | null;
@@ -26,6 +31,16 @@ export const SelectStepContext = createContext<(id: string | null) => void>(() =
 
 /** How often each step's node rendered; read by the render-count test and the perf harness. */
 export const renderCounts = new Map<string, number>();
+
+const STATUS_ICONS: Record<StepStatus, string> = {
+  pending: '○',
+  running: '▶',
+  awaiting_approval: '✋',
+  completed: '✓',
+  failed: '✗',
+  skipped: '↷',
+  stopped: '■',
+};
 
 function Elapsed({ since }: { since: string }) {
   const [now, setNow] = useState(() => Date.now());
@@ -63,7 +78,7 @@ function Replacements({ ids }: { ids: string[] }) {
 }
 
 /**
- * One step: its status as colour and `data-status`, the tool it is in, its tokens, how long it has run;
+ * One step: its id, role and short description; its status as icon, colour and `data-status`, the tool it is in, its tokens, how long it has run;
  * the validators' verdict, its repairs and the revision that added it; greyed when a re-plan replaced it.
  */
 export const StepNode = memo(function StepNode({ id, data, selected }: NodeProps<StepNodeType>) {
@@ -71,8 +86,10 @@ export const StepNode = memo(function StepNode({ id, data, selected }: NodeProps
   const replaced = data.replacedBy !== null;
   return (
     <div
-      className={`step-node status-${data.status}${replaced ? ' replaced' : ''}${selected ? ' selected' : ''}`}
+      className={`step-node status-${data.status}${replaced ? ' replaced' : ''}${selected ? ' selected' : ''}${data.waiting ? ' waiting' : ''}`}
+      style={{ fontSize: NODE_TEXT_PX }}
       data-status={data.status}
+      data-waiting={data.waiting ? 'true' : undefined}
       data-step-id={id}
       data-replaced={replaced ? 'true' : undefined}
       data-verdict={data.verdict?.verdict}
@@ -81,11 +98,16 @@ export const StepNode = memo(function StepNode({ id, data, selected }: NodeProps
     >
       <Handle type="target" position={Position.Left} />
       <div className="step-node-title">
-        {data.label}
-        {data.revision !== null && <span className="step-node-revision"> · revision {data.revision}</span>}
+        <span className="step-node-icon" aria-hidden="true">
+          {STATUS_ICONS[data.status]}
+        </span>
+        <span className="step-node-id">{data.label}</span>
+        {data.role && <span className="step-node-role">{data.role}</span>}
       </div>
+      <div className="step-node-description">{data.description}</div>
       <div className="step-node-meta">
         <span className="step-node-status">{data.status.replace('_', ' ')}</span>
+        {data.revision !== null && <span className="step-node-revision">· revision {data.revision}</span>}
         {data.tool && <span>· {data.tool}</span>}
         {data.tokens > 0 && <span>· {data.tokens} tok</span>}
         {data.status === 'running' && data.startedAt && (

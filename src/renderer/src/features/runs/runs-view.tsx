@@ -18,11 +18,14 @@ export function RunsView() {
   const selectedStepId = useAppStore((state) => state.selectedStepId);
   const selectStep = useAppStore((state) => state.selectStep);
   const theme = useAppStore((state) => state.settings?.theme ?? 'system');
+  const runId = detail?.run.id;
+  const pendingStepId = useAppStore((state) => state.pending.find((request) => request.runId === runId && request.stepId !== null)?.stepId ?? null);
   const events: readonly RunEvent[] = detail?.events ?? NONE;
   const planned: readonly StepView[] = detail?.steps ?? NONE;
   const recovery = useMemo(() => recoveryOf(events), [events]);
   const steps = useMemo(() => stepsWithReplaced(planned, events, recovery), [planned, events, recovery]);
   const step = steps.find((candidate) => candidate.spec.id === selectedStepId) ?? null;
+  const waitingStepId = pendingStepId ?? steps.find((candidate) => candidate.status === 'awaiting_approval')?.spec.id ?? null;
   return (
     <div className="runs-layout">
       <aside className="runs-side">
@@ -46,7 +49,7 @@ export function RunsView() {
             {detail.run.error && <p className="run-error">{detail.run.error}</p>}
             <RunModel events={detail.events} />
             <BudgetMeter events={detail.events} />
-            {steps.length > 0 ? <DagView steps={steps} events={detail.events} selectedStepId={selectedStepId} onSelectStep={selectStep} colorMode={theme} /> : <p className="empty">Planning…</p>}
+            {steps.length > 0 ? <DagView steps={steps} events={detail.events} selectedStepId={selectedStepId} waitingStepId={waitingStepId} onSelectStep={selectStep} colorMode={theme} /> : <p className="empty">Planning…</p>}
           </>
         ) : (
           <p className="empty">Start a run, or open one from the history.</p>

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { boundsOf, layoutPlan, NODE_HEIGHT, NODE_TEXT_PX, NODE_WIDTH } from '../../../../src/renderer/src/features/dag/dag-layout';
+import { routePath } from '../../../../src/renderer/src/features/dag/routed-edge';
+import { fitViewport, MIN_ZOOM, READABLE_TEXT_PX } from '../../../../src/renderer/src/features/dag/dag-viewport';
+
+const step = (id: string, dependencies: string[] = []) => ({ id, dependencies });
+
+describe('the plan layout', () => {
+  it('puts every root in the first column, even one that only feeds a deep step', () => {
+    const { positions } = layoutPlan([step('a'), step('b', ['a']), step('c', ['b']), step('d', ['c', 'late']), step('late'), step('side', ['a'])]);
+    const xs = [...positions.values()].map((position) => position.x);
+    expect(positions.get('late')?.x).toBe(Math.min(...xs));
+    expect(positions.get('a')?.x).toBe(Math.min(...xs));
+    expect(positions.get('d')?.x).toBeGreaterThan(positions.get('c')?.x ?? Infinity);
+  });
+
+  it('keeps nodes apart', () => {
+    const positions = [...layoutPlan(Array.from({ length: 12 }, (_, index) => step(`s${index}`, index < 3 ? [] : [`s${index % 3}`]))).positions.values()];
+    for (const [index, one] of positions.entries())
+      for (const other of positions.slice(index + 1)) expect(Math.abs(one.x - other.x) >= NODE_WIDTH || Math.abs(one.y - other.y) >= NODE_HEIGHT).toBe(true);
+  });
+});
+
+describe('edge lanes', () => {
+  it('route a long edge through each column it crosses on a lane clear of the nodes there, and bend only between columns', () => {
+    const { positions, lanes } = layoutPlan([step('a'), step('b', ['a']), step('c', ['b']), step('d', ['c', 'late']), step('late'), step('b2', ['late']), step('c2', ['b2'])]);
+    const crossed = lanes.get('late->d') ?? [];
+    expect(crossed).toHaveLength(2);
+    for (const lane of crossed) {
+      const column = [...positions.values()].filter((position) => position.x + NODE_WIDTH / 2 === lane.x);
+      expect(column.length).toBeGreaterThan(0);
+      for (const node of column) expect(lane.y <= node.y || lane.y >= node.y + NODE_HEIGHT).toBe(true);
+    }
+    expect(lanes.get('a->b')).toEqual([]);
+    const path = routePath({ x: 0, y: 0 }, { x: 900, y: 50 }, [{ x: 424, y: 300 }]);
+    expect(path).toBe(`M 0 0 C 152 0 152 300 304 300 L 544 300 C 722 300 722 50 900 50`);
+  });
+});
+
+describe('the viewport', () => {
+  it('never zooms out so far that node text renders under 11 px', () => {
+    expect(MIN_ZOOM * NODE_TEXT_PX).toBeGreaterThanOrEqual(READABLE_TEXT_PX);
+  });
+
+  it('centres a graph that fits', () => {
+    const fit = fitViewport({ x: 0, y: 0, width: 400, height: 200 }, 1000, 600);
+    expect(fit).toMatchObject({ fits: true });
+    expect((fit?.x ?? 0) * 2 + 400 * (fit?.zoom ?? 0)).toBeCloseTo(1000);
+  });
+
+  it('clamps a graph too large to read at fit to the minimum zoom, with the first column and the top in view', () => {
+    const bounds = boundsOf(layoutPlan(Array.from({ length: 12 }, (_, index) => step(`s${index}`, index === 0 ? [] : [`s${index - 1}`]))).positions);
+    const fit = fitViewport(bounds, 560, 400);
+    expect(fit).toMatchObject({ zoom: MIN_ZOOM, fits: false });
+    const left = bounds.x * (fit?.zoom ?? 0) + (fit?.x ?? 0);
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThan(NODE_WIDTH * MIN_ZOOM);
+  });
+
+  it('has no fit for a pane without size', () => {
+    expect(fitViewport({ x: 0, y: 0, width: 10, height: 10 }, 0, 0)).toBeNull();
+  });
+});
