@@ -37,6 +37,11 @@ export function asksForTool(policy: Policy, tool: { sideEffects: SideEffects; un
   return tool.sideEffects === 'irreversible';
 }
 
+/** Whether "approve all like this for this run" may cover a tool's later calls: never an irreversible one under strict or supervised. */
+export function grantsForRun(policy: Policy, tool: { sideEffects: SideEffects }): boolean {
+  return !(tool.sideEffects === 'irreversible' && STRICTNESS[policy] >= STRICTNESS.strict);
+}
+
 export function stricter(a: Policy, b: Policy): Policy {
   return STRICTNESS[a] >= STRICTNESS[b] ? a : b;
 }

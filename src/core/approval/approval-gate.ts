@@ -2,7 +2,7 @@ import { raceAbort } from '../../shared/abort';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../shared/canonical-json';
 import { ArchonError } from '../../shared/errors';
-import type { ApprovalDecision, ApprovalKind, ApprovalRequest, ApprovalStatus, ExplanationPacket } from '../../shared/schemas/approval';
+import type { ApprovalDecision, ApprovalKind, ApprovalPreview, ApprovalRequest, ApprovalStatus, ExplanationPacket } from '../../shared/schemas/approval';
 import type { Risk } from '../../shared/schemas/plan';
 import type { RunContext } from '../agent/run-context';
 import { cancelled } from '../model/retry-policy';
@@ -40,6 +40,7 @@ export interface ExplanationInput {
   reversibility: ExplanationPacket['reversibility'];
   alternatives?: string[];
   confidence?: number | null;
+  preview?: ApprovalPreview;
 }
 
 /** Seed 000's explanation packet: why, how sure, how risky, how reversible, what it costs, what it touches. */
@@ -53,6 +54,7 @@ export function explain(context: GateContext, input: ExplanationInput): Explanat
     cost: { tokensUsed: context.budget.totals.tokens, tokensLeft: context.budget.tokensLeft(), estimatedUsd: context.budget.totals.costUsd },
     downstream: input.stepId && context.plan ? dependentsOf(context.plan, input.stepId) : [],
     alternatives: input.alternatives ?? [],
+    ...(input.preview ? { preview: input.preview } : {}),
   };
 }
 
