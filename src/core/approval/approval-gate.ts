@@ -41,6 +41,7 @@ export interface ExplanationInput {
   alternatives?: string[];
   confidence?: number | null;
   preview?: ApprovalPreview;
+  grantable?: boolean;
 }
 
 /** Seed 000's explanation packet: why, how sure, how risky, how reversible, what it costs, what it touches. */
@@ -55,6 +56,7 @@ export function explain(context: GateContext, input: ExplanationInput): Explanat
     downstream: input.stepId && context.plan ? dependentsOf(context.plan, input.stepId) : [],
     alternatives: input.alternatives ?? [],
     ...(input.preview ? { preview: input.preview } : {}),
+    ...(input.grantable !== undefined ? { grantable: input.grantable } : {}),
   };
 }
 

@@ -111,6 +111,7 @@ export async function approveToolCall(context: CheckpointContext, stepId: string
         factors: [`side effects: ${tool.sideEffects}`, tool.idempotent ? 'idempotent' : 'not idempotent'],
         reversibility: tool.sideEffects,
         preview,
+        grantable: grantsForRun(context.policy, tool),
       }),
     },
     (edited) => {
@@ -145,6 +146,7 @@ export async function confirmUncertainRepeat(context: CheckpointContext, stepId:
       reversibility: tool.sideEffects,
     }),
   });
+  applyLock(context, outcome.decision);
   return outcome.decision.verdict === 'approve';
 }
 

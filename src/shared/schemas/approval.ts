@@ -68,6 +68,8 @@ export const ExplanationPacketSchema = z.object({
   downstream: z.array(z.string()),
   alternatives: z.array(z.string()),
   preview: ApprovalPreviewSchema.optional(),
+  /** A tool call that "approve all like this for this run" may cover (see grantsForRun); absent elsewhere. */
+  grantable: z.boolean().optional(),
 });
 export type ExplanationPacket = z.infer<typeof ExplanationPacketSchema>;
 
