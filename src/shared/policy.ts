@@ -37,8 +37,9 @@ export function asksForTool(policy: Policy, tool: { sideEffects: SideEffects; un
   return tool.sideEffects === 'irreversible';
 }
 
-/** Whether "approve all like this for this run" may cover a tool's later calls: never an irreversible one under strict or supervised. */
-export function grantsForRun(policy: Policy, tool: { sideEffects: SideEffects }): boolean {
+/** Whether "allow all like this for this run" may cover a tool's later calls: never an irreversible one under strict or supervised, never one running unconfined. */
+export function grantsForRun(policy: Policy, tool: { sideEffects: SideEffects; unconfined?: boolean }): boolean {
+  if (tool.unconfined) return false;
   return !(tool.sideEffects === 'irreversible' && STRICTNESS[policy] >= STRICTNESS.strict);
 }
 

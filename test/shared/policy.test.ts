@@ -12,4 +12,8 @@ describe('approve all like this for this run', () => {
   ] as const)('under %s, a %s tool: %s', (policy, sideEffects, allowed) => {
     expect(grantsForRun(policy, { sideEffects })).toBe(allowed);
   });
+
+  it('never covers a tool running unconfined (the sandbox turned off)', () => {
+    expect(grantsForRun('permissive', { sideEffects: 'irreversible', unconfined: true })).toBe(false);
+  });
 });

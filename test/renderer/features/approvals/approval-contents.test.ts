@@ -77,12 +77,14 @@ describe('what an approval shows, in Chromium through archon serve', () => {
     expect(await changes.getByRole('listitem').allTextContents()).toEqual(['@@ -1,2 +1,2 @@', 'removed: -old line', 'added: +new line', ' keep']);
     await overwrite.getByText('Can be undone: the previous content is kept.').waitFor();
     await overwrite.getByRole('button', { name: 'Lock constraint' }).waitFor();
+    // "Approve" names one button only: the contract outside tests rely on.
+    expect(await overwrite.getByRole('button', { name: 'Approve' }).count()).toBe(1);
     expect(await axeViolations(app.page)).toEqual([]);
     await overwrite.getByRole('button', { name: 'Approve', exact: true }).click();
 
     const create = approval(app.page, 'tool call').filter({ hasText: 'fresh.txt' });
     await create.getByText('Creates a new file fresh.txt (5 bytes).').waitFor();
-    await create.getByRole('button', { name: 'Approve all like this for this run' }).click();
+    await create.getByRole('button', { name: 'Allow all like this for this run' }).click();
 
     const command = approval(app.page, 'tool call').filter({ hasText: 'rm -rf build' });
     await command.getByText(`Runs in ${app.workspace}`).waitFor();
@@ -94,7 +96,7 @@ describe('what an approval shows, in Chromium through archon serve', () => {
 
     const final = approval(app.page, 'final answer');
     await final.waitFor();
-    for (const name of ['Lock constraint', 'Edit', 'Approve all like this for this run']) expect(await final.getByRole('button', { name, exact: true }).count(), name).toBe(0);
+    for (const name of ['Lock constraint', 'Edit', 'Allow all like this for this run']) expect(await final.getByRole('button', { name, exact: true }).count(), name).toBe(0);
     await final.getByRole('button', { name: 'Approve', exact: true }).click();
     await app.page.getByLabel('Answer').filter({ hasText: 'All written.' }).waitFor();
     expect(readFileSync(join(app.workspace, 'note.txt'), 'utf8')).toBe('new line\nkeep\n');

@@ -311,7 +311,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
                 </button>
                 {request.kind === 'tool_call' && request.explanation.grantable === true && (
                   <button type="button" onClick={() => finish({ verdict: 'approve', scope: 'run_tool' })}>
-                    Approve all like this for this run
+                    Allow all like this for this run
                   </button>
                 )}
                 {editable && (
