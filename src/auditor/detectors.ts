@@ -1,6 +1,6 @@
 import { canonicalJson } from '../shared/canonical-json';
 import type { Finding } from '../shared/schemas/audit';
-import { asksForTool } from '../shared/policy';
+import { asksForTool, grantsForRun } from '../shared/policy';
 import type { RunEvent } from '../shared/schemas/events';
 import type { Policy } from '../shared/schemas/run';
 import type { ToolApprovalOverride } from '../shared/schemas/settings';
@@ -41,6 +41,8 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
   const locked = new Set<string>();
   const requested = new Map<string, AuditedEvent>();
   const granted: AuditedEvent[] = [];
+  /** Tools a person approved for the rest of the run ("approve all like this"). */
+  const grantedForRun = new Set<string>();
   for (const item of events) {
     const event = item.event;
     if (event.type === 'run.started') {
@@ -51,7 +53,11 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
     else if (event.type === 'approval.requested') requested.set(event.approvalId, item);
     else if (event.type === 'approval.resolved' && (event.status === 'approved' || event.status === 'edited')) {
       const request = requested.get(event.approvalId);
-      if (request?.event.type === 'approval.requested' && request.event.kind === 'tool_call') granted.push(request);
+      if (request?.event.type === 'approval.requested' && request.event.kind === 'tool_call') {
+        granted.push(request);
+        const tool = (request.event.action as { tool?: string } | null)?.tool;
+        if (tool && event.decision.verdict === 'approve' && event.decision.scope === 'run_tool') grantedForRun.add(tool);
+      }
     } else if (event.type === 'tool.started') {
       if (locked.has(event.tool)) {
         findings.push({ detector: 'boundary', severity: 'critical', title: `${event.tool} ran after it was locked`, explanation: `The operator locked "never use ${event.tool}", yet step ${event.stepId} started it.`, evidence: [cite(item)] });
@@ -60,7 +66,7 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
       if (!asksForTool(policy, { sideEffects }, overrideFor(overrides, event.tool))) continue;
       const match = granted.findIndex((request) => request.event.type === 'approval.requested' && request.event.stepId === event.stepId && (request.event.action as { tool?: string } | null)?.tool === event.tool);
       if (match >= 0) granted.splice(match, 1);
-      else {
+      else if (!(grantedForRun.has(event.tool) && grantsForRun(policy, { sideEffects }))) {
         findings.push({
           detector: 'boundary',
           severity: 'high',

@@ -32,7 +32,7 @@ export async function dispatchTool(name: string, rawArgs: unknown, context: Exec
   } catch (error) {
     if (error instanceof PathDenied) return result('denied', error.message);
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return result('error', `${name}: no such file or folder. Use list_files to see what exists.`);
+    if (code === 'ENOENT') return result('error', `${name}: no such file or folder. Use list_files to see what exists.`, { missing: true });
     if (code === 'ERR_ACCESS_DENIED') return result('denied', `${name}: the tool process may not touch that path (it is outside the workspace).`);
     return result('error', `${name} failed: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -37,6 +37,12 @@ export function asksForTool(policy: Policy, tool: { sideEffects: SideEffects; un
   return tool.sideEffects === 'irreversible';
 }
 
+/** Whether "allow all like this for this run" may cover a tool's later calls: never an irreversible one under strict or supervised, never one running unconfined. */
+export function grantsForRun(policy: Policy, tool: { sideEffects: SideEffects; unconfined?: boolean }): boolean {
+  if (tool.unconfined) return false;
+  return !(tool.sideEffects === 'irreversible' && STRICTNESS[policy] >= STRICTNESS.strict);
+}
+
 export function stricter(a: Policy, b: Policy): Policy {
   return STRICTNESS[a] >= STRICTNESS[b] ? a : b;
 }

@@ -31,6 +31,8 @@ export interface RunContext {
   tools: ToolRegistry;
   /** Tools a person locked out for the rest of the run. */
   lockedTools: Set<string>;
+  /** Tools whose later calls a person approved for the rest of the run ("approve all like this"), with their side-effect class. */
+  toolGrants: Set<string>;
   model: ModelClient;
   approvals: ApprovalChannel;
   /** The operator's per-tool approval overrides (Settings). */

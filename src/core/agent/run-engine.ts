@@ -191,6 +191,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     stopRun: (reason) => controller.abort(reason),
     tools: run.tools,
     lockedTools: new Set(),
+    toolGrants: new Set(),
     model: run.model,
     approvals: dependencies.approvals,
     toolApproval: dependencies.toolApproval ?? {},

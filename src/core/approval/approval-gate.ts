@@ -2,7 +2,7 @@ import { raceAbort } from '../../shared/abort';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../shared/canonical-json';
 import { ArchonError } from '../../shared/errors';
-import type { ApprovalDecision, ApprovalKind, ApprovalRequest, ApprovalStatus, ExplanationPacket } from '../../shared/schemas/approval';
+import type { ApprovalDecision, ApprovalKind, ApprovalPreview, ApprovalRequest, ApprovalStatus, ExplanationPacket } from '../../shared/schemas/approval';
 import type { Risk } from '../../shared/schemas/plan';
 import type { RunContext } from '../agent/run-context';
 import { cancelled } from '../model/retry-policy';
@@ -42,6 +42,8 @@ export interface ExplanationInput {
   alternatives?: string[];
   /** How sure the validators are: by default the latest confidence measured for the step (`stepId`), or with `'run'` their mean over the run. */
   confidence?: number | null | 'run';
+  preview?: ApprovalPreview;
+  grantable?: boolean;
 }
 
 /** The validators' confidence an explanation packet carries, read from the run's stored verdicts. */
@@ -64,6 +66,8 @@ export function explain(context: GateContext, input: ExplanationInput): Explanat
     cost: { tokensUsed: context.budget.totals.tokens, tokensLeft: context.budget.tokensLeft(), estimatedUsd: context.budget.totals.costUsd },
     downstream: input.stepId && context.plan ? dependentsOf(context.plan, input.stepId) : [],
     alternatives: input.alternatives ?? [],
+    ...(input.preview ? { preview: input.preview } : {}),
+    ...(input.grantable !== undefined ? { grantable: input.grantable } : {}),
   };
 }
 

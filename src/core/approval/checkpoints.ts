@@ -3,7 +3,7 @@ import { ESCALATION_CHOICES, EscalationChoiceSchema, type ApprovalDecision, type
 import { PlanSchema, type Plan, type PlanStep, type Risk } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { describeGapTrend } from '../../shared/gap-trend';
-import { asksAt, asksForTool } from '../../shared/policy';
+import { asksAt, asksForTool, grantsForRun } from '../../shared/policy';
 import type { RunContext } from '../agent/run-context';
 import type { CapBreach } from '../budget/budget-meter';
 import type { ChatRequest } from '../model/chat';
@@ -19,7 +19,7 @@ import { decide, MAX_EDIT_ATTEMPTS, type EditCheck } from './edit-loop';
  */
 
 /** What a checkpoint may read and change of a run: its identity, policy, approvals, tools and locks. */
-export type CheckpointContext = GateContext & Pick<RunContext, 'goal' | 'policy' | 'tools' | 'toolApproval' | 'model' | 'options'>;
+export type CheckpointContext = GateContext & Pick<RunContext, 'goal' | 'policy' | 'tools' | 'toolApproval' | 'model' | 'options' | 'toolGrants'>;
 
 /** A plan rejected this many times ends the run as rejected; the rejections before it each bring a re-plan. */
 export const MAX_PLAN_REJECTIONS = 3;
@@ -94,7 +94,10 @@ export type ToolDecision = { run: true; args: unknown } | { run: false; result: 
 export async function approveToolCall(context: CheckpointContext, stepId: string, tool: ToolDefinition, args: unknown): Promise<ToolDecision> {
   const override = tool.approvalOverride ? tool.approvalOverride(context.toolApproval) : context.toolApproval[tool.name];
   if (!asksForTool(context.policy, tool, override)) return { run: true, args };
+  const grant = `${tool.name} ${tool.sideEffects}`;
+  if (context.toolGrants.has(grant) && grantsForRun(context.policy, tool)) return { run: true, args };
   const action = (value: unknown) => ({ tool: tool.name, args: value, ...(tool.mcp ? { mcp: tool.mcp } : {}) });
+  const preview = await tool.preview?.(args, { signal: context.signal, workspace: context.options.workspace });
   const verdict = await decide(
     context,
     {
@@ -108,6 +111,8 @@ export async function approveToolCall(context: CheckpointContext, stepId: string
         risk: tool.sideEffects === 'irreversible' ? 'high' : tool.sideEffects === 'reversible' ? 'medium' : 'low',
         factors: [`side effects: ${tool.sideEffects}`, tool.idempotent ? 'idempotent' : 'not idempotent'],
         reversibility: tool.sideEffects,
+        preview,
+        grantable: grantsForRun(context.policy, tool),
       }),
     },
     (edited) => {
@@ -115,6 +120,7 @@ export async function approveToolCall(context: CheckpointContext, stepId: string
       return prepared.ok ? { ok: true, value: prepared.args, action: action(prepared.args) } : { ok: false, reason: prepared.result.content };
     },
   );
+  if (verdict.verdict === 'approve' && verdict.scope === 'run_tool' && grantsForRun(context.policy, tool)) context.toolGrants.add(grant);
   if (verdict.verdict === 'approve') return { run: true, args };
   if (verdict.verdict === 'edit') return { run: true, args: verdict.value };
   if (verdict.verdict === 'lock') {
@@ -140,6 +146,7 @@ export async function confirmUncertainRepeat(context: CheckpointContext, stepId:
       reversibility: tool.sideEffects,
     }),
   });
+  applyLock(context, outcome.decision);
   return outcome.decision.verdict === 'approve';
 }
 

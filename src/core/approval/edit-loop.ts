@@ -5,7 +5,7 @@ export const MAX_EDIT_ATTEMPTS = 3;
 export type EditCheck<T> = { ok: true; value: T; action: unknown } | { ok: false; reason: string };
 
 export type Verdict<T> =
-  | { verdict: 'approve' }
+  | { verdict: 'approve'; scope: 'run_tool' | undefined }
   | { verdict: 'edit'; value: T }
   | { verdict: 'reject'; feedback: string; stop: boolean; expired: boolean }
   | { verdict: 'lock'; outcome: GateOutcome };
@@ -19,7 +19,7 @@ export async function decide<T>(context: GateContext, request: GateRequest, vali
   for (let attempt = 1; ; attempt++) {
     const outcome = await requestApproval(context, current);
     const { decision } = outcome;
-    if (decision.verdict === 'approve') return { verdict: 'approve' };
+    if (decision.verdict === 'approve') return { verdict: 'approve', scope: decision.scope };
     if (decision.verdict === 'reject') return { verdict: 'reject', feedback: decision.feedback, stop: decision.stop ?? false, expired: outcome.status === 'expired' };
     if (decision.verdict === 'lock') return { verdict: 'lock', outcome };
     const checked = validate(decision.edited);

@@ -1,6 +1,8 @@
 import type { Settings } from '../../shared/schemas/settings';
 import { BUILTIN_TOOL_NAMES, TOOL_CATALOGUE, type BuiltinToolName } from '../../shared/tools/catalogue';
-import { defineTool, ToolRegistry, type ToolDefinition } from './tool-registry';
+import type { ApprovalPreview } from '../../shared/schemas/approval';
+import { commandPreview, writePreview } from './call-preview';
+import { defineTool, ToolRegistry, type PreviewContext, type ToolDefinition } from './tool-registry';
 import type { ToolWorkerPool } from './tool-worker-pool';
 
 function callTimeout(name: BuiltinToolName, args: unknown): number {
@@ -11,8 +13,18 @@ function callTimeout(name: BuiltinToolName, args: unknown): number {
 /** Commands run outside any OS sandbox when the operator turned it off. */
 const CONFINED_BY_SANDBOX: ReadonlySet<BuiltinToolName> = new Set(['run_command']);
 
+type Preview = (args: never, pool: ToolWorkerPool, context: PreviewContext) => Promise<ApprovalPreview>;
+
+/** The file to be written is read through the confined reader of the tool processes, like any read_file. */
+const PREVIEWS: Partial<Record<BuiltinToolName, Preview>> = {
+  write_file: async (args: { path: string; content: string }, pool, context) =>
+    writePreview(args.path, args.content, await pool.call('read_file', { path: args.path }, { signal: context.signal, timeoutMs: TOOL_CATALOGUE.read_file.timeoutMs })),
+  run_command: (args: { command: string }, _pool, context) => Promise.resolve(commandPreview(args.command, context.workspace)),
+};
+
 function builtinTool(name: BuiltinToolName, pool: ToolWorkerPool, sandbox: Settings['sandbox']): ToolDefinition {
   const spec = TOOL_CATALOGUE[name];
+  const preview = PREVIEWS[name];
   return defineTool({
     name,
     description: spec.description,
@@ -23,6 +35,7 @@ function builtinTool(name: BuiltinToolName, pool: ToolWorkerPool, sandbox: Setti
     timeoutMs: spec.timeoutMs,
     timeoutFor: (args) => callTimeout(name, args),
     run: (args, context) => pool.call(name, args, { signal: context.signal, timeoutMs: context.timeoutMs, onSpawn: context.onSpawn }),
+    ...(preview ? { preview: (args: unknown, context: PreviewContext) => preview(args as never, pool, context) } : {}),
   });
 }
 

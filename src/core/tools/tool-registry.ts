@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ArchonError, describeZodError } from '../../shared/errors';
+import type { ApprovalPreview } from '../../shared/schemas/approval';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { SideEffects, ToolResult } from '../../shared/schemas/tool';
 import type { McpToolFacts } from '../mcp/tool-definition';
@@ -50,6 +51,13 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   mcp?: McpToolFacts;
   /** The operator's per-tool setting that applies to this tool (default: the one under its name). */
   approvalOverride?(settings: Readonly<Record<string, ToolApprovalOverride>>): ToolApprovalOverride | undefined;
+  /** What a call will do, shown with its approval (a file write's diff, a command's dangerous parts). */
+  preview?(args: z.output<Input>, context: PreviewContext): Promise<ApprovalPreview>;
+}
+
+export interface PreviewContext {
+  signal: AbortSignal;
+  workspace: string;
 }
 
 /** Erases a tool's input type so tools of different inputs can share one registry. */

@@ -30,7 +30,8 @@ export type LockedConstraint = z.infer<typeof LockedConstraintSchema>;
  * validated again; `reject` with `stop` ends the run; `lock` refuses the action and locks a constraint.
  */
 export const ApprovalDecisionSchema = z.discriminatedUnion('verdict', [
-  z.object({ verdict: z.literal('approve') }),
+  /** `scope: 'run_tool'` (tool calls only) also approves every later call of this tool in this run, unless the policy forbids it (see grantsForRun). */
+  z.object({ verdict: z.literal('approve'), scope: z.literal('run_tool').optional() }),
   z.object({ verdict: z.literal('edit'), edited: z.unknown() }),
   z.object({ verdict: z.literal('reject'), feedback: z.string().max(4000), stop: z.boolean().optional() }),
   z.object({ verdict: z.literal('lock'), constraint: LockedConstraintSchema, feedback: z.string().max(4000).optional() }),
@@ -39,6 +40,24 @@ export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
 
 export const ApprovalStatusSchema = z.enum(['pending', 'approved', 'edited', 'rejected', 'locked', 'expired', 'stopped']);
 export type ApprovalStatus = z.infer<typeof ApprovalStatusSchema>;
+
+/** A dangerous part of a shell command: it deletes, writes outside the workspace, pipes into a shell, or raises privileges. */
+export const CommandHazardSchema = z.object({ kind: z.enum(['deletion', 'outside_redirect', 'pipe_to_shell', 'sudo']), text: z.string() });
+export type CommandHazard = z.infer<typeof CommandHazardSchema>;
+
+/**
+ * What a call will do, worked out by core before it asks (never by the UI): a file write's unified
+ * diff against the current file (or that it creates one), a command's working folder and the
+ * dangerous parts it contains.
+ */
+export const ApprovalPreviewSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('diff'), path: z.string(), diff: z.string(), truncated: z.boolean() }),
+  z.object({ kind: z.literal('new_file'), path: z.string(), bytes: z.int().nonnegative() }),
+  /** The current file cannot be shown as text (binary or too large): it is replaced as a whole. */
+  z.object({ kind: z.literal('replaces'), path: z.string(), reason: z.string() }),
+  z.object({ kind: z.literal('command'), cwd: z.string(), hazards: z.array(CommandHazardSchema) }),
+]);
+export type ApprovalPreview = z.infer<typeof ApprovalPreviewSchema>;
 
 /** Why a person is asked, and what it costs: seed 000's explanation packet. */
 export const ExplanationPacketSchema = z.object({
@@ -49,6 +68,9 @@ export const ExplanationPacketSchema = z.object({
   cost: z.object({ tokensUsed: z.int().nonnegative(), tokensLeft: z.int().nullable(), estimatedUsd: z.number().nonnegative() }),
   downstream: z.array(z.string()),
   alternatives: z.array(z.string()),
+  preview: ApprovalPreviewSchema.optional(),
+  /** A tool call that "approve all like this for this run" may cover (see grantsForRun); absent elsewhere. */
+  grantable: z.boolean().optional(),
 });
 export type ExplanationPacket = z.infer<typeof ExplanationPacketSchema>;
 

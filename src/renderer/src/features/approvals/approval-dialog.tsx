@@ -8,7 +8,9 @@ import { useAppStore } from '../../store/use-app-store';
 import { ConfirmOrCancel } from './confirm-or-cancel';
 import { ElicitationForm } from './elicitation-card';
 import { EscalationPanel } from './escalation-panel';
+import { CallPreview } from './call-preview';
 import { mcpCallOf, McpCallDetails } from './mcp-call';
+import { PlanGraph, PlanSteps } from './plan-view';
 
 function useCountdown(expiresAt: string | null): string {
   const [now, setNow] = useState(() => Date.now());
@@ -23,23 +25,47 @@ function useCountdown(expiresAt: string | null): string {
 
 type Mode = 'view' | 'reject' | 'edit' | 'lock';
 
+/** "Never use tool X" means something only where a tool is about to be used. */
+const LOCKABLE: ReadonlySet<ApprovalRequest['kind']> = new Set(['tool_call', 'uncertain_repeat']);
+
 interface EditorProps {
   request: ApprovalRequest;
   onDone(edited: unknown): void;
   onCancel(): void;
 }
 
-/** Plan steps as editable rows; re-validated as a DAG as you type. */
+type PlanRow = PlanStep & { deps: string; key: number };
+
+/** A step the operator adds: an id no other step has, to be described before the plan is valid. */
+function newRow(rows: readonly PlanRow[], key: number): PlanRow {
+  const ids = new Set(rows.map((row) => row.id));
+  let number = rows.length + 1;
+  while (ids.has(`step-${number}`)) number++;
+  return { id: `step-${number}`, description: '', dependencies: [], deps: '', key };
+}
+
+/** Plan steps as editable rows that can be added, deleted and reordered; re-validated as a DAG as you type. */
 function PlanEditor({ request, onDone, onCancel }: EditorProps) {
   const initial = (request.action as { steps: PlanStep[] }).steps;
-  const [rows, setRows] = useState(() => initial.map((step) => ({ ...step, deps: step.dependencies.join(', ') })));
-  const steps = rows.map(({ deps, ...step }) => ({ ...step, dependencies: deps.split(',').map((dep) => dep.trim()).filter(Boolean) }));
+  const [rows, setRows] = useState<PlanRow[]>(() => initial.map((step, key) => ({ ...step, deps: step.dependencies.join(', '), key })));
+  const [nextKey, setNextKey] = useState(initial.length);
+  const steps = rows.map(({ deps, key: _key, ...step }) => ({ ...step, dependencies: deps.split(',').map((dep) => dep.trim()).filter(Boolean) }));
   const schemaErrors = steps.flatMap((step) => {
     const parsed = PlanStepSchema.safeParse(step);
     return parsed.success ? [] : [`${step.id || '(no id)'}: ${describeZodError(parsed.error)}`];
   });
   const errors = [...schemaErrors, ...planGraphErrors(steps)];
   const update = (index: number, field: 'id' | 'description' | 'deps', value: string) => setRows((current) => current.map((row, at) => (at === index ? { ...row, [field]: value } : row)));
+  const move = (index: number, by: -1 | 1) =>
+    setRows((current) => {
+      const next = [...current];
+      [next[index], next[index + by]] = [next[index + by] as PlanRow, next[index] as PlanRow];
+      return next;
+    });
+  const add = () => {
+    setRows((current) => [...current, newRow(current, nextKey)]);
+    setNextKey((key) => key + 1);
+  };
   return (
     <div className="editor">
       <table className="plan-editor">
@@ -48,11 +74,12 @@ function PlanEditor({ request, onDone, onCancel }: EditorProps) {
             <th scope="col">Id</th>
             <th scope="col">Description</th>
             <th scope="col">Depends on</th>
+            <th scope="col">Order</th>
           </tr>
         </thead>
         <tbody>
           {rows.map((row, index) => (
-            <tr key={index}>
+            <tr key={row.key}>
               <td>
                 <input aria-label={`Step ${index + 1} id`} value={row.id} onChange={(event) => update(index, 'id', event.target.value)} />
               </td>
@@ -62,10 +89,26 @@ function PlanEditor({ request, onDone, onCancel }: EditorProps) {
               <td>
                 <input aria-label={`Step ${index + 1} dependencies`} value={row.deps} onChange={(event) => update(index, 'deps', event.target.value)} />
               </td>
+              <td className="row-actions">
+                <button type="button" aria-label={`Move step ${row.id} up`} disabled={index === 0} onClick={() => move(index, -1)}>
+                  ↑
+                </button>
+                <button type="button" aria-label={`Move step ${row.id} down`} disabled={index === rows.length - 1} onClick={() => move(index, 1)}>
+                  ↓
+                </button>
+                <button type="button" aria-label={`Delete step ${row.id}`} onClick={() => setRows((current) => current.filter((_, at) => at !== index))}>
+                  ✕
+                </button>
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
+      <div>
+        <button type="button" onClick={add}>
+          Add step
+        </button>
+      </div>
       <p role="status" className={errors.length > 0 ? 'invalid' : 'valid'}>
         {errors.length > 0 ? errors.join(' ') : 'The plan is a valid graph.'}
       </p>
@@ -191,9 +234,11 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
     dialog.current?.focus();
   }, []);
 
-  const tool = request.kind === 'tool_call' ? (request.action as { tool: string }).tool : null;
+  const lockable = LOCKABLE.has(request.kind);
+  const tool = lockable ? (request.action as { tool: string }).tool : null;
   const mcpCall = mcpCallOf(request);
   const editable = request.kind === 'plan' || request.kind === 'tool_call' || request.kind === 'budget_raise';
+  const planSteps = request.kind === 'plan' ? (request.action as { steps: PlanStep[] }).steps : null;
   const finish = (decision: Parameters<typeof decide>[1]) => void decide(request, decision);
   return (
     <div className="modal-backdrop">
@@ -227,12 +272,18 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
           <>
             {mcpCall ? (
               <McpCallDetails call={mcpCall} request={request} />
+            ) : planSteps ? (
+              <>
+                <PlanSteps steps={planSteps} />
+                <PlanGraph steps={planSteps} />
+              </>
             ) : (
               <details open>
-                <summary>{request.kind === 'plan' ? 'The plan' : 'The exact action'}</summary>
+                <summary>The exact action</summary>
                 <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
               </details>
             )}
+            {request.explanation.preview && <CallPreview preview={request.explanation.preview} reversibility={request.explanation.reversibility} />}
             <Explanation request={request} />
             {mode === 'edit' && request.kind === 'plan' && <PlanEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
             {mode === 'edit' && request.kind === 'tool_call' && <ArgumentsEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
@@ -258,14 +309,21 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
                 <button type="button" onClick={() => setMode('reject')}>
                   Reject
                 </button>
+                {request.kind === 'tool_call' && request.explanation.grantable === true && (
+                  <button type="button" onClick={() => finish({ verdict: 'approve', scope: 'run_tool' })}>
+                    Allow all like this for this run
+                  </button>
+                )}
                 {editable && (
                   <button type="button" onClick={() => setMode('edit')}>
                     Edit
                   </button>
                 )}
-                <button type="button" onClick={() => setMode('lock')}>
-                  Lock constraint
-                </button>
+                {lockable && (
+                  <button type="button" onClick={() => setMode('lock')}>
+                    Lock constraint
+                  </button>
+                )}
               </div>
             )}
           </>

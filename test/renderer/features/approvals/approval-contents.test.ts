@@ -1,0 +1,132 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { describe, expect, it, vi } from 'vitest';
+import { planReply, requestText, type ModelServerOptions, type RecordedRequest, type ScriptedReply } from '../../../kit/scripted-model-server';
+import { useServe } from '../../../support/archon-process';
+import { useBrowser } from '../../../support/browser';
+import { useModelServers } from '../../../support/model-servers';
+import { useTempDirs } from '../../../support/temp-dir';
+
+// A browser, a host and a run on a loaded 2-core machine running the whole suite: the bound is against hangs, not a speed target.
+vi.setConfig({ testTimeout: 120_000 });
+
+const tempDir = useTempDirs();
+const startServe = useServe();
+const launchBrowser = useBrowser();
+const startServer = useModelServers();
+
+const approval = (page: Page, kind: string) => page.getByRole('dialog', { name: `Approval: ${kind}` });
+const toolTurn = (request: RecordedRequest) => request.body.messages?.filter((message) => message.role === 'tool').length ?? 0;
+
+async function openApp(reply: ModelServerOptions['reply'], prepare: (workspace: string) => void = () => undefined) {
+  const server = await startServer({ reply });
+  const workspace = tempDir();
+  prepare(workspace);
+  const serve = await startServe(tempDir(), ['--model-url', server.url, '--workspace', workspace]);
+  const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(60_000);
+  await page.goto(serve.url.href);
+  await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
+  return { page, server, workspace, close: () => context.close() };
+}
+
+async function startGoal(page: Page, goal: string) {
+  await page.getByLabel('Goal').fill(goal);
+  await page.getByRole('button', { name: 'Run', exact: true }).click();
+}
+
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ content: readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') });
+  return page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run(context: string, options: object): Promise<{ violations: { id: string; nodes: { target: unknown }[] }[] }> } }).axe.run('[role="dialog"]', { runOnly: ['color-contrast', 'label', 'button-name'] });
+    return result.violations.map((violation) => `${violation.id}: ${JSON.stringify(violation.nodes.map((item) => item.target))}`);
+  });
+}
+
+const CALLS: ScriptedReply[] = [
+  { toolCalls: [{ name: 'write_file', arguments: { path: 'note.txt', content: 'new line\nkeep\n' } }] },
+  { toolCalls: [{ name: 'write_file', arguments: { path: 'fresh.txt', content: 'hello' } }] },
+  { toolCalls: [{ name: 'write_file', arguments: { path: 'fresh2.txt', content: 'again' } }] },
+  { toolCalls: [{ name: 'run_command', arguments: { command: 'rm -rf build' } }] },
+  { content: 'done' },
+];
+
+describe('what an approval shows, in Chromium through archon serve', () => {
+  it('a plan as a list and a graph; a write over a file as its diff; a new file as such; a command with its dangerous parts; "approve all like this" covers the later writes; Lock only where a tool is involved', async () => {
+    const app = await openApp(
+      (request) => {
+        if (request.purpose === 'plan') return planReply([{ id: 'write', description: 'write the notes' }]);
+        if (request.purpose === 'final') return { content: 'All written.' };
+        return CALLS[Math.min(toolTurn(request), CALLS.length - 1)] as ScriptedReply;
+      },
+      (workspace) => writeFileSync(join(workspace, 'note.txt'), 'old line\nkeep\n'),
+    );
+    await startGoal(app.page, 'Write the notes');
+    const plan = approval(app.page, 'plan');
+    await plan.getByRole('list', { name: 'Plan steps' }).getByText('write the notes').waitFor();
+    await plan.getByRole('img', { name: 'Plan graph: 1 step(s)' }).waitFor();
+    expect(await plan.getByRole('button', { name: 'Lock constraint' }).count()).toBe(0);
+    await plan.getByRole('button', { name: 'Approve', exact: true }).click();
+
+    const overwrite = approval(app.page, 'tool call');
+    const changes = overwrite.getByRole('list', { name: 'Changes to note.txt' });
+    await changes.waitFor();
+    expect(await changes.getByRole('listitem').allTextContents()).toEqual(['@@ -1,2 +1,2 @@', 'removed: -old line', 'added: +new line', ' keep']);
+    await overwrite.getByText('Can be undone: the previous content is kept.').waitFor();
+    await overwrite.getByRole('button', { name: 'Lock constraint' }).waitFor();
+    // "Approve" names one button only: the contract outside tests rely on.
+    expect(await overwrite.getByRole('button', { name: 'Approve' }).count()).toBe(1);
+    expect(await axeViolations(app.page)).toEqual([]);
+    await overwrite.getByRole('button', { name: 'Approve', exact: true }).click();
+
+    const create = approval(app.page, 'tool call').filter({ hasText: 'fresh.txt' });
+    await create.getByText('Creates a new file fresh.txt (5 bytes).').waitFor();
+    await create.getByRole('button', { name: 'Allow all like this for this run' }).click();
+
+    const command = approval(app.page, 'tool call').filter({ hasText: 'rm -rf build' });
+    await command.getByText(`Runs in ${app.workspace}`).waitFor();
+    expect(await command.getByRole('list', { name: 'Dangerous parts' }).getByRole('listitem').allInnerTexts()).toEqual(['deletes files: rm -rf build']);
+    expect(existsSync(join(app.workspace, 'fresh2.txt'))).toBe(true);
+    expect(await axeViolations(app.page)).toEqual([]);
+    await command.getByRole('button', { name: 'Reject' }).click();
+    await command.getByRole('button', { name: 'Send rejection' }).click();
+
+    const final = approval(app.page, 'final answer');
+    await final.waitFor();
+    for (const name of ['Lock constraint', 'Edit', 'Allow all like this for this run']) expect(await final.getByRole('button', { name, exact: true }).count(), name).toBe(0);
+    await final.getByRole('button', { name: 'Approve', exact: true }).click();
+    await app.page.getByLabel('Answer').filter({ hasText: 'All written.' }).waitFor();
+    expect(readFileSync(join(app.workspace, 'note.txt'), 'utf8')).toBe('new line\nkeep\n');
+    await app.close();
+  });
+
+  it('edits a plan by deleting a step, adding one and moving it up: the run carries out the edited plan', async () => {
+    const app = await openApp((request) => {
+      if (request.purpose === 'plan') return planReply([{ id: 'keep', description: 'keep this step' }, { id: 'drop', description: 'drop this step' }]);
+      if (request.purpose === 'final') return { content: 'Edited plan done.' };
+      return { content: 'ok' };
+    });
+    await startGoal(app.page, 'Edit the plan');
+    const plan = approval(app.page, 'plan');
+    await plan.getByRole('button', { name: 'Edit' }).click();
+    await plan.getByRole('button', { name: 'Delete step drop' }).click();
+    await plan.getByRole('button', { name: 'Add step' }).click();
+    await plan.getByRole('status').filter({ hasText: /step-2/ }).waitFor();
+    await plan.getByLabel('Step 2 id').fill('added');
+    await plan.getByLabel('Step 2 description').fill('write the added summary');
+    await plan.getByRole('button', { name: 'Move step added up' }).click();
+    expect(await plan.getByLabel('Step 1 id').inputValue()).toBe('added');
+    await plan.getByText('The plan is a valid graph.').waitFor();
+    expect(await axeViolations(app.page)).toEqual([]);
+    await plan.getByRole('button', { name: 'Approve edited plan' }).click();
+    await approval(app.page, 'final answer').getByRole('button', { name: 'Approve', exact: true }).click();
+    await app.page.getByLabel('Answer').filter({ hasText: 'Edited plan done.' }).waitFor();
+    const steps = app.server.chatRequests.filter((request) => request.purpose === 'step').map(requestText);
+    expect(steps.some((text) => text.includes('write the added summary'))).toBe(true);
+    expect(steps.some((text) => text.includes('drop this step'))).toBe(false);
+    await app.close();
+  });
+});
