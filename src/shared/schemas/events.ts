@@ -41,8 +41,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   /** `sideEffects`: what the tool declared (an MCP tool's come from its annotations), for the auditor's policy check. */
   runEvent('tool.started', { ...toolShape, args: z.unknown(), sideEffects: SideEffectsSchema.optional() }),
   runEvent('tool.completed', { ...toolShape, status: ToolStatusSchema, content: z.string(), parts: z.array(ToolResultPartSchema).optional() }),
-  /** The tool itself refused the call (a path outside the workspace, a symbolic link leading out, no OS sandbox). */
-  runEvent('tool.refused', { ...toolShape, reason: z.string() }),
+  /** The tool itself refused the call (a path outside the workspace, a symbolic link leading out, no OS sandbox), or `by` the operator (rejected or locked): then it never started. */
+  runEvent('tool.refused', { ...toolShape, reason: z.string(), by: z.enum(['tool', 'operator']).optional() }),
   runEvent('approval.requested', {
     approvalId: z.string(),
     kind: ApprovalKindSchema,
