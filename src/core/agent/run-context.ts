@@ -68,6 +68,7 @@ function announceBudget(context: RunContext): void {
     maxCostUsd: limits.maxCostUsd,
     modelCalls: totals.modelCalls,
     toolCalls: totals.toolCalls,
+    priceKnown: context.budget.price.known,
   });
 }
 

@@ -4,13 +4,13 @@ import type { ApprovalKind } from '../../shared/schemas/approval';
 import { EstopTriggerSchema } from '../../shared/schemas/estop';
 import type { Plan } from '../../shared/schemas/plan';
 import type { RunOptions, RunStatus, StepStatus } from '../../shared/schemas/run';
-import type { ToolApprovalOverride } from '../../shared/schemas/settings';
+import type { ModelPrice, ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { measureAutonomySignals, TRUST_WINDOW } from '../approval/autonomy-signals';
 import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/checkpoints';
 import { adaptPolicy } from '../approval/policy';
 import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
-import { priceFor } from '../budget/pricing';
+import { priceFor, type Price } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
 import { DIALECT_NAMES, type DialectName } from '../model/dialects/dialect';
@@ -42,6 +42,9 @@ export interface RunEngineDependencies {
   /** Caps beyond the run's own options: per day, and the runaway guards. */
   caps?: Partial<Pick<BudgetCaps, 'dayMaxTokens' | 'dayMaxCostUsd' | 'maxModelCalls' | 'maxToolCalls'>>;
   estop?: EmergencyStop;
+  /** Model prices the operator set (Settings), and a price for this run's model (a flag), which wins. */
+  modelPrices?: Readonly<Record<string, ModelPrice>>;
+  price?: ModelPrice | null;
   /** Probes the endpoint and returns a client for the model it settled on. */
   connect(options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient }>;
   now?: () => Date;
@@ -193,7 +196,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     approvals: dependencies.approvals,
     toolApproval: dependencies.toolApproval ?? {},
     expiryMs: dependencies.expiryMs ?? {},
-    budget: new BudgetMeter(caps, spend, priceFor(run.options.modelUrl, run.model.model)),
+    budget: new BudgetMeter(caps, spend, priceOf(dependencies, run.options.modelUrl, run.model.model)),
     plan: null,
     runs: dependencies.runs,
     events: dependencies.events,
@@ -218,11 +221,26 @@ function concurrencyFor(options: RunOptions, probe: EndpointProbe): number {
 }
 
 /** `archon run`: refuse while the stop is latched, probe the endpoint (nothing is created if it is unreachable), then run the goal to its end. */
+function priceOf(dependencies: RunEngineDependencies, modelUrl: string, model: string): Price {
+  return priceFor(modelUrl, model, { prices: dependencies.modelPrices, override: dependencies.price });
+}
+
+/** A money cap needs a price: against a model nobody priced it would never apply, so the run does not start. */
+function assertPriced(dependencies: RunEngineDependencies, options: RunOptions): void {
+  if (options.maxCostUsd === null || priceOf(dependencies, options.modelUrl, options.model).known) return;
+  throw new ArchonError(
+    'CONFIG_INVALID',
+    `A cost cap of $${options.maxCostUsd} cannot be kept: the price of model "${options.model}" is unknown. ` +
+      'Set its price (USD per million input and output tokens) in Settings under Model prices, or pass --price INPUT,OUTPUT, or run without a cost cap.',
+  );
+}
+
 export async function startRun(dependencies: RunEngineDependencies, goal: string, options: RunOptions, signal: AbortSignal, runId = (dependencies.newId ?? randomUUID)()): Promise<RunResult> {
   dependencies.estop?.assertArmed();
   const { probe, model } = await dependencies.connect(options, signal);
   dependencies.estop?.assertArmed();
   const resolved = { ...options, model: probe.model };
+  assertPriced(dependencies, resolved);
   const tools = await dependencies.tools(resolved, signal);
   dependencies.estop?.assertArmed();
   const now = dependencies.now ?? (() => new Date());

@@ -1,11 +1,11 @@
-/** Dollars per million tokens, input and output. */
-export interface Price {
-  inputPerMillion: number;
-  outputPerMillion: number;
+import type { ModelPrice } from '../../shared/schemas/settings';
+
+/** Dollars per million tokens, input and output; `known` false when nobody (table, machine or operator) says what the model costs. */
+export interface Price extends ModelPrice {
   known: boolean;
 }
 
-const CLOUD_PRICES: Record<string, Omit<Price, 'known'>> = {
+const CLOUD_PRICES: Record<string, ModelPrice> = {
   'gpt-4o': { inputPerMillion: 2.5, outputPerMillion: 10 },
   'gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 },
   'gpt-4.1': { inputPerMillion: 2, outputPerMillion: 8 },
@@ -22,7 +22,10 @@ function isLocal(baseUrl: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host) || /^10\./.test(host) || /^192\.168\./.test(host) || /^172\.(1[6-9]|2\d|3[01])\./.test(host) || host.endsWith('.local');
 }
 
-export function priceFor(baseUrl: string, model: string): Price {
+/** The price the operator set for the model (a flag for this run, else Settings), else free on this machine, else the built-in table, else unknown. */
+export function priceFor(baseUrl: string, model: string, set: { prices?: Readonly<Record<string, ModelPrice>>; override?: ModelPrice | null } = {}): Price {
+  const chosen = set.override ?? set.prices?.[model];
+  if (chosen) return { ...chosen, known: true };
   if (isLocal(baseUrl)) return FREE;
   const entry = Object.entries(CLOUD_PRICES).find(([name]) => model === name || model.startsWith(`${name}-20`));
   return entry ? { ...entry[1], known: true } : { inputPerMillion: 0, outputPerMillion: 0, known: false };

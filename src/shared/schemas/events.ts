@@ -63,6 +63,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     maxCostUsd: z.number().nullable(),
     modelCalls: z.int().nonnegative(),
     toolCalls: z.int().nonnegative(),
+    /** False when nobody says what the model costs: `costUsd` is then not a cost (shown as "price unknown"). */
+    priceKnown: z.boolean().optional(),
   }),
   runEvent('budget.warning', { message: z.string() }),
   runEvent('estop.triggered', { triggeredBy: EstopTriggerSchema, reason: z.string() }),

@@ -24,6 +24,10 @@ export const McpServerNameSchema = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'A 
 /** The file `--mcp-config FILE` reads, the same JSON as Claude Desktop's. */
 export const McpConfigFileSchema = z.object({ mcpServers: z.record(McpServerNameSchema, McpServerConfigSchema) });
 
+/** What a model costs, in USD per million input and output tokens. */
+export const ModelPriceSchema = z.object({ inputPerMillion: z.number().nonnegative().max(10_000), outputPerMillion: z.number().nonnegative().max(10_000) }).strict();
+export type ModelPrice = z.infer<typeof ModelPriceSchema>;
+
 export const SettingsSchema = z.object({
   modelUrl: z.url({ protocol: /^https?$/ }),
   model: z.string().max(200),
@@ -51,6 +55,8 @@ export const SettingsSchema = z.object({
   repairBudget: z.int().min(0).max(10),
   maxReplans: z.int().min(0).max(10),
   mcpServers: z.record(McpServerNameSchema, McpServerConfigSchema),
+  /** Prices the operator set, by model name; they win over the built-in table and make `--max-cost` usable for any model. */
+  modelPrices: z.record(z.string().min(1).max(200), ModelPriceSchema),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
@@ -79,4 +85,5 @@ export const DEFAULT_SETTINGS: Settings = {
   repairBudget: 2,
   maxReplans: 3,
   mcpServers: {},
+  modelPrices: {},
 };
