@@ -3,8 +3,8 @@ import { ArchonError } from '../../shared/errors';
 import type { ApprovalKind } from '../../shared/schemas/approval';
 import { EstopTriggerSchema } from '../../shared/schemas/estop';
 import type { Plan } from '../../shared/schemas/plan';
-import type { RunOptions, RunStatus, StepStatus } from '../../shared/schemas/run';
-import type { ModelPrice, ToolApprovalOverride } from '../../shared/schemas/settings';
+import type { ModelPrice, RunOptions, RunStatus, StepStatus } from '../../shared/schemas/run';
+import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { measureAutonomySignals, TRUST_WINDOW } from '../approval/autonomy-signals';
 import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/checkpoints';
@@ -196,7 +196,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     approvals: dependencies.approvals,
     toolApproval: dependencies.toolApproval ?? {},
     expiryMs: dependencies.expiryMs ?? {},
-    budget: new BudgetMeter(caps, spend, priceOf(dependencies, run.options.modelUrl, run.model.model)),
+    budget: new BudgetMeter(caps, spend, priceOf(dependencies, { ...run.options, model: run.model.model })),
     plan: null,
     runs: dependencies.runs,
     events: dependencies.events,
@@ -221,13 +221,16 @@ function concurrencyFor(options: RunOptions, probe: EndpointProbe): number {
 }
 
 /** `archon run`: refuse while the stop is latched, probe the endpoint (nothing is created if it is unreachable), then run the goal to its end. */
-function priceOf(dependencies: RunEngineDependencies, modelUrl: string, model: string): Price {
-  return priceFor(modelUrl, model, { prices: dependencies.modelPrices, override: dependencies.price });
+/** The price given for this run (a flag), else the one it started with, else Settings, the machine or the table. */
+function priceOf(dependencies: RunEngineDependencies, options: RunOptions): Price {
+  return priceFor(options.modelUrl, options.model, { prices: dependencies.modelPrices, override: dependencies.price ?? options.price });
 }
 
-/** A money cap needs a price: against a model nobody priced it would never apply, so the run does not start. */
-function assertPriced(dependencies: RunEngineDependencies, options: RunOptions): void {
-  if (options.maxCostUsd === null || priceOf(dependencies, options.modelUrl, options.model).known) return;
+/** The run's price, kept with it; a money cap needs one: against a model nobody priced it would never apply, so the run does not start. */
+function settlePrice(dependencies: RunEngineDependencies, options: RunOptions): ModelPrice | null {
+  const { known, ...price } = priceOf(dependencies, options);
+  if (known) return price;
+  if (options.maxCostUsd === null) return null;
   throw new ArchonError(
     'CONFIG_INVALID',
     `A cost cap of $${options.maxCostUsd} cannot be kept: the price of model "${options.model}" is unknown. ` +
@@ -239,8 +242,8 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   dependencies.estop?.assertArmed();
   const { probe, model } = await dependencies.connect(options, signal);
   dependencies.estop?.assertArmed();
-  const resolved = { ...options, model: probe.model };
-  assertPriced(dependencies, resolved);
+  const connected = { ...options, model: probe.model };
+  const resolved = { ...connected, price: settlePrice(dependencies, connected) };
   const tools = await dependencies.tools(resolved, signal);
   dependencies.estop?.assertArmed();
   const now = dependencies.now ?? (() => new Date());

@@ -1,5 +1,5 @@
-import type { RunOptions } from '../../shared/schemas/run';
-import type { ModelPrice, Settings } from '../../shared/schemas/settings';
+import type { ModelPrice, RunOptions } from '../../shared/schemas/run';
+import type { Settings } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import type { BudgetCaps } from '../budget/budget-meter';
 import type { ArchonRuntime } from '../runtime';

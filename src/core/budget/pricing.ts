@@ -1,4 +1,4 @@
-import type { ModelPrice } from '../../shared/schemas/settings';
+import type { ModelPrice } from '../../shared/schemas/run';
 
 /** Dollars per million tokens, input and output; `known` false when nobody (table, machine or operator) says what the model costs. */
 export interface Price extends ModelPrice {

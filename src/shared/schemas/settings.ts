@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApprovalKindSchema } from './approval';
-import { PolicySchema, VerificationSchema } from './run';
+import { ModelPriceSchema, PolicySchema, VerificationSchema } from './run';
 
 export const ThemeSchema = z.enum(['system', 'light', 'dark']);
 
@@ -23,10 +23,6 @@ export const McpServerNameSchema = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'A 
 
 /** The file `--mcp-config FILE` reads, the same JSON as Claude Desktop's. */
 export const McpConfigFileSchema = z.object({ mcpServers: z.record(McpServerNameSchema, McpServerConfigSchema) });
-
-/** What a model costs, in USD per million input and output tokens. */
-export const ModelPriceSchema = z.object({ inputPerMillion: z.number().nonnegative().max(10_000), outputPerMillion: z.number().nonnegative().max(10_000) }).strict();
-export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 
 export const SettingsSchema = z.object({
   modelUrl: z.url({ protocol: /^https?$/ }),

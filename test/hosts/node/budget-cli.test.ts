@@ -46,6 +46,8 @@ describe('archon run: a cost cap needs a price', () => {
     expect(budgetOf(flagged.stdout)).toMatchObject({ priceKnown: true, maxCostUsd: 1 });
     expect(budgetOf(flagged.stdout)?.costUsd).toBeCloseTo(0.007 * (budgetOf(flagged.stdout)?.modelCalls ?? 0), 10);
 
+    // The price is kept with the run: its summary knows it, and a resume charges the same.
+    expect(JSON.parse((db.prepare('SELECT options_json FROM runs').get() as { options_json: string }).options_json)).toMatchObject({ price: { inputPerMillion: 2, outputPerMillion: 10 } });
     db.prepare('INSERT INTO settings (key, value_json) VALUES (?, ?)').run('modelPrices', JSON.stringify({ 'mystery-model': { inputPerMillion: 1, outputPerMillion: 1 } }));
     db.close();
     const fromSettings = await spawnArchon(args).done;

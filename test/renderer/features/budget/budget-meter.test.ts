@@ -87,6 +87,7 @@ describe('honest budgets, in Chromium through archon serve', () => {
     await cost.getByText('price unknown').waitFor();
     expect(await cost.textContent()).not.toContain('$');
     await approval(page, 'final answer').getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('button', { name: /unpriced.*completed.*price unknown/ }).waitFor();
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Settings' }).click();
     const prices = page.getByRole('group', { name: 'Model prices' });

@@ -1,5 +1,6 @@
 import { useId, useState } from 'react';
-import { ModelPriceSchema, type Settings } from '../../../../shared/schemas/settings';
+import { ModelPriceSchema } from '../../../../shared/schemas/run';
+import type { Settings } from '../../../../shared/schemas/settings';
 import { useAppStore } from '../../store/use-app-store';
 
 /** A price in USD per million tokens, as the operator typed it; null when it is not one. */
