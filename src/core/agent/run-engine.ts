@@ -10,7 +10,7 @@ import { measureAutonomySignals, TRUST_WINDOW } from '../approval/autonomy-signa
 import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/checkpoints';
 import { adaptPolicy } from '../approval/policy';
 import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
-import { priceFor, type Price } from '../budget/pricing';
+import { priceFor, settlePrice, type Price } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
 import { DIALECT_NAMES, type DialectName } from '../model/dialects/dialect';
@@ -226,24 +226,12 @@ function priceOf(dependencies: RunEngineDependencies, options: RunOptions): Pric
   return priceFor(options.modelUrl, options.model, { prices: dependencies.modelPrices, override: dependencies.price ?? options.price });
 }
 
-/** The run's price, kept with it; a money cap needs one: against a model nobody priced it would never apply, so the run does not start. */
-function settlePrice(dependencies: RunEngineDependencies, options: RunOptions): ModelPrice | null {
-  const { known, ...price } = priceOf(dependencies, options);
-  if (known) return price;
-  if (options.maxCostUsd === null) return null;
-  throw new ArchonError(
-    'CONFIG_INVALID',
-    `A cost cap of $${options.maxCostUsd} cannot be kept: the price of model "${options.model}" is unknown. ` +
-      'Set its price (USD per million input and output tokens) in Settings under Model prices, or pass --price INPUT,OUTPUT, or run without a cost cap.',
-  );
-}
-
 export async function startRun(dependencies: RunEngineDependencies, goal: string, options: RunOptions, signal: AbortSignal, runId = (dependencies.newId ?? randomUUID)()): Promise<RunResult> {
   dependencies.estop?.assertArmed();
   const { probe, model } = await dependencies.connect(options, signal);
   dependencies.estop?.assertArmed();
   const connected = { ...options, model: probe.model };
-  const resolved = { ...connected, price: settlePrice(dependencies, connected) };
+  const resolved = { ...connected, price: settlePrice(priceOf(dependencies, connected), connected) };
   const tools = await dependencies.tools(resolved, signal);
   dependencies.estop?.assertArmed();
   const now = dependencies.now ?? (() => new Date());

@@ -1,4 +1,5 @@
-import type { ModelPrice } from '../../shared/schemas/run';
+import { ArchonError } from '../../shared/errors';
+import type { ModelPrice, RunOptions } from '../../shared/schemas/run';
 
 /** Dollars per million tokens, input and output; `known` false when nobody (table, machine or operator) says what the model costs. */
 export interface Price extends ModelPrice {
@@ -33,4 +34,15 @@ export function priceFor(baseUrl: string, model: string, set: { prices?: Readonl
 
 export function costOf(price: Price, promptTokens: number, completionTokens: number): number {
   return (promptTokens * price.inputPerMillion + completionTokens * price.outputPerMillion) / 1_000_000;
+}
+
+/** The price a run keeps (null: nobody knows it); a money cap needs one: against a model nobody priced it would never apply, so the run does not start. */
+export function settlePrice({ known, ...price }: Price, options: Pick<RunOptions, 'model' | 'maxCostUsd'>): ModelPrice | null {
+  if (known) return price;
+  if (options.maxCostUsd === null) return null;
+  throw new ArchonError(
+    'CONFIG_INVALID',
+    `A cost cap of $${options.maxCostUsd} cannot be kept: the price of model "${options.model}" is unknown. ` +
+      'Set its price (USD per million input and output tokens) in Settings under Model prices, or pass --price INPUT,OUTPUT, or run without a cost cap.',
+  );
 }
