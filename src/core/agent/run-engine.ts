@@ -220,12 +220,12 @@ function concurrencyFor(options: RunOptions, probe: EndpointProbe): number {
   return options.concurrency ?? probe.parallelSlots ?? DEFAULT_CONCURRENCY;
 }
 
-/** `archon run`: refuse while the stop is latched, probe the endpoint (nothing is created if it is unreachable), then run the goal to its end. */
 /** The price given for this run (a flag), else the one it started with, else Settings, the machine or the table. */
 function priceOf(dependencies: RunEngineDependencies, options: RunOptions): Price {
   return priceFor(options.modelUrl, options.model, { prices: dependencies.modelPrices, override: dependencies.price ?? options.price });
 }
 
+/** `archon run`: refuse while the stop is latched, probe the endpoint (nothing is created if it is unreachable), then run the goal to its end; a cost cap without a price refuses it too. */
 export async function startRun(dependencies: RunEngineDependencies, goal: string, options: RunOptions, signal: AbortSignal, runId = (dependencies.newId ?? randomUUID)()): Promise<RunResult> {
   dependencies.estop?.assertArmed();
   const { probe, model } = await dependencies.connect(options, signal);
