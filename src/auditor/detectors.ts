@@ -75,7 +75,7 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
           evidence: [cite(item)],
         });
       }
-    } else if (event.type === 'tool.refused') {
+    } else if (event.type === 'tool.refused' && event.by !== 'operator') {
       findings.push({ detector: 'boundary', severity: 'medium', title: `${event.tool} refused an attempt to cross the sandbox`, explanation: `Step ${event.stepId} asked ${event.tool} for something outside its bounds; the tool refused: ${event.reason}`, evidence: [cite(item)] });
     }
   }

@@ -48,6 +48,26 @@ describe('the auditor’s detectors and reports', () => {
     expect(report.findings).toContainEqual(expect.objectContaining({ detector: 'boundary', severity: 'high', title: 'write_file ran without the approval its policy required', evidence: [expect.objectContaining({ record: 2, event: 'tool.started' })] }));
   });
 
+  it('a call the operator rejected never started: tool.refused with the reason, no tool.started, and no missing-approval finding', async () => {
+    const engine = await startEngine(
+      {
+        reply: (request) => {
+          if (request.purpose === 'plan') return planReply([{ id: 'c', description: 'run a command' }]);
+          if (request.purpose === 'final') return { content: 'could not run it' };
+          return request.body.messages?.some((message) => message.role === 'tool') ? { content: 'the operator said no' } : { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi' } }] };
+        },
+      },
+      { approvals: { canRaiseBudgets: false, decide: async (request) => (request.kind === 'tool_call' ? { verdict: 'reject', feedback: 'not now' } : { verdict: 'approve' }) } },
+    );
+    expect((await engine.run('refused command')).status).toBe('completed');
+    const refused = engine.events.find((event) => event.type === 'tool.refused');
+    expect(refused).toMatchObject({ tool: 'run_command', by: 'operator', reason: expect.stringContaining('not now') });
+    const callId = (refused as Extract<RunEvent, { type: 'tool.refused' }>).callId;
+    expect(engine.events.filter((event) => (event.type === 'tool.started' || event.type === 'tool.completed') && event.callId === callId)).toEqual([]);
+    const report = injected(engine.events.map(({ runId: _runId, seq: _seq, ts: _ts, ...body }) => body as EventBody));
+    expect(report.findings.filter((finding) => finding.detector === 'boundary')).toEqual([]);
+  });
+
   it('flags every attempt a tool refused, citing the refusal', () => {
     const report = injected([started, { type: 'tool.refused', stepId: 's', tool: 'read_file', callId: 'c1', reason: '"../x" is outside the workspace.' }]);
     expect(report.findings).toContainEqual(expect.objectContaining({ detector: 'boundary', severity: 'medium', title: 'read_file refused an attempt to cross the sandbox', evidence: [expect.objectContaining({ record: 2, event: 'tool.refused' })] }));

@@ -73,6 +73,7 @@ function announceBudget(context: RunContext): void {
     maxCostUsd: limits.maxCostUsd,
     modelCalls: totals.modelCalls,
     toolCalls: totals.toolCalls,
+    priceKnown: context.budget.price.known,
   });
 }
 
@@ -92,7 +93,13 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
       continue;
     }
     if (asks++ >= 3) throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}.`);
-    await askToRaiseBudget(context, breach, stepId);
+    await raceAbort(
+      context.budget.raiseOnce(breach.cap, async () => {
+        await askToRaiseBudget(context, breach, stepId);
+        announceBudget(context);
+      }),
+      context.signal,
+    );
   }
   const reservation = context.budget.reserve(estimate);
   if (context.budget.crossedWarning()) context.events.append(context.runId, 'budget.warning', { message: 'The run is at 80% of a budget cap, counting the call now starting.' });

@@ -3,7 +3,7 @@ import { ArchonError } from '../../shared/errors';
 import type { ApprovalKind } from '../../shared/schemas/approval';
 import { EstopTriggerSchema } from '../../shared/schemas/estop';
 import type { Plan } from '../../shared/schemas/plan';
-import type { RunOptions, RunStatus, StepStatus } from '../../shared/schemas/run';
+import type { ModelPrice, RunOptions, RunStatus, StepStatus } from '../../shared/schemas/run';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { measureAutonomySignals, TRUST_WINDOW } from '../approval/autonomy-signals';
@@ -11,7 +11,7 @@ import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/check
 import { announcePlanVerdict } from '../planner/meta-validator';
 import { adaptPolicy } from '../approval/policy';
 import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
-import { priceFor } from '../budget/pricing';
+import { priceFor, settlePrice, type Price } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
 import { DIALECT_NAMES, type DialectName } from '../model/dialects/dialect';
@@ -43,6 +43,9 @@ export interface RunEngineDependencies {
   /** Caps beyond the run's own options: per day, and the runaway guards. */
   caps?: Partial<Pick<BudgetCaps, 'dayMaxTokens' | 'dayMaxCostUsd' | 'maxModelCalls' | 'maxToolCalls'>>;
   estop?: EmergencyStop;
+  /** Model prices the operator set (Settings), and a price for this run's model (a flag), which wins. */
+  modelPrices?: Readonly<Record<string, ModelPrice>>;
+  price?: ModelPrice | null;
   /** Probes the endpoint and returns a client for the model it settled on. */
   connect(options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient }>;
   now?: () => Date;
@@ -196,7 +199,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     approvals: dependencies.approvals,
     toolApproval: dependencies.toolApproval ?? {},
     expiryMs: dependencies.expiryMs ?? {},
-    budget: new BudgetMeter(caps, spend, priceFor(run.options.modelUrl, run.model.model)),
+    budget: new BudgetMeter(caps, spend, priceOf(dependencies, { ...run.options, model: run.model.model })),
     plan: null,
     gradient: new GoalGradient(),
     runs: dependencies.runs,
@@ -221,12 +224,18 @@ function concurrencyFor(options: RunOptions, probe: EndpointProbe): number {
   return options.concurrency ?? probe.parallelSlots ?? DEFAULT_CONCURRENCY;
 }
 
-/** `archon run`: refuse while the stop is latched, probe the endpoint (nothing is created if it is unreachable), then run the goal to its end. */
+/** The price given for this run (a flag), else the one it started with, else Settings, the machine or the table. */
+function priceOf(dependencies: RunEngineDependencies, options: RunOptions): Price {
+  return priceFor(options.modelUrl, options.model, { prices: dependencies.modelPrices, override: dependencies.price ?? options.price });
+}
+
+/** `archon run`: refuse while the stop is latched, probe the endpoint (nothing is created if it is unreachable), then run the goal to its end; a cost cap without a price refuses it too. */
 export async function startRun(dependencies: RunEngineDependencies, goal: string, options: RunOptions, signal: AbortSignal, runId = (dependencies.newId ?? randomUUID)()): Promise<RunResult> {
   dependencies.estop?.assertArmed();
   const { probe, model } = await dependencies.connect(options, signal);
   dependencies.estop?.assertArmed();
-  const resolved = { ...options, model: probe.model };
+  const connected = { ...options, model: probe.model };
+  const resolved = { ...connected, price: settlePrice(priceOf(dependencies, connected), connected) };
   const tools = await dependencies.tools(resolved, signal);
   dependencies.estop?.assertArmed();
   const now = dependencies.now ?? (() => new Date());

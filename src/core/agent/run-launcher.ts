@@ -1,4 +1,4 @@
-import type { RunOptions } from '../../shared/schemas/run';
+import type { ModelPrice, RunOptions } from '../../shared/schemas/run';
 import type { Settings } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import type { BudgetCaps } from '../budget/budget-meter';
@@ -16,6 +16,8 @@ export interface RunLaunch {
   connect: RunEngineDependencies['connect'];
   /** Caps beyond the settings' (a budget preset's day cap). */
   dayMaxTokens?: number | null;
+  /** The price of this run's model, when the operator gave one for the run (it wins over Settings). */
+  price?: ModelPrice | null;
 }
 
 export type RunTarget = { goal: string; options: RunOptions; runId?: string } | { resume: string; overrides: Partial<RunOptions> };
@@ -34,6 +36,8 @@ function engineDependencies(launch: RunLaunch): RunEngineDependencies {
     expiryMs: Object.fromEntries(Object.entries(settings.approvalExpirySeconds).map(([kind, seconds]) => [kind, seconds * 1000])),
     caps,
     estop: launch.estop,
+    modelPrices: settings.modelPrices,
+    price: launch.price,
     connect: launch.connect,
     now: runtime.now,
   };

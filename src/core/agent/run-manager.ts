@@ -4,6 +4,7 @@ import type { RunDetail, StartRunInput } from '../../shared/schemas/run-detail';
 import type { RunOptions, RunStatus } from '../../shared/schemas/run';
 import type { Settings } from '../../shared/schemas/settings';
 import type { PendingApprovals } from '../approval/pending-approvals';
+import { priceFor, settlePrice } from '../budget/pricing';
 import type { ArchonRuntime } from '../runtime';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { ToolHost } from '../tools/tool-host';
@@ -61,8 +62,9 @@ export class RunManager {
       ...defaults,
       ...Object.fromEntries(Object.entries(input).filter(([key, value]) => key !== 'goal' && value !== undefined)),
     };
-    this.options.runtime.store.settingsForRun();
+    const settings = this.options.runtime.store.settingsForRun();
     const connected = await this.options.connect(options, AbortSignal.timeout(60_000));
+    settlePrice(priceFor(options.modelUrl, connected.probe.model, { prices: settings.modelPrices }), { ...options, model: connected.probe.model });
     const runId = randomUUID();
     this.launch(runId, { goal: input.goal, options, runId }, async () => connected);
     return { runId };

@@ -24,15 +24,16 @@ export const OUTCOME_UNKNOWN =
   'Outcome unknown: this call started before Archon was interrupted and may or may not have happened; it was not run again. ' +
   'Check its effect first (for example read the file, or list the folder) and repeat it only if it did not happen.';
 
-type Admission = { run: true; tool: ToolDefinition; args: unknown } | { run: false; result: ToolResult; tool?: ToolDefinition };
+/** `byOperator`: the operator refused it (a lock, or a rejection at its approval), so it never started. */
+type Admission = { run: true; tool: ToolDefinition; args: unknown } | { run: false; result: ToolResult; tool?: ToolDefinition; byOperator: boolean };
 
 /** Whether a call may run, and with which arguments: not locked, valid, approved, within the tool-call cap. */
 async function admitToolCall(context: RunContext, step: PlanStep, name: string, rawArgs: unknown): Promise<Admission> {
-  if (context.lockedTools.has(name)) return { run: false, result: toolResult('denied', `The operator locked a constraint: never use ${name}. It did not run; use another way.`) };
+  if (context.lockedTools.has(name)) return { run: false, result: toolResult('denied', `The operator locked a constraint: never use ${name}. It did not run; use another way.`), byOperator: true };
   const prepared = availableTools(context).prepare(name, rawArgs);
-  if (!prepared.ok) return { run: false, result: prepared.result };
+  if (!prepared.ok) return { run: false, result: prepared.result, byOperator: false };
   const decision = await approveToolCall(context, step.id, prepared.tool, prepared.args);
-  if (!decision.run) return { run: false, result: decision.result, tool: prepared.tool };
+  if (!decision.run) return { run: false, result: decision.result, tool: prepared.tool, byOperator: true };
   context.budget.countToolCall();
   return { run: true, tool: prepared.tool, args: decision.args };
 }
@@ -58,6 +59,16 @@ async function journalled(context: RunContext, call: CallRecord, outcome: () => 
   runs.endToolProcesses(runId, callId);
   if (executed && result.status === 'denied') events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000) });
   events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000), ...(result.parts ? { parts: result.parts } : {}) });
+  return result;
+}
+
+/** A call the operator refused never started: journalled with its refusal (fed back on resume), announced as `tool.refused` only. */
+function refusedByOperator(context: RunContext, call: CallRecord, refusal: ToolResult): ToolResult {
+  const { runs, events, runId } = context;
+  const { step, name, callId, args, tool } = call;
+  runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, now: context.now().toISOString() });
+  const result = runs.finishToolCall(callId, refusal, context.now().toISOString());
+  events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000), by: 'operator' });
   return result;
 }
 
@@ -115,6 +126,7 @@ export async function runToolCall(context: RunContext, step: PlanStep, name: str
   if (recorded?.result) return recorded.result;
   if (recorded) return settleInterrupted(context, step, name, recorded, callId);
   const admission = await admitToolCall(context, step, name, rawArgs);
+  if (!admission.run && admission.byOperator) return refusedByOperator(context, { step, name, callId, args: rawArgs, tool: admission.tool, executed: false }, admission.result);
   const call = { step, name, callId, args: admission.run ? admission.args : rawArgs, tool: admission.tool, executed: admission.run };
   return journalled(context, call, async () => (admission.run ? execute(context, step, admission.tool, admission.args, callId) : admission.result));
 }

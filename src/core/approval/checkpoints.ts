@@ -3,6 +3,7 @@ import { ESCALATION_CHOICES, EscalationChoiceSchema, type ApprovalDecision, type
 import { PlanSchema, type Plan, type PlanStep, type Risk } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { describeGapTrend } from '../../shared/gap-trend';
+import { describeCap } from '../../shared/budget-cap';
 import { asksAt, asksForTool, grantsForRun } from '../../shared/policy';
 import type { RunContext } from '../agent/run-context';
 import type { CapBreach } from '../budget/budget-meter';
@@ -225,18 +226,19 @@ export async function approveFinalAnswer(context: CheckpointContext, answer: str
   throw runRejected(outcome.status === 'expired' ? `The final answer was not approved in time: ${why}` : `The operator rejected the final answer: ${why}`);
 }
 
-/** At a cap: a person may raise it (never `--approve auto`); otherwise the run ends, exit 4. */
+/** At a cap: a person may raise it to the value the request names (never `--approve auto`); otherwise the run ends, exit 4. */
 export async function askToRaiseBudget(context: CheckpointContext, breach: CapBreach, stepId: string | null): Promise<void> {
   if (!context.approvals.canRaiseBudgets) throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}.`);
+  const proposed = context.budget.proposedRaise(breach.cap);
   const outcome = await requestApproval(context, {
     kind: 'budget_raise',
     stepId,
-    summary: `Budget: ${breach.message}. Raise the cap to continue?`,
-    action: { cap: breach.cap, limits: context.budget.limits },
+    summary: `Budget: ${breach.message}. Raise the cap to ${describeCap(breach.cap, proposed)} to continue?`,
+    action: { cap: breach.cap, proposed, limits: context.budget.limits },
     explanation: explain(context, { summary: `The run has reached a budget cap: ${breach.message}.`, stepId, risk: 'medium', factors: [`cap: ${breach.cap}`], reversibility: 'not_applicable' }),
   });
-  if (outcome.decision.verdict === 'approve') context.budget.raise(breach, null);
-  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach, outcome.decision.edited);
+  if (outcome.decision.verdict === 'approve') context.budget.raise(breach.cap, proposed);
+  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach.cap, outcome.decision.edited);
   else throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}; the operator did not raise it.`);
 }
 

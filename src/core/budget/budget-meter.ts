@@ -1,3 +1,4 @@
+import type { CapName } from '../../shared/budget-cap';
 import { ArchonError } from '../../shared/errors';
 import type { Usage } from '../model/chat';
 import { costOf, type Price } from './pricing';
@@ -29,7 +30,7 @@ export interface Reservation {
 export const WARNING_FRACTION = 0.8;
 
 /** Which cap a call would break, in words an operator reads. */
-export type CapBreach = { cap: 'tokens' | 'cost' | 'day_tokens' | 'day_cost' | 'model_calls' | 'tool_calls'; message: string };
+export type CapBreach = { cap: CapName; message: string };
 
 /**
  * One budget for a whole run, however many steps run at once: before every model call, what was
@@ -41,6 +42,7 @@ export class BudgetMeter {
   private inFlight = 0;
   private releaseWaiters: (() => void)[] = [];
   private warned = false;
+  private readonly raising = new Map<CapName, Promise<void>>();
 
   constructor(
     private caps: BudgetCaps,
@@ -131,14 +133,35 @@ export class BudgetMeter {
     this.spend.toolCalls++;
   }
 
-  /** A person raised the budget: the broken cap doubles, or takes the value they gave. */
-  raise(breach: CapBreach, value: number | null): void {
-    const next = (current: number | null) => value ?? (current === null ? null : current * 2);
-    if (breach.cap === 'tokens') this.caps = { ...this.caps, maxTokens: next(this.caps.maxTokens) };
-    else if (breach.cap === 'cost') this.caps = { ...this.caps, maxCostUsd: next(this.caps.maxCostUsd) };
-    else if (breach.cap === 'day_tokens') this.caps = { ...this.caps, dayMaxTokens: next(this.caps.dayMaxTokens) };
-    else if (breach.cap === 'day_cost') this.caps = { ...this.caps, dayMaxCostUsd: next(this.caps.dayMaxCostUsd) };
-    else if (breach.cap === 'model_calls') this.caps = { ...this.caps, maxModelCalls: value ?? this.caps.maxModelCalls * 2 };
+  /** The value a raise of this cap proposes: twice the cap in force. */
+  proposedRaise(cap: CapName): number {
+    return this.capValue(cap) * 2;
+  }
+
+  private capValue(cap: CapName): number {
+    const value = { tokens: this.caps.maxTokens, cost: this.caps.maxCostUsd, day_tokens: this.caps.dayMaxTokens, day_cost: this.caps.dayMaxCostUsd, model_calls: this.caps.maxModelCalls, tool_calls: this.caps.maxToolCalls }[cap];
+    return value ?? 0;
+  }
+
+  /**
+   * One request per cap at a time, however many steps break it at once: a step that breaks a cap
+   * already being asked about waits on the same answer instead of asking again.
+   */
+  raiseOnce(cap: CapName, ask: () => Promise<void>): Promise<void> {
+    const pending = this.raising.get(cap);
+    if (pending) return pending;
+    const asking = ask().finally(() => this.raising.delete(cap));
+    this.raising.set(cap, asking);
+    return asking;
+  }
+
+  /** A person raised the budget: the broken cap takes exactly the value they approved. */
+  raise(cap: CapName, value: number): void {
+    if (cap === 'tokens') this.caps = { ...this.caps, maxTokens: value };
+    else if (cap === 'cost') this.caps = { ...this.caps, maxCostUsd: value };
+    else if (cap === 'day_tokens') this.caps = { ...this.caps, dayMaxTokens: value };
+    else if (cap === 'day_cost') this.caps = { ...this.caps, dayMaxCostUsd: value };
+    else if (cap === 'model_calls') this.caps = { ...this.caps, maxModelCalls: value };
     this.warned = false;
   }
 }

@@ -21,6 +21,8 @@ const RunRowSchema = z
     updated_at: z.string(),
     tokens: z.number(),
     cost_usd: z.number(),
+    /** The JSON type of the price the run started with: 'null' when nobody knew it, null for runs from before prices were kept. */
+    price_type: z.string().nullable(),
   })
   .transform((row) =>
     RunSummarySchema.parse({
@@ -34,6 +36,7 @@ const RunRowSchema = z
       updatedAt: row.updated_at,
       tokens: row.tokens,
       costUsd: row.cost_usd,
+      ...(row.price_type === null ? {} : { priceKnown: row.price_type !== 'null' }),
     }),
   );
 
@@ -90,7 +93,8 @@ export interface ToolProcessRecord {
 const RUN_COLUMNS =
   'id, goal, status, policy, answer, error, created_at, updated_at, ' +
   '(SELECT COALESCE(SUM(tokens), 0) FROM budget_ledger WHERE run_id = runs.id) AS tokens, ' +
-  '(SELECT COALESCE(SUM(cost_usd), 0) FROM budget_ledger WHERE run_id = runs.id) AS cost_usd';
+  '(SELECT COALESCE(SUM(cost_usd), 0) FROM budget_ledger WHERE run_id = runs.id) AS cost_usd, ' +
+  "json_type(options_json, '$.price') AS price_type";
 
 /**
  * Runs, their steps, model calls and tool calls. Each state change is one small write (a row

@@ -6,7 +6,7 @@ import { describeGapTrend } from '../../shared/gap-trend';
 import { endpointSummary } from '../../shared/endpoint-summary';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
-import { ApproveModeSchema, PolicySchema, RunOptionsSchema, VerificationSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
+import { ApproveModeSchema, ModelPriceSchema, PolicySchema, RunOptionsSchema, VerificationSchema, type ModelPrice, type RunOptions, type RunStatus } from '../../shared/schemas/run';
 import type { RunResult } from '../../core/agent/run-engine';
 import { launchRun } from '../../core/agent/run-launcher';
 import { retryPolicyFrom } from '../../core/model/retry-policy';
@@ -34,6 +34,7 @@ export interface RunFlags {
   concurrency?: number;
   maxTokens?: number;
   maxCost?: number;
+  price?: ModelPrice;
   maxIterations?: number;
   verify?: RunOptions['verification'];
   workspace?: string;
@@ -50,6 +51,14 @@ function positiveInt(name: string, max: number) {
     if (!Number.isInteger(number) || number < 1 || number > max) throw new InvalidArgumentError(`${name} is a whole number from 1 to ${max}.`);
     return number;
   };
+}
+
+/** `--price 2.5,10`: USD per million input and output tokens. */
+function modelPrice(value: string): ModelPrice {
+  const [input, output, ...rest] = value.split(',').map((part) => Number(part.trim()));
+  const parsed = ModelPriceSchema.safeParse({ inputPerMillion: input, outputPerMillion: output });
+  if (!parsed.success || rest.length > 0) throw new InvalidArgumentError('expected INPUT,OUTPUT in USD per million tokens, e.g. 2.5,10.');
+  return parsed.data;
 }
 
 function positiveNumber(value: string): number {
@@ -81,6 +90,7 @@ export function addRunFlags(command: Command): Command {
     .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
     .addOption(new Option('--verify <mode>', "how each step's result is validated: off, deterministic checks, or checks and a critic model call (default: Settings, else checks)").choices(VerificationSchema.options))
     .addOption(new Option('--budget-preset <name>', 'named caps: seed-004 = 2,000 tokens a run, 10,000 a day').choices(['seed-004']))
+    .option('--price <input,output>', "this run's model price in USD per million input and output tokens, e.g. 2.5,10 (default: Settings' model prices)", modelPrice)
     .option('--mcp-config <file>', 'MCP servers for this run, as Claude Desktop writes them: {"mcpServers": {...}} (added to those in Settings)')
     .option('--json', 'print one JSON event per line on stdout');
 }
@@ -238,6 +248,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
       tools,
       connect: modelConnector({ apiKeyFor: () => apiKey, retry: retryPolicyFrom(settings), contextLength: () => settings.contextLength }),
       dayMaxTokens: flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset].dayMaxTokens : undefined,
+      price: flags.price,
     };
     const target = 'goal' in what ? { goal: what.goal, options: runOptionsFrom(runtime, flags) } : { resume: what.resume, overrides: overridesFrom(flags) };
     const result: RunResult = await launchRun(launch, target, controller.signal);

@@ -41,8 +41,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   /** `sideEffects`: what the tool declared (an MCP tool's come from its annotations), for the auditor's policy check. */
   runEvent('tool.started', { ...toolShape, args: z.unknown(), sideEffects: SideEffectsSchema.optional() }),
   runEvent('tool.completed', { ...toolShape, status: ToolStatusSchema, content: z.string(), parts: z.array(ToolResultPartSchema).optional() }),
-  /** The tool itself refused the call (a path outside the workspace, a symbolic link leading out, no OS sandbox). */
-  runEvent('tool.refused', { ...toolShape, reason: z.string() }),
+  /** The tool itself refused the call (a path outside the workspace, a symbolic link leading out, no OS sandbox), or `by` the operator (rejected or locked): then it never started. */
+  runEvent('tool.refused', { ...toolShape, reason: z.string(), by: z.enum(['tool', 'operator']).optional() }),
   runEvent('approval.requested', {
     approvalId: z.string(),
     kind: ApprovalKindSchema,
@@ -63,6 +63,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     maxCostUsd: z.number().nullable(),
     modelCalls: z.int().nonnegative(),
     toolCalls: z.int().nonnegative(),
+    /** False when nobody says what the model costs: `costUsd` is then not a cost (shown as "price unknown"). */
+    priceKnown: z.boolean().optional(),
   }),
   runEvent('budget.warning', { message: z.string() }),
   runEvent('estop.triggered', { triggeredBy: EstopTriggerSchema, reason: z.string() }),

@@ -35,6 +35,10 @@ export type Verification = z.infer<typeof VerificationSchema>;
 
 export const RunIdSchema = z.string().min(1).max(64);
 
+/** What a model costs, in USD per million input and output tokens. */
+export const ModelPriceSchema = z.object({ inputPerMillion: z.number().nonnegative().max(10_000), outputPerMillion: z.number().nonnegative().max(10_000) }).strict();
+export type ModelPrice = z.infer<typeof ModelPriceSchema>;
+
 export const RunSummarySchema = z.object({
   id: RunIdSchema,
   goal: z.string(),
@@ -46,6 +50,8 @@ export const RunSummarySchema = z.object({
   error: z.string().nullable(),
   tokens: z.int().nonnegative(),
   costUsd: z.number().nonnegative(),
+  /** False when nobody knew the model's price: `costUsd` is then not a cost. Absent for runs from before prices were kept. */
+  priceKnown: z.boolean().optional(),
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
@@ -67,5 +73,7 @@ export const RunOptionsSchema = z.object({
   repairBudget: z.int().min(0).max(10).default(2),
   /** Scoped re-plans per run before the operator is asked. */
   maxReplans: z.int().min(0).max(10).default(3),
+  /** The model's price the run is charged at, settled when it starts (null: nobody knew it). */
+  price: ModelPriceSchema.nullable().optional(),
 });
 export type RunOptions = z.infer<typeof RunOptionsSchema>;

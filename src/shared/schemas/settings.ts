@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApprovalKindSchema } from './approval';
-import { PolicySchema, VerificationSchema } from './run';
+import { ModelPriceSchema, PolicySchema, VerificationSchema } from './run';
 
 export const ThemeSchema = z.enum(['system', 'light', 'dark']);
 
@@ -55,6 +55,8 @@ export const SettingsSchema = z.object({
   repairBudget: z.int().min(0).max(10),
   maxReplans: z.int().min(0).max(10),
   mcpServers: z.record(McpServerNameSchema, McpServerConfigSchema),
+  /** Prices the operator set, by model name; they win over the built-in table and make `--max-cost` usable for any model. */
+  modelPrices: z.record(z.string().min(1).max(200), ModelPriceSchema),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
@@ -83,4 +85,5 @@ export const DEFAULT_SETTINGS: Settings = {
   repairBudget: 2,
   maxReplans: 3,
   mcpServers: {},
+  modelPrices: {},
 };

@@ -61,4 +61,31 @@ describe('the run manager', () => {
     expect(runtime.store.runs.getRun(runId)).toBeNull();
     await manager.close();
   }, 120_000);
+
+  it('refuses at once, saying where to set a price, a run from the app with a cost cap against a model nobody priced; with a price in Settings it starts', async () => {
+    const runtime = openRuntime();
+    model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hello' }]) : { content: 'hello' }), models: ['mystery-model'] });
+    const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
+    approvals.onChange(() => {
+      for (const request of approvals.list()) approvals.answer(request.id, request.actionHash, { verdict: 'approve' });
+    });
+    // Through an address Archon does not count as this machine: the model is not free.
+    const options = RunOptionsSchema.parse({ modelUrl: model.url.replace('127.0.0.1', '[::ffff:127.0.0.1]'), model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 });
+    const manager = new RunManager({
+      runtime,
+      estop: new EmergencyStop(runtime.store, runtime.bus, runtime.now),
+      approvals,
+      defaults: () => options,
+      connect: modelConnector({ apiKeyFor: () => undefined, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => null }),
+      toolHost: (settings) => new ToolHost({ launcher: childProcessLauncher, entry: `${PROJECT_ROOT}out/node/executor.js`, readableRoots: [PROJECT_ROOT], hiddenFolders: foldersHiddenFromTools(runtime.dataDir), settings, log: runtime.log }),
+    });
+    await expect(manager.start({ goal: 'capped', maxCostUsd: 1 })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/price of model "mystery-model" is unknown.*Settings/) });
+    expect(runtime.store.runs.listRuns(10)).toEqual([]);
+    runtime.store.updateSettings({ modelPrices: { 'mystery-model': { inputPerMillion: 1, outputPerMillion: 4 } } });
+    const { runId } = await manager.start({ goal: 'capped', maxCostUsd: 1 });
+    await expect.poll(() => runtime.store.runs.getRun(runId)?.summary.status, { timeout: 60_000 }).toBe('completed');
+    expect(runtime.store.runs.getRun(runId)?.summary).toMatchObject({ priceKnown: true, costUsd: expect.any(Number) });
+    expect(runtime.store.runs.getRun(runId)?.summary.costUsd).toBeGreaterThan(0);
+    await manager.close();
+  }, 120_000);
 });

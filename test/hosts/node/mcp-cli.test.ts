@@ -181,7 +181,7 @@ describe('MCP servers in a run (archon run --mcp-config)', () => {
         mcp: { server: 'fs', tool: 'write_file', description: expect.any(String), annotations: { destructiveHint: true }, definitionHash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) },
       },
     });
-    expect(eventsOf(result.stdout)).toContainEqual(expect.objectContaining({ type: 'tool.completed', tool: 'fs__write_file', status: 'denied' }));
+    expect(eventsOf(result.stdout)).toContainEqual(expect.objectContaining({ type: 'tool.refused', tool: 'fs__write_file', by: 'operator' }));
   }, TEST_TIMEOUT);
 
   it('a long-running server tool in flight: the emergency stop ends the run (exit 3), no server process is left, and after Re-arm the same server works', async () => {

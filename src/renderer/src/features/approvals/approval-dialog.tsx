@@ -4,6 +4,7 @@ import { EscalationChoiceSchema, type ApprovalRequest } from '../../../../shared
 import { PlanStepSchema, type PlanStep } from '../../../../shared/schemas/plan';
 import { BUILTIN_TOOL_NAMES, isBuiltinTool, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { describeZodError } from '../../../../shared/errors';
+import { BudgetRaiseActionSchema, describeCap } from '../../../../shared/budget-cap';
 import { useAppStore } from '../../store/use-app-store';
 import { ConfirmOrCancel } from './confirm-or-cancel';
 import { ElicitationForm } from './elicitation-card';
@@ -176,7 +177,7 @@ function Explanation({ request }: { request: ApprovalRequest }) {
   );
 }
 
-/** A budget raise: approve doubles the cap that was hit; a value given here sets it instead. */
+/** A budget raise: approve sets the cap to the value proposed; a value given here sets it instead. */
 function BudgetEditor({ onDone, onCancel }: Omit<EditorProps, 'request'>) {
   const [value, setValue] = useState('');
   const id = useId();
@@ -189,6 +190,12 @@ function BudgetEditor({ onDone, onCancel }: Omit<EditorProps, 'request'>) {
       <ConfirmOrCancel label="Raise to this cap" disabled={!valid} onConfirm={() => onDone(number)} onCancel={onCancel} />
     </div>
   );
+}
+
+/** Approving a budget raise sets the cap to the value the request proposes: the button names it. */
+function approveLabel(request: ApprovalRequest): string {
+  const raise = request.kind === 'budget_raise' ? BudgetRaiseActionSchema.safeParse(request.action) : null;
+  return raise?.success ? `Approve: raise to ${describeCap(raise.data.cap, raise.data.proposed)}` : 'Approve';
 }
 
 /** Locks "never use TOOL" for the rest of the run; the proposed action is refused with it. */
@@ -304,7 +311,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
             {mode === 'view' && (
               <div className="actions">
                 <button type="button" className="primary" onClick={() => finish({ verdict: 'approve' })}>
-                  Approve
+                  {approveLabel(request)}
                 </button>
                 <button type="button" onClick={() => setMode('reject')}>
                   Reject

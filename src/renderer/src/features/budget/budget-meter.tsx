@@ -1,4 +1,5 @@
 import { useShallow } from 'zustand/react/shallow';
+import { formatUsd } from '../../../../shared/budget-cap';
 import type { RunEvent } from '../../../../shared/schemas/events';
 import { useAppStore } from '../../store/use-app-store';
 
@@ -15,7 +16,7 @@ function Meter({ label, value, max, format }: { label: string; value: number; ma
   );
 }
 
-/** Tokens, money, time and tool calls of the run against its caps, and what all of today's runs spent. */
+/** Tokens, money, time and tool calls of the run against the caps in force (raised ones included), and what all of today's runs spent. */
 export function BudgetMeter({ events }: { events: readonly RunEvent[] }) {
   const today = useAppStore(
     useShallow((state) => {
@@ -30,8 +31,15 @@ export function BudgetMeter({ events }: { events: readonly RunEvent[] }) {
   const seconds = first && last ? Math.round((Date.parse(last) - Date.parse(first)) / 1000) : 0;
   return (
     <section className="budget" aria-label="Budget">
-      <Meter label="Tokens" value={latest?.tokens ?? 0} max={latest?.maxTokens ?? null} format={(value) => String(value)} />
-      <Meter label="Cost" value={latest?.costUsd ?? 0} max={latest?.maxCostUsd ?? null} format={(value) => `$${value.toFixed(4)}`} />
+      <Meter label="Tokens" value={latest?.tokens ?? 0} max={latest?.maxTokens ?? null} format={(value) => value.toLocaleString('en-US')} />
+      {latest?.priceKnown === false ? (
+        <div className="meter">
+          <span>Cost</span>
+          <span>price unknown{latest.maxCostUsd !== null ? ` / ${formatUsd(latest.maxCostUsd)}` : ''}</span>
+        </div>
+      ) : (
+        <Meter label="Cost" value={latest?.costUsd ?? 0} max={latest?.maxCostUsd ?? null} format={(value) => `$${value.toFixed(4)}`} />
+      )}
       <Meter label="Model calls" value={latest?.modelCalls ?? 0} max={null} format={String} />
       <Meter label="Tool calls" value={latest?.toolCalls ?? 0} max={null} format={String} />
       <Meter label="Time" value={seconds} max={null} format={(value) => `${value} s`} />

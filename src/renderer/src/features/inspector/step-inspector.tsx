@@ -50,6 +50,8 @@ function line(event: RunEvent): string | null {
       return `→ ${event.tool} ${JSON.stringify(event.args)}`;
     case 'tool.completed':
       return `← ${event.tool} [${event.status}] ${event.content}`;
+    case 'tool.refused':
+      return `✕ ${event.tool} refused${event.by === 'operator' ? ' by the operator' : ''}: ${event.reason}`;
     case 'approval.requested':
       return `? ${event.kind}: ${event.summary}`;
     case 'approval.resolved':

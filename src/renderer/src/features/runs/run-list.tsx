@@ -25,7 +25,7 @@ export function RunList() {
             <span className="run-goal">{run.goal}</span>
             <span className={`status status-${run.status}`}>{run.status.replace('_', ' ')}</span>
             <span className="run-meta">
-              {duration(run.createdAt, run.updatedAt)} · {run.tokens} tok · ${run.costUsd.toFixed(4)}
+              {duration(run.createdAt, run.updatedAt)} · {run.tokens} tok · {run.priceKnown === false ? 'price unknown' : `$${run.costUsd.toFixed(4)}`}
             </span>
             {(run.answer ?? run.error) && <span className="run-answer">{run.answer ?? run.error}</span>}
           </button>

@@ -6,6 +6,7 @@ import { ThemeSchema, type Settings } from '../../../../shared/schemas/settings'
 import { BUILTIN_TOOL_NAMES, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { useAppStore } from '../../store/use-app-store';
 import { McpServerSettings } from './mcp-server-settings';
+import { ModelPriceSettings } from './model-price-settings';
 import { ToolTable } from './tool-table';
 
 function ModelProvider({ settings }: { settings: Settings }) {
@@ -118,6 +119,7 @@ export function SettingsView() {
           <span>Data folder</span>
           <code>{info?.dataDir ?? '…'}</code>
         </fieldset>
+        <ModelPriceSettings settings={settings} />
         <ToolSettings settings={settings} />
         <McpServerSettings settings={settings} />
       </form>
