@@ -4,7 +4,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ArchonError, describeZodError } from '../../shared/errors';
 import { describeGapTrend } from '../../shared/gap-trend';
 import { endpointSummary } from '../../shared/endpoint-summary';
-import { resolveModelUrl } from '../../shared/model-presets';
+import { parseModelUrl, resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
 import { ApproveModeSchema, PolicySchema, RunOptionsSchema, VerificationSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
 import type { RunResult } from '../../core/agent/run-engine';
@@ -52,6 +52,12 @@ function positiveInt(name: string, max: number) {
   };
 }
 
+function modelUrl(value: string): string {
+  const parsed = parseModelUrl(value);
+  if ('problem' in parsed) throw new InvalidArgumentError(`${parsed.problem}.`);
+  return parsed.url;
+}
+
 function positiveNumber(value: string): number {
   const number = Number(value);
   if (!Number.isFinite(number) || number <= 0) throw new InvalidArgumentError('expected a positive number.');
@@ -61,7 +67,7 @@ function positiveNumber(value: string): number {
 /** The run settings `run`, `resume` and `serve` share (for `serve`, defaults for runs started in the UI). */
 export function addRunSettingFlags(command: Command): Command {
   return command
-    .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset: ollama, lm-studio, llama-cpp, vllm, openai')
+    .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset: ollama, lm-studio, llama-cpp, vllm, openai', modelUrl)
     .option('--model <name>', 'the model (default: from settings, else the first the server lists)')
     .option('--api-key <key>', 'API key (default: OPENAI_API_KEY); visible to other processes of your user, prefer --api-key-file')
     .option('--api-key-file <file>', 'read the API key from this file')
