@@ -22,6 +22,7 @@ import { McpSessions } from '../../core/mcp/mcp-sessions';
 import { McpSecrets } from '../../core/secrets/mcp-secrets';
 import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
 import { approvalChannelFor } from './terminal-approvals';
+import { longCallProgress } from './long-call-progress';
 
 export interface RunFlags {
   budgetPreset?: keyof typeof BUDGET_PRESETS;
@@ -151,15 +152,22 @@ function describeEvent(event: ArchonEvent): string | null {
   }
 }
 
+/** Events as JSON lines on stdout, or as progress on stderr (with a spinner for long calls when stderr is a terminal). */
 function printEvents(runtime: ArchonRuntime, json: boolean): () => void {
-  return runtime.bus.subscribe((event) => {
+  const progress = !json && process.stderr.isTTY ? longCallProgress(process.stderr) : null;
+  const unsubscribe = runtime.bus.subscribe((event) => {
     if (!('runId' in event)) return;
     if (json) process.stdout.write(`${JSON.stringify(event)}\n`);
     else {
+      progress?.seen(event);
       const line = describeEvent(event);
       if (line) process.stderr.write(`${line}\n`);
     }
   });
+  return () => {
+    unsubscribe();
+    progress?.stop();
+  };
 }
 
 export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags): RunOptions {
