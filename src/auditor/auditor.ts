@@ -131,6 +131,11 @@ export class Auditor {
     return buildReport(this.log, scope);
   }
 
+  /** The audited runs whose id starts with `prefix` (the app shows the first 8 characters). */
+  runIdsStartingWith(prefix: string): string[] {
+    return [...this.log.cursors().keys()].filter((runId) => runId.startsWith(prefix)).sort();
+  }
+
   close(): void {
     this.log.close();
     this.events.close();

@@ -111,7 +111,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
       const confinement = { workspace: defaults().workspace, sandbox: settings.sandbox, allowNetwork: options.allowNetwork ?? settings.allowNetwork, hidden: options.hiddenFolders };
       return probeMcpServer(name, config, { ...confinement, signal });
     },
-    info: { version: options.version, dataDir: runtime.dataDir, host: options.host },
+    info: { version: options.version, dataDir: runtime.dataDir, host: options.host, hostFlags: Object.keys(options.runDefaults ?? {}) as (keyof RunOptions)[] },
   });
   return {
     estop,

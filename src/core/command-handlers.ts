@@ -37,7 +37,7 @@ export interface CommandDependencies {
   /** Starts one MCP server, lists its tools and stops it again. */
   probeMcp(name: string, config: McpServerConfig, signal: AbortSignal): Promise<McpProbe>;
   runDefaults(): RunOptions;
-  info: { version: string; dataDir: string; host: 'electron' | 'headless' };
+  info: { version: string; dataDir: string; host: 'electron' | 'headless'; hostFlags: (keyof RunOptions)[] };
 }
 
 /** The runtime's side of the contract; Electron main and the headless host bind these same handlers. */

@@ -171,7 +171,8 @@ describe('API keys from the page', () => {
   it('sends a key typed in Settings to the server being tested, and keeps it off the page', async () => {
     const { page, server: model } = await openApp(() => ({ content: 'unused' }));
     await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Settings' }).click();
-    await page.getByLabel('Model server URL').fill(model.url);
+    // The host was started with --model-url: Settings show that server, the one runs use.
+    expect(await page.getByLabel('Model server URL').inputValue()).toBe(model.url);
     await page.getByLabel('API key (kept for this server only)').fill('PAGEKEY-123456');
     await page.getByRole('button', { name: 'Test connection' }).click();
     await page.getByRole('status').filter({ hasText: 'Reached' }).waitFor();

@@ -28,18 +28,66 @@ function unreachable(baseUrl: string, reason: string, cause: unknown): ArchonErr
   );
 }
 
+/** What a server that is not an OpenAI-compatible model server sent instead: an HTML page, other JSON, other text. */
+function describeBody(body: string, expected: string): string {
+  const text = body.trim();
+  if (text.startsWith('<')) {
+    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
+    return `an HTML page${title ? ` ("${title.slice(0, 80)}")` : ''}`;
+  }
+  if (parseJsonOrUndefined(text) !== undefined) return `JSON without \`${expected}\``;
+  return text ? `text that is not JSON ("${text.slice(0, 80)}")` : 'an empty answer';
+}
+
+function notModelServer(baseUrl: string, request: string, body: string, expected: string): ArchonError {
+  return new ArchonError(
+    'CONFIG_INVALID',
+    `The server at ${baseUrl} is not an OpenAI-compatible model server: ${request} answered ${describeBody(body, expected)}. ` +
+      'Check the address (it usually ends in /v1) or use a preset: ollama, lm-studio, llama-cpp, vllm, openai.',
+  );
+}
+
+/** The body of the last answer a client received, for telling a model server from another HTTP server. */
+function recordingFetch(): { fetch: typeof fetch; lastBody: () => string } {
+  let lastBody = '';
+  return {
+    fetch: async (url, init) => {
+      const response = await fetch(url, init);
+      const streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+      lastBody = streamed ? '' : await response.clone().text();
+      return response;
+    },
+    lastBody: () => lastBody,
+  };
+}
+
+const isJsonWith = (body: string, key: string) => {
+  const parsed = parseJsonOrUndefined(body);
+  return typeof parsed === 'object' && parsed !== null && key in parsed;
+};
+
+/** A page where a model server answers in JSON: an HTML page, or a non-JSON "not found" (a 5xx in plain text may be a model still loading). */
+const answeredOtherThanModel = (status: number | undefined, body: string) =>
+  parseJsonOrUndefined(body) === undefined && (body.trim().startsWith('<') || status === 404 || status === 405);
+
 /** The server's model entries as sent: vLLM adds max_model_len to each. */
-async function listModels(client: OpenAI, baseUrl: string, signal: AbortSignal): Promise<(Record<string, unknown> & { id: string })[]> {
+async function listModels(baseUrl: string, apiKey: string | undefined, signal: AbortSignal): Promise<(Record<string, unknown> & { id: string })[]> {
+  const recorder = recordingFetch();
+  const client = new OpenAI({ baseURL: baseUrl, apiKey: apiKey || 'not-needed', maxRetries: 0, fetch: recorder.fetch });
   try {
     const page = await client.models.list({ signal, timeout: 5000 });
+    if (!isJsonWith(recorder.lastBody(), 'data')) throw notModelServer(baseUrl, 'GET /models', recorder.lastBody(), 'data');
     return page.data.map((model) => model as unknown as Record<string, unknown> & { id: string });
   } catch (error) {
-    if (signal.aborted) throw error;
+    if (signal.aborted || ArchonError.isInstance(error)) throw error;
     if (error instanceof OpenAI.APIConnectionError) throw unreachable(baseUrl, error.message, error);
     if (error instanceof OpenAI.AuthenticationError || error instanceof OpenAI.PermissionDeniedError) {
       throw new ArchonError('CONFIG_INVALID', `The model server at ${baseUrl} refused the API key (HTTP ${error.status}). Pass --api-key or set OPENAI_API_KEY.`, { cause: error });
     }
-    if (error instanceof OpenAI.NotFoundError) return [];
+    if (error instanceof OpenAI.NotFoundError) {
+      if (answeredOtherThanModel(404, recorder.lastBody())) throw notModelServer(baseUrl, 'GET /models', recorder.lastBody(), 'data');
+      return [];
+    }
     throw unreachable(baseUrl, error instanceof Error ? error.message : String(error), error);
   }
 }
@@ -102,16 +150,18 @@ function classify(error: unknown, body: string): Refusal | null {
   return status >= 500 ? { kind: 'transient', reason: message } : null;
 }
 
-/** The model's one-token answer to a request with a no-op tool, streamed as runs stream, or whole. */
-async function requestWithTools(client: OpenAI, model: string, streaming: boolean, signal: AbortSignal): Promise<void> {
+/** The model's one-token answer to a request with a no-op tool, streamed as runs stream, or whole; false when it held no `choices`. */
+async function requestWithTools(client: OpenAI, model: string, streaming: boolean, signal: AbortSignal): Promise<boolean> {
   const body = { model, messages: [{ role: 'user' as const, content: 'ping' }], tools: [PROBE_TOOL], max_tokens: 1 };
   const sent = { signal, timeout: 60_000, headers: { 'X-Archon-Purpose': 'probe' } };
   if (!streaming) {
-    await client.chat.completions.create({ ...body, stream: false }, sent);
-    return;
+    const answer: unknown = await client.chat.completions.create({ ...body, stream: false }, sent);
+    return typeof answer === 'object' && answer !== null && Array.isArray((answer as { choices?: unknown }).choices);
   }
   const stream = await client.chat.completions.create({ ...body, stream: true }, sent);
-  for await (const chunk of stream) void chunk;
+  let answered = false;
+  for await (const chunk of stream) answered ||= Array.isArray((chunk as { choices?: unknown }).choices);
+  return answered;
 }
 
 function noModelLoaded(baseUrl: string, message: string, cause: unknown): ArchonError {
@@ -124,27 +174,21 @@ function noModelLoaded(baseUrl: string, message: string, cause: unknown): Archon
 
 /** Asks with tools, then reads a refusal: text mode, whole requests, no model, or try again (bounded). */
 async function probeToolSupport(baseUrl: string, apiKey: string | undefined, model: string, signal: AbortSignal): Promise<ToolSupport> {
-  let errorBody = '';
-  const client = new OpenAI({
-    baseURL: baseUrl,
-    apiKey: apiKey || 'not-needed',
-    maxRetries: 0,
-    fetch: async (url, init) => {
-      const response = await fetch(url, init);
-      errorBody = response.ok ? '' : await response.clone().text();
-      return response;
-    },
-  });
+  const recorder = recordingFetch();
+  const client = new OpenAI({ baseURL: baseUrl, apiKey: apiKey || 'not-needed', maxRetries: 0, fetch: recorder.fetch });
   let streaming = true;
   let whyWhole: string | null = null;
   // Bounded: streaming is given up at most once, and a transient failure is tried again PROBE_RETRIES times.
   for (let retries = 0; ; ) {
     try {
-      await requestWithTools(client, model, streaming, signal);
+      if (!(await requestWithTools(client, model, streaming, signal))) throw notModelServer(baseUrl, 'POST /chat/completions', recorder.lastBody(), 'choices');
       return { toolCalling: true, streaming, reason: whyWhole };
     } catch (error) {
-      if (signal.aborted) throw error;
-      const refusal = classify(error, errorBody);
+      if (signal.aborted || ArchonError.isInstance(error)) throw error;
+      if (error instanceof OpenAI.APIError && answeredOtherThanModel(error.status, recorder.lastBody())) {
+        throw notModelServer(baseUrl, 'POST /chat/completions', recorder.lastBody(), 'choices');
+      }
+      const refusal = classify(error, recorder.lastBody());
       if (refusal?.kind === 'whole' && streaming) {
         streaming = false;
         whyWhole = refusal.reason;
@@ -158,8 +202,7 @@ async function probeToolSupport(baseUrl: string, apiKey: string | undefined, mod
 
 /** Before a run: is the server there, which model, can it call tools (and stream them), how big and how parallel is it. */
 export async function probeEndpoint(options: ProbeOptions): Promise<EndpointProbe> {
-  const client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey || 'not-needed', maxRetries: 0 });
-  const listed = await listModels(client, options.baseUrl, options.signal);
+  const listed = await listModels(options.baseUrl, options.apiKey, options.signal);
   const models = listed.map((entry) => entry.id);
   const model = chooseModel(options.model, models, options.baseUrl);
   const [tools, context] = await Promise.all([

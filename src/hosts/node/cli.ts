@@ -6,7 +6,7 @@ import { ArchonError } from '../../shared/errors';
 import { renderAuditMarkdown } from '../../shared/audit-markdown';
 import { findAuditSecrets } from '../../auditor/audit-key';
 import { AuditLog } from '../../auditor/audit-log';
-import { resetAudit } from '../../auditor/auditor';
+import { resetAudit, type Auditor } from '../../auditor/auditor';
 import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
 import { DEFAULT_THRESHOLDS } from '../../auditor/detectors';
 import { createAppServices } from '../../core/app-services';
@@ -56,6 +56,14 @@ function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('a port is a whole number from 0 to 65535 (0 = any free port).');
   return port;
+}
+
+/** A run id as typed: whole, or a prefix of exactly one audited run (the 8 characters the app shows). */
+function auditedRunId(auditor: Auditor, typed: string): string {
+  const matches = auditor.runIdsStartingWith(typed);
+  if (matches.length === 1 && matches[0]) return matches[0];
+  if (matches.length === 0) throw new ArchonError('NOT_FOUND', `No audited run has an id starting with "${typed}". \`archon audit report\` without an id lists today's runs.`);
+  throw new ArchonError('VALIDATION_FAILED', `"${typed}" matches ${matches.length} audited runs: ${matches.join(', ')}. Type more of the id.`);
 }
 
 /** `archon audit verify`: exit 0 intact, 1 tampered or damaged, naming where. */
@@ -197,7 +205,7 @@ export function buildProgram(): Command {
     .option('--day <yyyy-mm-dd>', 'report on every run of that day (default: today)')
     .option('--json', 'JSON instead of Markdown')
     .action((runId: string | undefined, options: DataDirOption & { day?: string; json?: boolean }) => {
-      const report = inspectAudit(options.dataDir, (auditor) => auditor.report(runId ? { runId } : { day: options.day ?? new Date().toISOString().slice(0, 10) }));
+      const report = inspectAudit(options.dataDir, (auditor) => auditor.report(runId ? { runId: auditedRunId(auditor, runId) } : { day: options.day ?? new Date().toISOString().slice(0, 10) }));
       process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAuditMarkdown(report));
     });
   audit

@@ -4,7 +4,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ArchonError, describeZodError } from '../../shared/errors';
 import { describeGapTrend } from '../../shared/gap-trend';
 import { endpointSummary } from '../../shared/endpoint-summary';
-import { resolveModelUrl } from '../../shared/model-presets';
+import { parseModelUrl, resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
 import { ApproveModeSchema, ModelPriceSchema, PolicySchema, RunOptionsSchema, VerificationSchema, type ModelPrice, type RunOptions, type RunStatus } from '../../shared/schemas/run';
 import type { RunResult } from '../../core/agent/run-engine';
@@ -22,6 +22,7 @@ import { McpSessions } from '../../core/mcp/mcp-sessions';
 import { McpSecrets } from '../../core/secrets/mcp-secrets';
 import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
 import { approvalChannelFor } from './terminal-approvals';
+import { longCallProgress } from './long-call-progress';
 
 export interface RunFlags {
   budgetPreset?: keyof typeof BUDGET_PRESETS;
@@ -61,6 +62,12 @@ function modelPrice(value: string): ModelPrice {
   return parsed.data;
 }
 
+function modelUrl(value: string): string {
+  const parsed = parseModelUrl(value);
+  if ('problem' in parsed) throw new InvalidArgumentError(`${parsed.problem}.`);
+  return parsed.url;
+}
+
 function positiveNumber(value: string): number {
   const number = Number(value);
   if (!Number.isFinite(number) || number <= 0) throw new InvalidArgumentError('expected a positive number.');
@@ -70,7 +77,7 @@ function positiveNumber(value: string): number {
 /** The run settings `run`, `resume` and `serve` share (for `serve`, defaults for runs started in the UI). */
 export function addRunSettingFlags(command: Command): Command {
   return command
-    .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset: ollama, lm-studio, llama-cpp, vllm, openai')
+    .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset: ollama, lm-studio, llama-cpp, vllm, openai', modelUrl)
     .option('--model <name>', 'the model (default: from settings, else the first the server lists)')
     .option('--api-key <key>', 'API key (default: OPENAI_API_KEY); visible to other processes of your user, prefer --api-key-file')
     .option('--api-key-file <file>', 'read the API key from this file')
@@ -155,15 +162,22 @@ function describeEvent(event: ArchonEvent): string | null {
   }
 }
 
+/** Events as JSON lines on stdout, or as progress on stderr (with a spinner for long calls when stderr is a terminal). */
 function printEvents(runtime: ArchonRuntime, json: boolean): () => void {
-  return runtime.bus.subscribe((event) => {
+  const progress = !json && process.stderr.isTTY ? longCallProgress(process.stderr) : null;
+  const unsubscribe = runtime.bus.subscribe((event) => {
     if (!('runId' in event)) return;
     if (json) process.stdout.write(`${JSON.stringify(event)}\n`);
     else {
+      progress?.seen(event);
       const line = describeEvent(event);
       if (line) process.stderr.write(`${line}\n`);
     }
   });
+  return () => {
+    unsubscribe();
+    progress?.stop();
+  };
 }
 
 export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags): RunOptions {

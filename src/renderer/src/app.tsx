@@ -1,4 +1,5 @@
 import { useEffect } from 'react';
+import { inAppTerms } from '../../shared/app-advice';
 import { ApprovalDialog } from './features/approvals/approval-dialog';
 import { AuditView } from './features/audit/audit-view';
 import { EstopBanner } from './features/emergency-stop/estop-banner';
@@ -35,7 +36,7 @@ export function App() {
       <EstopBanner />
       {error && (
         <div className="error-banner" role="alert">
-          <span>{error}</span>
+          <span>{inAppTerms(error)}</span>
           <button type="button" onClick={dismissError}>
             Dismiss
           </button>

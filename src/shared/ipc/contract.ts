@@ -20,6 +20,8 @@ export const AppInfoSchema = z.object({
   host: z.enum(['electron', 'headless']),
   /** What a run started from the UI uses unless the composer says otherwise. */
   runDefaults: RunOptionsSchema.pick({ modelUrl: true, model: true, policy: true, workspace: true }),
+  /** The run settings the host's command line fixed (`archon serve --model-url …`): Settings shows them read-only. */
+  hostFlags: z.array(RunOptionsSchema.keyof()).default([]),
 });
 
 /**

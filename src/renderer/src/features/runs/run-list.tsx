@@ -1,3 +1,4 @@
+import { inAppTerms } from '../../../../shared/app-advice';
 import { useAppStore } from '../../store/use-app-store';
 
 function duration(createdAt: string, updatedAt: string): string {
@@ -27,7 +28,7 @@ export function RunList() {
             <span className="run-meta">
               {duration(run.createdAt, run.updatedAt)} · {run.tokens} tok · {run.priceKnown === false ? 'price unknown' : `$${run.costUsd.toFixed(4)}`}
             </span>
-            {(run.answer ?? run.error) && <span className="run-answer">{run.answer ?? run.error}</span>}
+            {(run.answer ?? run.error) && <span className="run-answer">{run.answer ?? inAppTerms(run.error ?? '')}</span>}
           </button>
           <div className="run-actions">
             {RESUMABLE.has(run.status) && run.id !== activeRunId && (

@@ -1,3 +1,4 @@
+import { inAppTerms } from '../../../../shared/app-advice';
 import { BudgetMeter } from '../budget/budget-meter';
 import { GoalComposer } from '../composer/goal-composer';
 import { DagView } from '../dag/dag-view';
@@ -46,7 +47,12 @@ export function RunsView() {
                 {detail.run.answer}
               </p>
             )}
-            {detail.run.error && <p className="run-error">{detail.run.error}</p>}
+            {detail.run.error && (
+              <section className="run-error" aria-labelledby="run-error-heading">
+                <h3 id="run-error-heading">Why the run ended</h3>
+                <p>{inAppTerms(detail.run.error)}</p>
+              </section>
+            )}
             <RunModel events={detail.events} />
             <BudgetMeter events={detail.events} />
             {steps.length > 0 ? <DagView steps={steps} events={detail.events} selectedStepId={selectedStepId} waitingStepId={waitingStepId} onSelectStep={selectStep} colorMode={theme} /> : <p className="empty">Planning…</p>}

@@ -3,26 +3,48 @@ import { endpointSummary } from '../../../../shared/endpoint-summary';
 import { MODEL_PRESETS } from '../../../../shared/model-presets';
 import { PolicySchema, VerificationSchema, type Policy } from '../../../../shared/schemas/run';
 import { ThemeSchema, type Settings } from '../../../../shared/schemas/settings';
+import type { CommandOutput } from '../../../../shared/ipc/contract';
 import { BUILTIN_TOOL_NAMES, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { useAppStore } from '../../store/use-app-store';
 import { McpServerSettings } from './mcp-server-settings';
 import { ModelPriceSettings } from './model-price-settings';
 import { ToolTable } from './tool-table';
 
-function ModelProvider({ settings }: { settings: Settings }) {
+type AppInfo = CommandOutput<'app.info'>;
+type HostFlag = AppInfo['hostFlags'][number];
+const FLAG_NAMES: Partial<Record<HostFlag, string>> = { modelUrl: '--model-url', model: '--model', policy: '--policy' };
+
+/** Which settings the host's command line fixed, and the note that says so beside them. */
+function useHostFlags(info: AppInfo | null) {
+  const fixed = (flag: HostFlag) => info?.hostFlags.includes(flag) ?? false;
+  const noteId = useId();
+  const note = (flag: HostFlag) =>
+    fixed(flag) && (
+      <p className="span-2 host-flag" id={`${noteId}-${flag}`}>
+        Set by this host's <code>{FLAG_NAMES[flag]}</code> flag: runs started here use it. Restart <code>archon serve</code> without the flag to change it here.
+      </p>
+    );
+  const describedBy = (flag: HostFlag) => (fixed(flag) ? `${noteId}-${flag}` : undefined);
+  return { fixed, note, describedBy };
+}
+
+function ModelProvider({ settings, info }: { settings: Settings; info: AppInfo | null }) {
   const updateSettings = useAppStore((state) => state.updateSettings);
   const probeEndpoint = useAppStore((state) => state.probeEndpoint);
   const probe = useAppStore((state) => state.probe);
   const probing = useAppStore((state) => state.probing);
-  const [url, setUrl] = useState(settings.modelUrl);
+  const host = useHostFlags(info);
+  const effective = { modelUrl: host.fixed('modelUrl') && info ? info.runDefaults.modelUrl : settings.modelUrl, model: host.fixed('model') && info ? info.runDefaults.model : settings.model };
+  const [url, setUrl] = useState(effective.modelUrl);
   const [apiKey, setApiKey] = useState('');
-  const ids = { url: useId(), model: useId(), preset: useId(), context: useId(), apiKey: useId() };
+  const ids = { url: useId(), model: useId(), preset: useId(), context: useId(), apiKey: useId(), keyNote: useId() };
   return (
     <fieldset>
       <legend>Model provider</legend>
       <label htmlFor={ids.preset}>Preset</label>
       <select
         id={ids.preset}
+        disabled={host.fixed('modelUrl')}
         value={Object.entries(MODEL_PRESETS).find(([, presetUrl]) => presetUrl === url)?.[0] ?? ''}
         onChange={(event) => {
           const next = MODEL_PRESETS[event.target.value as keyof typeof MODEL_PRESETS];
@@ -38,9 +60,24 @@ function ModelProvider({ settings }: { settings: Settings }) {
         ))}
       </select>
       <label htmlFor={ids.url}>Model server URL</label>
-      <input id={ids.url} value={url} onChange={(event) => setUrl(event.target.value)} onBlur={() => void updateSettings({ modelUrl: url })} />
+      <input
+        id={ids.url}
+        value={url}
+        readOnly={host.fixed('modelUrl')}
+        aria-describedby={host.describedBy('modelUrl')}
+        onChange={(event) => setUrl(event.target.value)}
+        onBlur={() => !host.fixed('modelUrl') && void updateSettings({ modelUrl: url })}
+      />
+      {host.note('modelUrl')}
       <label htmlFor={ids.model}>Model</label>
-      <input id={ids.model} defaultValue={settings.model} onBlur={(event) => void updateSettings({ model: event.target.value })} />
+      <input
+        id={ids.model}
+        defaultValue={effective.model}
+        readOnly={host.fixed('model')}
+        aria-describedby={host.describedBy('model')}
+        onBlur={(event) => !host.fixed('model') && void updateSettings({ model: event.target.value })}
+      />
+      {host.note('model')}
       <label htmlFor={ids.context}>Context length (tokens)</label>
       <input
         id={ids.context}
@@ -50,14 +87,17 @@ function ModelProvider({ settings }: { settings: Settings }) {
         onBlur={(event) => void updateSettings({ contextLength: event.target.value.trim() === '' ? null : Number(event.target.value) })}
       />
       <label htmlFor={ids.apiKey}>API key (kept for this server only)</label>
-      <input id={ids.apiKey} type="password" autoComplete="off" value={apiKey} onChange={(event) => setApiKey(event.target.value)} />
+      <input id={ids.apiKey} type="password" autoComplete="off" aria-describedby={ids.keyNote} value={apiKey} onChange={(event) => setApiKey(event.target.value)} />
+      <p className="span-2 host-flag" id={ids.keyNote}>
+        Saved for this model server when you press Test connection; runs against it use it. It is never shown again.
+      </p>
       <span />
       <button
         type="button"
         disabled={probing}
         onClick={() => {
           setApiKey('');
-          void probeEndpoint(url, settings.model || undefined, apiKey || undefined);
+          void probeEndpoint(url, effective.model || undefined, apiKey || undefined);
         }}
       >
         Test connection
@@ -90,20 +130,28 @@ export function SettingsView() {
   const info = useAppStore((state) => state.info);
   const updateSettings = useAppStore((state) => state.updateSettings);
   const ids = { policy: useId(), verification: useId(), theme: useId() };
+  const host = useHostFlags(info);
   if (!settings) return <p className="empty">Loading settings…</p>;
   return (
     <section aria-labelledby="settings-heading" className="view">
       <h1 id="settings-heading">Settings</h1>
       <form className="settings-form" onSubmit={(event) => event.preventDefault()}>
-        <ModelProvider settings={settings} />
+        <ModelProvider settings={settings} info={info} />
         <fieldset>
           <legend>Policy and appearance</legend>
           <label htmlFor={ids.policy}>Default policy</label>
-          <select id={ids.policy} value={settings.policy} onChange={(event) => void updateSettings({ policy: event.target.value as Policy })}>
+          <select
+            id={ids.policy}
+            value={host.fixed('policy') && info ? info.runDefaults.policy : settings.policy}
+            disabled={host.fixed('policy')}
+            aria-describedby={host.describedBy('policy')}
+            onChange={(event) => void updateSettings({ policy: event.target.value as Policy })}
+          >
             {PolicySchema.options.map((policy) => (
               <option key={policy}>{policy}</option>
             ))}
           </select>
+          {host.note('policy')}
           <label htmlFor={ids.verification}>Verification of step results</label>
           <select id={ids.verification} value={settings.verification} onChange={(event) => void updateSettings({ verification: event.target.value as Settings['verification'] })}>
             {VerificationSchema.options.map((mode) => (

@@ -1,0 +1,18 @@
+/**
+ * Errors are written once, in the command line's terms ("pass --model-url"); the app shows them in its
+ * own terms (Settings, the Resume button). This is the one place that decides the app's wording.
+ */
+const IN_APP: readonly [RegExp, string][] = [
+  [/pass --model-url with its address/g, 'set its address in Settings (Model server URL)'],
+  [/Pass --api-key or set OPENAI_API_KEY\./g, 'Enter the API key in Settings.'],
+  [/Pass --model with one of them\./g, 'Choose one of them as the model in Settings.'],
+  [/ or pass --model\./g, ' or name a model in Settings.'],
+  [/Pass --workspace \(or choose one in the app\) with/g, 'Choose in the app'],
+  [/continue it with `archon resume [^`]+` \(or Resume in the app\)/g, 'continue it with Resume'],
+  [/`archon resume [^`]+` continues it/g, 'Resume continues it'],
+  [/then resume the run\./g, 'then press Resume.'],
+];
+
+export function inAppTerms(message: string): string {
+  return IN_APP.reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), message);
+}
