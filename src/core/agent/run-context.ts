@@ -37,6 +37,8 @@ export interface RunContext {
   expiryMs: Partial<Record<ApprovalKind, number>>;
   budget: BudgetMeter;
   plan: Plan | null;
+  /** For a follow-up: the earlier run's goal, plan and answer (see follow-up.ts). */
+  earlierRun?: string | null;
   runs: RunStore;
   events: RunEventLog;
   log?: Log;

@@ -27,6 +27,7 @@ import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
 import { executeStep } from './step-executor';
 import { GoalGradient } from './goal-gradient';
+import { earlierRunBrief } from './follow-up';
 import { recoveryFor } from './recovery';
 
 export const DEFAULT_CONCURRENCY = 4;
@@ -125,7 +126,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
       plan = await approvePlan(context, (feedback) =>
-        planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback),
+        planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun),
       );
       context.runs.savePlan(context.runId, plan.steps);
       context.events.append(context.runId, 'plan.ready', { plan });
@@ -195,6 +196,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     expiryMs: dependencies.expiryMs ?? {},
     budget: new BudgetMeter(caps, spend, priceFor(run.options.modelUrl, run.model.model)),
     plan: null,
+    earlierRun: earlierRunBrief(dependencies.runs, run.options.followUpOf),
     runs: dependencies.runs,
     events: dependencies.events,
     log: dependencies.log,
@@ -226,6 +228,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   const tools = await dependencies.tools(resolved, signal);
   dependencies.estop?.assertArmed();
   const now = dependencies.now ?? (() => new Date());
+  earlierRunBrief(dependencies.runs, resolved.followUpOf);
   dependencies.runs.createRun({ id: runId, goal, policy: resolved.policy, options: resolved, now: now().toISOString() });
   const lease = leaseRun(dependencies.runs, runId);
   try {

@@ -179,4 +179,23 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE steps ADD COLUMN waived INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    name: 'follow-ups: the run a run continues; file effects: what each write replaced, so a run can be undone',
+    sql: `
+      ALTER TABLE runs ADD COLUMN follow_up_of TEXT;
+
+      CREATE TABLE file_effects (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        call_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        existed INTEGER NOT NULL,
+        previous BLOB,
+        previous_sha256 TEXT,
+        new_sha256 TEXT NOT NULL,
+        undone_at TEXT
+      );
+      CREATE INDEX file_effects_run ON file_effects (run_id);
+    `,
+  },
 ];

@@ -67,5 +67,7 @@ export const RunOptionsSchema = z.object({
   repairBudget: z.int().min(0).max(10).default(2),
   /** Scoped re-plans per run before the operator is asked. */
   maxReplans: z.int().min(0).max(10).default(3),
+  /** The finished run this one continues: its goal, plan and answer are in the new plan request. */
+  followUpOf: z.string().min(1).max(64).optional(),
 });
 export type RunOptions = z.infer<typeof RunOptionsSchema>;
