@@ -1,20 +1,12 @@
+import { realpathSync } from 'node:fs';
 import { createTwoFilesPatch } from 'diff';
-import type { RestoreFileInput } from '../../shared/schemas/file-effect';
+import { ArchonError } from '../../shared/errors';
+import { RESTORE_FILE, type RestoreFileInput, type UndoOutcome, type UndoStep } from '../../shared/schemas/file-effect';
 import type { ToolResult } from '../../shared/schemas/tool';
+import type { ProcessLauncher } from '../process/process-launcher';
 import type { StoredFileEffect, FileEffectStore } from '../store/file-effects';
-
-/** One write to revert, last first: restore the previous content, delete a file the run created, or cannot (not kept). */
-export interface UndoStep {
-  path: string;
-  action: 'restore' | 'delete' | 'cannot';
-  /** The change undo makes, as a unified diff (from what the run wrote to what was there before). */
-  diff: string;
-}
-
-export interface UndoOutcome {
-  reverted: string[];
-  refused: { path: string; reason: string }[];
-}
+import type { RunStore } from '../store/run-store';
+import { ToolWorkerPool } from '../tools/tool-worker-pool';
 
 const NOT_KEPT = 'its previous content was larger than 1 MiB and was not kept, so this write cannot be undone';
 
@@ -39,7 +31,8 @@ export function previewUndo(effects: FileEffectStore, runId: string): UndoStep[]
  * earlier write of the same file, is reported instead.
  */
 export async function applyUndo(effects: FileEffectStore, runId: string, restore: (input: RestoreFileInput) => Promise<ToolResult>, now: () => Date): Promise<UndoOutcome> {
-  const outcome: UndoOutcome = { reverted: [], refused: [] };
+  const reverted = new Set<string>();
+  const refused: UndoOutcome['refused'] = [];
   const blocked = new Set<string>();
   for (const effect of effects.pending(runId)) {
     if (blocked.has(effect.path)) continue;
@@ -50,12 +43,39 @@ export async function applyUndo(effects: FileEffectStore, runId: string, restore
         : await restore({ path: effect.path, expectedSha256: effect.newSha256, contentBase64: action === 'delete' ? null : (effect.previous?.toString('base64') ?? '') });
     if (result.status === 'success') {
       effects.markUndone(effect.seq, now().toISOString());
-      if (!outcome.reverted.includes(effect.path)) outcome.reverted.push(effect.path);
+      reverted.add(effect.path);
     } else {
       blocked.add(effect.path);
-      outcome.refused.push({ path: effect.path, reason: result.content });
+      refused.push({ path: effect.path, reason: result.content });
     }
   }
-  outcome.reverted = outcome.reverted.filter((path) => !blocked.has(path));
-  return outcome;
+  return { reverted: [...reverted].filter((path) => !blocked.has(path)), refused };
+}
+
+/** How undo reaches the files: tool processes like a run's, confined to the run's workspace. */
+export interface UndoWorkers {
+  launcher: ProcessLauncher;
+  entry: string;
+  readableRoots: string[] | null;
+  hiddenFolders: string[];
+}
+
+/** Reverts a finished run's writes through a tool process of its own (the runtime never writes workspace files itself). */
+export async function revertRun(runs: RunStore, runId: string, workers: UndoWorkers, now: () => Date, signal: AbortSignal): Promise<UndoOutcome> {
+  const run = runs.getRun(runId);
+  if (!run) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
+  const pool = new ToolWorkerPool({
+    launcher: workers.launcher,
+    entry: workers.entry,
+    workspace: realpathSync(run.options.workspace),
+    networkTools: false,
+    confinement: { mode: 'on', allowNetwork: false, hidden: workers.hiddenFolders },
+    readableRoots: workers.readableRoots,
+    warm: 0,
+  });
+  try {
+    return await applyUndo(runs.fileEffects, runId, (input) => pool.call(RESTORE_FILE, input, { signal, timeoutMs: 30_000 }), now);
+  } finally {
+    await pool.close();
+  }
 }

@@ -29,3 +29,19 @@ export const RestoreFileInputSchema = z
   })
   .strict();
 export type RestoreFileInput = z.infer<typeof RestoreFileInputSchema>;
+
+/** One write to revert, last first: restore the previous content, delete a file the run created, or cannot (not kept). */
+export const UndoStepSchema = z.object({
+  path: z.string(),
+  action: z.enum(['restore', 'delete', 'cannot']),
+  /** The change undo makes, as a unified diff (from what the run wrote to what was there before); for `cannot`, why. */
+  diff: z.string(),
+});
+export type UndoStep = z.infer<typeof UndoStepSchema>;
+
+/** What undo did: the files put back, and those left as they are with the reason. */
+export const UndoOutcomeSchema = z.object({
+  reverted: z.array(z.string()),
+  refused: z.array(z.object({ path: z.string(), reason: z.string() })),
+});
+export type UndoOutcome = z.infer<typeof UndoOutcomeSchema>;
