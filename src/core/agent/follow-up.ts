@@ -1,4 +1,3 @@
-import { ArchonError } from '../../shared/errors';
 import type { RunStore } from '../store/run-store';
 import { capObservation } from './tool-call';
 
@@ -7,12 +6,14 @@ export const EARLIER_ANSWER_CHARS = 8000;
 
 /**
  * What a follow-up run knows of the run it continues, under the heading "Earlier run": its goal,
- * its plan, and its answer verbatim (capped). Null for a run that follows up on none.
+ * its plan, and its answer verbatim (capped). Null for a run that follows up on none. The hosts
+ * check that the earlier run exists before a follow-up starts.
  */
 export function earlierRunBrief(runs: RunStore, earlierRunId: string | undefined): string | null {
   if (!earlierRunId) return null;
   const earlier = runs.getRun(earlierRunId);
-  if (!earlier) throw new ArchonError('NOT_FOUND', `The run this one follows up on (${earlierRunId}) no longer exists. Start a new run instead.`);
+  // Deleted since this run started: the run goes on without it rather than fail on resume.
+  if (!earlier) return `Earlier run: ${earlierRunId} was deleted; nothing of it is known.`;
   const steps = runs.getSteps(earlierRunId).filter((step) => step.replacedIn === null);
   return [
     'Earlier run (this goal follows up on it; build on what it did):',

@@ -228,7 +228,6 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   const tools = await dependencies.tools(resolved, signal);
   dependencies.estop?.assertArmed();
   const now = dependencies.now ?? (() => new Date());
-  earlierRunBrief(dependencies.runs, resolved.followUpOf);
   dependencies.runs.createRun({ id: runId, goal, policy: resolved.policy, options: resolved, now: now().toISOString() });
   const lease = leaseRun(dependencies.runs, runId);
   try {
