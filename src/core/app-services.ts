@@ -105,6 +105,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     mcpSecrets,
     confirmation: options.confirmation,
     runDefaults: defaults,
+    undoWorkers: { launcher: options.launcher, entry: options.executorEntry, readableRoots: options.readableRoots, hiddenFolders: options.hiddenFolders },
     probe: (modelUrl, model) => probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKeys.keyFor(modelUrl), contextLength: runtime.store.getSettings().contextLength, signal: AbortSignal.timeout(60_000) }),
     probeMcp: (name, config, signal) => {
       const settings = runtime.store.getSettings();

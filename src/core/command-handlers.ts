@@ -1,3 +1,4 @@
+import { ArchonError } from '../shared/errors';
 import type { CommandHandlers } from '../shared/ipc/dispatch';
 import type { AuditReport, VerifyResult } from '../shared/schemas/audit';
 import { maskMcpSecrets, unmaskMcpServer, unmaskMcpServers } from '../shared/mcp-secret-mask';
@@ -13,6 +14,7 @@ import type { ArchonRuntime } from './runtime';
 import type { ApiKeys } from './secrets/api-keys';
 import type { McpSecrets } from './secrets/mcp-secrets';
 import type { EmergencyStop } from './stop/emergency-stop';
+import { previewUndo, revertRun, type UndoWorkers } from './undo/run-undo';
 
 /** The auditor as the UI may use it: read its reports, check its log. The host provides it; the runtime cannot reach it. */
 export interface AuditPort {
@@ -37,6 +39,8 @@ export interface CommandDependencies {
   /** Starts one MCP server, lists its tools and stops it again. */
   probeMcp(name: string, config: McpServerConfig, signal: AbortSignal): Promise<McpProbe>;
   runDefaults(): RunOptions;
+  /** The tool processes undo reverts files through. */
+  undoWorkers: UndoWorkers;
   info: { version: string; dataDir: string; host: 'electron' | 'headless'; hostFlags: (keyof RunOptions)[] };
 }
 
@@ -70,6 +74,11 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'runs.resume': async ({ runId }) => {
       deps.audit.assertReady();
       return deps.manager.resume(runId);
+    },
+    'runs.undoPreview': async ({ runId }) => previewUndo(store.runs.fileEffects, runId),
+    'runs.undo': async ({ runId }, { signal }) => {
+      if (deps.manager.isActive(runId)) throw new ArchonError('VALIDATION_FAILED', 'This run is still going: stop it first, then undo its file changes.');
+      return revertRun(store.runs, runId, deps.undoWorkers, deps.runtime.now, signal);
     },
     'runs.delete': async ({ runId }) => {
       await deps.manager.delete(runId);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants, readlinkSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath, rename, rm, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, realpath, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { inScope, PathDenied, realPathInWorkspace, type Workspace, type WorkspaceScope } from './workspace-paths';
 
@@ -108,9 +108,9 @@ async function readPrevious(path: string, scope: WorkspaceScope, requested: stri
 
 /**
  * Replaces a workspace file atomically: the content goes to a new temporary file (O_EXCL) in the
- * checked folder, then one rename puts it in place. Returns the previous content, if any.
+ * checked folder, then one rename puts it in place. Returns the previous content, if any, and the file's real path.
  */
-export async function replaceWorkspaceFile(workspace: Workspace, requested: string, content: string): Promise<Buffer | null> {
+export async function replaceWorkspaceFile(workspace: Workspace, requested: string, content: string | Buffer): Promise<{ previous: Buffer | null; real: string }> {
   const { scope, real } = realPathInWorkspace(workspace, requested);
   const folder = await openWorkspaceFolder(scope, dirname(real), requested, true);
   const inFolder = (name: string) => (FOLLOWS_FD_LINKS ? at(folder, name) : join(dirname(real), name));
@@ -125,10 +125,27 @@ export async function replaceWorkspaceFile(workspace: Workspace, requested: stri
       await handle.close();
     }
     await rename(temporary, inFolder(name));
-    return previous;
+    return { previous, real };
   } catch (error) {
     await rm(temporary, { force: true });
     throw error;
+  } finally {
+    await folder.close();
+  }
+}
+
+/** The current content of a workspace file (null when there is none), read without following a final link. */
+export async function readWorkspaceFileIfAny(workspace: Workspace, requested: string): Promise<Buffer | null> {
+  const { scope, real } = realPathInWorkspace(workspace, requested);
+  return readPrevious(real, scope, requested);
+}
+
+/** Deletes a workspace file through its checked folder; a final link is removed, never followed. */
+export async function removeWorkspaceFile(workspace: Workspace, requested: string): Promise<void> {
+  const { scope, real } = realPathInWorkspace(workspace, requested);
+  const folder = await openWorkspaceFolder(scope, dirname(real), requested, false);
+  try {
+    await unlink(FOLLOWS_FD_LINKS ? at(folder, basename(real)) : real);
   } finally {
     await folder.close();
   }

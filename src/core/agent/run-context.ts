@@ -42,6 +42,8 @@ export interface RunContext {
   plan: Plan | null;
   /** The Goal Gradient Solver: the run's gap to its goal, measured after each failure and repair. */
   gradient: GoalGradient;
+  /** For a follow-up: the earlier run's goal, plan and answer (see follow-up.ts). */
+  earlierRun?: string | null;
   runs: RunStore;
   events: RunEventLog;
   log?: Log;

@@ -28,6 +28,7 @@ import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
 import { executeStep } from './step-executor';
 import { GoalGradient } from './goal-gradient';
+import { earlierRunBrief } from './follow-up';
 import { recoveryFor } from './recovery';
 
 export const DEFAULT_CONCURRENCY = 4;
@@ -129,7 +130,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
       plan = await approvePlan(context, (feedback) =>
-          planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback),
+          planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun),
         (candidate) => announcePlanVerdict(context, candidate),
       );
       context.runs.savePlan(context.runId, plan.steps);
@@ -202,6 +203,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     budget: new BudgetMeter(caps, spend, priceOf(dependencies, { ...run.options, model: run.model.model })),
     plan: null,
     gradient: new GoalGradient(),
+    earlierRun: earlierRunBrief(dependencies.runs, run.options.followUpOf),
     runs: dependencies.runs,
     events: dependencies.events,
     log: dependencies.log,

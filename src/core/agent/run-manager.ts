@@ -57,6 +57,7 @@ export class RunManager {
   /** Probes the endpoint first, so a bad address is an error the operator sees at once; then runs in the background. */
   async start(input: StartRunInput): Promise<{ runId: string }> {
     this.options.estop.assertArmed();
+    if (input.followUpOf && !this.runs.getRun(input.followUpOf)) throw new ArchonError('NOT_FOUND', `There is no run ${input.followUpOf} to follow up on.`);
     const defaults = this.options.defaults();
     const options: RunOptions = {
       ...defaults,

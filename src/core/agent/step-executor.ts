@@ -19,7 +19,7 @@ function stepPrompt(context: RunContext): string {
 }
 
 function stepBrief(context: RunContext, step: PlanStep, dependencyResults: ReadonlyMap<string, string>): string {
-  const lines = [`Goal: ${context.goal}`, `Step ${step.id}: ${step.description}`];
+  const lines = [...(context.earlierRun ? [context.earlierRun, ''] : []), `Goal: ${context.goal}`, `Step ${step.id}: ${step.description}`];
   if (step.expected_output) lines.push(`Expected output: ${step.expected_output}`);
   if (dependencyResults.size > 0) {
     lines.push('Results of the steps this one depends on:');

@@ -1,3 +1,4 @@
+import { FileEffectSchema } from '../../shared/schemas/file-effect';
 import type { PlanStep } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { approveToolCall, confirmUncertainRepeat } from '../approval/checkpoints';
@@ -55,7 +56,7 @@ async function journalled(context: RunContext, call: CallRecord, outcome: () => 
   runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, definitionHash: tool?.mcp?.definitionHash ?? null, now: context.now().toISOString() });
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args, ...(tool ? { sideEffects: tool.sideEffects } : {}) });
   // What is recorded (secrets redacted) is what the model and the events see.
-  const result = runs.finishToolCall(callId, withUncertainty(await outcome(), tool, executed), context.now().toISOString());
+  const result = runs.finishToolCall(callId, keepFileEffect(context, name, callId, withUncertainty(await outcome(), tool, executed)), context.now().toISOString());
   runs.endToolProcesses(runId, callId);
   if (executed && result.status === 'denied') events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000) });
   events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000), ...(result.parts ? { parts: result.parts } : {}) });
@@ -89,6 +90,18 @@ function execute(context: RunContext, step: PlanStep, tool: ToolDefinition, args
       }
     },
   });
+}
+
+/**
+ * A write reports what it replaced: that goes to the file-effect journal (for undo) before the call
+ * is announced, and the previous content is not copied into the call's result.
+ */
+function keepFileEffect(context: RunContext, name: string, callId: string, result: ToolResult): ToolResult {
+  const parsed = FileEffectSchema.safeParse(result.metadata.effect);
+  if (name !== 'write_file' || result.status !== 'success' || !parsed.success) return result;
+  context.runs.fileEffects.record(context.runId, callId, parsed.data);
+  const { previousBase64: _kept, ...effect } = parsed.data;
+  return { ...result, metadata: { ...result.metadata, effect } };
 }
 
 /** A call with side effects that was stopped, timed out or lost its worker may have partly happened: the model is told to check. */

@@ -185,4 +185,23 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE tool_calls ADD COLUMN definition_hash TEXT;
     `,
   },
+  {
+    name: 'follow-ups: the run a run continues; file effects: what each write replaced, so a run can be undone',
+    sql: `
+      ALTER TABLE runs ADD COLUMN follow_up_of TEXT;
+
+      CREATE TABLE file_effects (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        call_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        existed INTEGER NOT NULL,
+        previous BLOB,
+        previous_sha256 TEXT,
+        new_sha256 TEXT NOT NULL,
+        undone_at TEXT
+      );
+      CREATE INDEX file_effects_run ON file_effects (run_id);
+    `,
+  },
 ];

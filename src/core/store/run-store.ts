@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ArchonError } from '../../shared/errors';
 import { parseJsonOrUndefined } from '../../shared/json';
 import type { ApprovalKind, ApprovalRequest, ApprovalStatus } from '../../shared/schemas/approval';
 import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
@@ -7,6 +8,7 @@ import { RunOptionsSchema, RunSummarySchema, StepStatusSchema, type RunOptions, 
 import { ToolResultSchema, type SideEffects, type ToolResult } from '../../shared/schemas/tool';
 import type { ChatMessage } from '../model/chat';
 import type { SecretRedactor } from '../secrets/redactor';
+import { FileEffectStore } from './file-effects';
 import type { SqliteDatabase } from './open-database';
 
 const RunRowSchema = z
@@ -101,11 +103,16 @@ const RUN_COLUMNS =
  * inserted or one row updated), so its cost stays flat however long a run grows.
  */
 export class RunStore {
+  /** What each write of a run replaced (for undo). */
+  readonly fileEffects: FileEffectStore;
+
   constructor(
     private readonly db: SqliteDatabase,
     private readonly durably: <T>(write: () => T) => T,
     private readonly secrets: SecretRedactor,
-  ) {}
+  ) {
+    this.fileEffects = new FileEffectStore(db, durably);
+  }
 
   private clean<T>(value: T): T {
     return this.secrets.redactValue(value);
@@ -113,8 +120,17 @@ export class RunStore {
 
   createRun(run: { id: string; goal: string; policy: Policy; options: RunOptions; now: string }): void {
     this.db
-      .prepare("INSERT INTO runs (id, goal, status, policy, options_json, created_at, updated_at) VALUES (?, ?, 'pending', ?, ?, ?, ?)")
-      .run(run.id, this.clean(run.goal), run.policy, JSON.stringify(run.options), run.now, run.now);
+      .prepare("INSERT INTO runs (id, goal, status, policy, options_json, follow_up_of, created_at, updated_at) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?)")
+      .run(run.id, this.clean(run.goal), run.policy, JSON.stringify(run.options), run.options.followUpOf ?? null, run.now, run.now);
+  }
+
+  /** A run's full id from its full id or a prefix of 8 or more characters that names one run only. */
+  resolveRunId(reference: string): string {
+    const exact = this.db.prepare('SELECT id FROM runs WHERE id = ?').get(reference) as { id: string } | undefined;
+    if (exact) return exact.id;
+    const matches = reference.length >= 8 ? (this.db.prepare("SELECT id FROM runs WHERE substr(id, 1, ?) = ? LIMIT 2").all(reference.length, reference) as { id: string }[]) : [];
+    if (matches.length === 1 && matches[0]) return matches[0].id;
+    throw new ArchonError('NOT_FOUND', matches.length > 1 ? `"${reference}" names more than one run; give more of its id (see \`archon runs\`).` : `There is no run ${reference}. See \`archon runs\` for the ids.`);
   }
 
   setRunStatus(id: string, status: RunStatus, now: string, outcome: { answer?: string; error?: string } = {}): void {

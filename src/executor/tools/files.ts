@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
+import { KEPT_PREVIOUS_BYTES, type FileEffect, type RestoreFileInput } from '../../shared/schemas/file-effect';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { TOOL_LIMITS, type BuiltinToolInput } from '../../shared/tools/catalogue';
-import { openWorkspaceFile, readWorkspaceFolder, replaceWorkspaceFile } from '../workspace-files';
+import { openWorkspaceFile, readWorkspaceFileIfAny, readWorkspaceFolder, removeWorkspaceFile, replaceWorkspaceFile } from '../workspace-files';
 import { workspaceRelative } from '../workspace-paths';
 import { result, workspaceOf, type ExecutorContext } from './tool-context';
 
@@ -43,9 +45,35 @@ function describePrevious(bytes: Buffer | null): { existed: boolean; content?: s
   return bytes.length <= TOOL_LIMITS.readBytes && !looksBinary(bytes) ? { existed: true, content: bytes.toString('utf8') } : { existed: true, bytes: bytes.length };
 }
 
+const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+
+/** What the write did, for undo: the previous content is kept when small enough. */
+function effectOf(path: string, previous: Buffer | null, content: string): FileEffect {
+  return {
+    path,
+    existed: previous !== null,
+    previousSha256: previous && sha256(previous),
+    ...(previous && previous.length <= KEPT_PREVIOUS_BYTES ? { previousBase64: previous.toString('base64') } : {}),
+    newSha256: sha256(content),
+  };
+}
+
 /** Atomic and race-free: see workspace-files.ts. */
 export async function writeTextFile(args: BuiltinToolInput<'write_file'>, context: ExecutorContext): Promise<ToolResult> {
-  const previous = describePrevious(await replaceWorkspaceFile(workspaceOf(context), args.path, args.content));
+  const { previous, real } = await replaceWorkspaceFile(workspaceOf(context), args.path, args.content);
   const bytes = Buffer.byteLength(args.content);
-  return result('success', `Wrote ${bytes} bytes to ${args.path}.`, { bytes, previous });
+  const effect = effectOf(workspaceRelative(context.workspace, real), previous, args.content);
+  return result('success', `Wrote ${bytes} bytes to ${args.path}.`, { bytes, previous: describePrevious(previous), effect });
+}
+
+/** Undo's step: puts a file back (or deletes it) unless it changed since the run left it. */
+export async function restoreFile(args: RestoreFileInput, context: ExecutorContext): Promise<ToolResult> {
+  const workspace = workspaceOf(context);
+  const current = await readWorkspaceFileIfAny(workspace, args.path);
+  if (current === null || sha256(current) !== args.expectedSha256) {
+    return result('denied', `${args.path} was ${current === null ? 'deleted' : 'changed'} since the run wrote it; it was left as it is.`);
+  }
+  if (args.contentBase64 === null) await removeWorkspaceFile(workspace, args.path);
+  else await replaceWorkspaceFile(workspace, args.path, Buffer.from(args.contentBase64, 'base64'));
+  return result('success', args.contentBase64 === null ? `Deleted ${args.path}.` : `Restored ${args.path}.`);
 }

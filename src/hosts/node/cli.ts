@@ -22,6 +22,7 @@ import { catchUpAudit, inspectAudit, openAuditedRuntime } from './audited-runtim
 import { startHeadlessHost } from './headless-host';
 import { terminalConfirmation } from './terminal-confirmation';
 import { addMcpListFlags, listMcpServers, type McpListFlags } from './mcp-command';
+import { undoFromCli, type UndoFlags } from './undo-command';
 import { addRunFlags, addRunSettingFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5 } as const;
@@ -145,16 +146,30 @@ export function buildProgram(): Command {
     .exitOverride();
   const dataDirOption = ['--data-dir <dir>', 'the data folder (default: ARCHON_DATA_DIR, else the platform app-data folder)'] as const;
 
-  addRunFlags(program.command('run').description('run one goal to its end').argument('<goal>', 'what the agents should achieve')).action(
-    async (goal: string, options: RunFlags & DataDirOption) => {
-      exitCode = await withAuditedRuntime(options, (runtime) => runFromCli(runtime, options, { goal }));
-    },
-  );
+  addRunFlags(
+    program
+      .command('run')
+      .description('run one goal to its end')
+      .argument('<goal>', 'what the agents should achieve')
+      .option('--follow-up <run-id>', "continue a finished run: the goal is the new instruction, the earlier run's goal, plan and answer its context"),
+  ).action(async (goal: string, options: RunFlags & DataDirOption & { followUp?: string }) => {
+    exitCode = await withAuditedRuntime(options, (runtime) => runFromCli(runtime, options, { goal, followUpOf: options.followUp && runtime.store.runs.resolveRunId(options.followUp) }));
+  });
   addRunFlags(program.command('resume').description('continue an interrupted run (its own settings are the defaults)').argument('<run-id>')).action(
     async (runId: string, options: RunFlags & DataDirOption) => {
       exitCode = await withAuditedRuntime(options, (runtime) => runFromCli(runtime, options, { resume: runId }));
     },
   );
+
+  program
+    .command('undo')
+    .description("revert a run's file writes, last first (shows the change and asks first); a file changed since is left and reported")
+    .argument('<run-id>')
+    .option(...dataDirOption)
+    .option('--yes', 'revert without asking (for scripts)')
+    .action(async (runId: string, options: DataDirOption & UndoFlags) => {
+      exitCode = await withRuntime(options, (runtime) => undoFromCli(runtime, runId, options));
+    });
 
   addMcpListFlags(program.command('mcp').description('MCP tool servers').command('list').description('start each MCP server, list its tools with their side effects, say what failed').option(...dataDirOption)).action(
     async (options: McpListFlags & DataDirOption) => {

@@ -232,7 +232,7 @@ function exitCodeFor(error: unknown): number | null {
  * Runs a goal (or resumes a run) in this process; returns the exit code of the brief. SIGINT and
  * SIGTERM are an emergency stop; so is `archon estop` from another process (noticed by polling).
  */
-export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: { goal: string } | { resume: string }): Promise<number> {
+export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: { goal: string; followUpOf?: string } | { resume: string }): Promise<number> {
   const stored = runtime.store.settingsForRun();
   const settings = flags.mcpConfig ? { ...stored, mcpServers: { ...stored.mcpServers, ...readMcpConfigFile(flags.mcpConfig) } } : stored;
   const apiKey = apiKeyFromCommandLine(flags, runtime.store.secrets);
@@ -264,7 +264,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
       dayMaxTokens: flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset].dayMaxTokens : undefined,
       price: flags.price,
     };
-    const target = 'goal' in what ? { goal: what.goal, options: runOptionsFrom(runtime, flags) } : { resume: what.resume, overrides: overridesFrom(flags) };
+    const target = 'goal' in what ? { goal: what.goal, options: { ...runOptionsFrom(runtime, flags), ...(what.followUpOf ? { followUpOf: what.followUpOf } : {}) } } : { resume: what.resume, overrides: overridesFrom(flags) };
     const result: RunResult = await launchRun(launch, target, controller.signal);
     if (result.status === 'completed' && !flags.json) process.stdout.write(`${result.answer ?? ''}\n`);
     return EXIT_BY_STATUS[result.status] ?? 1;

@@ -3,6 +3,7 @@ import { ApprovalDecisionSchema, ApprovalRequestSchema } from '../schemas/approv
 import { AuditReportSchema, VerifyResultSchema } from '../schemas/audit';
 import { EndpointProbeSchema } from '../schemas/endpoint';
 import { EstopStateSchema } from '../schemas/estop';
+import { UndoOutcomeSchema, UndoStepSchema } from '../schemas/file-effect';
 import { McpProbeSchema } from '../schemas/mcp-probe';
 import { RunDetailSchema, StartRunInputSchema } from '../schemas/run-detail';
 import { RunIdSchema, RunOptionsSchema, RunSummarySchema } from '../schemas/run';
@@ -43,6 +44,9 @@ export const contract = {
   'runs.get': command(runRef, RunDetailSchema),
   'runs.resume': command(runRef, z.object({ runId: RunIdSchema })),
   'runs.delete': command(runRef, z.object({ deleted: z.literal(true) })),
+  /** What undoing a run's file writes would change (last first), and then undoing them: a file changed since is left and reported. */
+  'runs.undoPreview': command(runRef, z.array(UndoStepSchema)),
+  'runs.undo': command(runRef, UndoOutcomeSchema),
   'approvals.list': command(noInput, z.array(ApprovalRequestSchema)),
   'approvals.decide': command(
     z.object({ approvalId: z.string().min(1).max(64), actionHash: z.string().regex(/^[0-9a-f]{64}$/), decision: ApprovalDecisionSchema }).strict(),

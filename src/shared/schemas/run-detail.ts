@@ -36,6 +36,7 @@ export const StartRunInputSchema = z
     maxCostUsd: z.number().positive().nullable().optional(),
     concurrency: z.int().min(1).max(64).nullable().optional(),
     workspace: z.string().min(1).max(4096).optional(),
+    followUpOf: z.string().min(1).max(64).optional(),
   })
   .strict();
 export type StartRunInput = z.infer<typeof StartRunInputSchema>;

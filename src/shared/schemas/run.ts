@@ -75,5 +75,7 @@ export const RunOptionsSchema = z.object({
   maxReplans: z.int().min(0).max(10).default(3),
   /** The model's price the run is charged at, settled when it starts (null: nobody knew it). */
   price: ModelPriceSchema.nullable().optional(),
+  /** The finished run this one continues: its goal, plan and answer are in the new plan request. */
+  followUpOf: z.string().min(1).max(64).optional(),
 });
 export type RunOptions = z.infer<typeof RunOptionsSchema>;

@@ -6,12 +6,17 @@ export interface ComposerSlice {
   probing: boolean;
   /** With `apiKey`, the key is saved for that server's origin only. */
   probeEndpoint(modelUrl: string, model?: string, apiKey?: string): Promise<EndpointProbe | null>;
+  /** The finished run the composer's next goal continues ("Continue" on a run), if any. */
+  followUp: { runId: string; goal: string } | null;
+  setFollowUp(followUp: { runId: string; goal: string } | null): void;
 }
 
 export function createComposerSlice({ set, client }: SliceContext): ComposerSlice {
   return {
     probe: null,
     probing: false,
+    followUp: null,
+    setFollowUp: (followUp) => set({ followUp }),
     async probeEndpoint(modelUrl, model, apiKey) {
       set({ probing: true, probe: null });
       try {

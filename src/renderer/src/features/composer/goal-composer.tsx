@@ -13,6 +13,8 @@ export function GoalComposer() {
   const probeEndpoint = useAppStore((state) => state.probeEndpoint);
   const startRun = useAppStore((state) => state.startRun);
   const latched = useAppStore((state) => state.estop.latched);
+  const followUp = useAppStore((state) => state.followUp);
+  const setFollowUp = useAppStore((state) => state.setFollowUp);
   const [goal, setGoal] = useState('');
   const [policy, setPolicy] = useState<Policy | ''>('');
   const [modelUrl, setModelUrl] = useState('');
@@ -36,14 +38,24 @@ export function GoalComposer() {
       maxCostUsd: optionalNumber(maxCost),
       concurrency: optionalNumber(concurrency),
       ...(workspace ? { workspace } : {}),
+      ...(followUp ? { followUpOf: followUp.runId } : {}),
     });
     setGoal('');
+    setFollowUp(null);
   }
 
   return (
     <form className="composer" onSubmit={(event) => event.preventDefault()} aria-label="New run">
+      {followUp && (
+        <p className="follow-up" role="status">
+          Continuing run {followUp.runId.slice(0, 8)}: {followUp.goal}{' '}
+          <button type="button" onClick={() => setFollowUp(null)}>
+            Start fresh
+          </button>
+        </p>
+      )}
       <label htmlFor={`${id}-goal`}>Goal</label>
-      <textarea id={`${id}-goal`} rows={3} value={goal} onChange={(event) => setGoal(event.target.value)} placeholder="What should the agents achieve?" />
+      <textarea id={`${id}-goal`} rows={3} value={goal} onChange={(event) => setGoal(event.target.value)} placeholder={followUp ? "What should the agents do next, building on that run?" : "What should the agents achieve?"} />
       <div className="composer-grid">
         <label htmlFor={`${id}-policy`}>Policy</label>
         <select id={`${id}-policy`} value={policy} onChange={(event) => setPolicy(event.target.value as Policy | '')}>

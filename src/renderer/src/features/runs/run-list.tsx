@@ -1,11 +1,16 @@
+import { useState } from 'react';
+import type { RunSummary } from '../../../../shared/schemas/run';
 import { inAppTerms } from '../../../../shared/app-advice';
 import { useAppStore } from '../../store/use-app-store';
+import { UndoDialog } from './undo-dialog';
 
 function duration(createdAt: string, updatedAt: string): string {
   const seconds = Math.max(0, Math.round((Date.parse(updatedAt) - Date.parse(createdAt)) / 1000));
   return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
+/** Runs that have ended: they can be continued by a follow-up, and their file changes undone. */
+const FINISHED = new Set(['completed', 'failed', 'stopped', 'budget_exhausted']);
 const RESUMABLE = new Set(['stopped', 'paused', 'failed', 'budget_exhausted', 'running', 'planning', 'pending', 'awaiting_approval']);
 
 /** Run history: status, duration, cost, answer; open, resume an interrupted run, delete. */
@@ -17,6 +22,8 @@ export function RunList() {
   const deleteRun = useAppStore((state) => state.deleteRun);
   const latched = useAppStore((state) => state.estop.latched);
   const activeRunId = useAppStore((state) => (state.detail?.active ? state.detail.run.id : null));
+  const setFollowUp = useAppStore((state) => state.setFollowUp);
+  const [undoing, setUndoing] = useState<RunSummary | null>(null);
   if (runs.length === 0) return <p className="empty">No runs yet.</p>;
   return (
     <ul className="run-list" aria-label="Run history">
@@ -35,6 +42,17 @@ export function RunList() {
               <button type="button" disabled={latched} onClick={() => void resumeRun(run.id)}>
                 Resume
               </button>
+            )}
+            {FINISHED.has(run.status) && run.id !== activeRunId && (
+              <>
+                <button type="button" aria-label={`Continue run ${run.goal}`} onClick={() => setFollowUp({ runId: run.id, goal: run.goal })}>
+                  Continue
+                </button>
+                <button type="button" aria-label={`Undo file changes of run ${run.goal}`} onClick={() => setUndoing(run)}>
+                  Undo file changes
+                </button>
+                {undoing?.id === run.id && <UndoDialog run={undoing} onClose={() => setUndoing(null)} />}
+              </>
             )}
             {run.id !== activeRunId && (
               <button type="button" aria-label={`Delete run ${run.goal}`} onClick={() => void deleteRun(run.id)}>
