@@ -9,6 +9,7 @@ import { ConfirmOrCancel } from './confirm-or-cancel';
 import { ElicitationForm } from './elicitation-card';
 import { EscalationPanel } from './escalation-panel';
 import { mcpCallOf, McpCallDetails } from './mcp-call';
+import { StepTraceDisclosure } from './step-trace-disclosure';
 
 function useCountdown(expiresAt: string | null): string {
   const [now, setNow] = useState(() => Date.now());
@@ -219,6 +220,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
           Run {request.runId.slice(0, 8)}
           {request.stepId && `, step ${request.stepId}`}
         </p>
+        {request.stepId && <StepTraceDisclosure runId={request.runId} stepId={request.stepId} />}
         {request.kind === 'escalation' ? (
           <EscalationPanel request={request} explanation={<Explanation request={request} />} onChoose={(choice) => finish({ verdict: 'edit', edited: EscalationChoiceSchema.parse(choice) })} />
         ) : request.kind === 'elicitation' ? (
