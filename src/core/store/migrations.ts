@@ -179,4 +179,10 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE steps ADD COLUMN waived INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    name: 'per-run control: a stop the operator asked for, read by the process driving the run',
+    sql: `
+      ALTER TABLE runs ADD COLUMN control_json TEXT;
+    `,
+  },
 ];
