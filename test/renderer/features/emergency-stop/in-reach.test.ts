@@ -1,42 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Page } from 'playwright-core';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { planReply, startModelServer, stepIdOf, type ModelServerOptions, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../../kit/scripted-model-server';
-import { useServe, type ServeProcess } from '../../../support/archon-process';
-import { useBrowser } from '../../../support/browser';
-import { useTempDirs } from '../../../support/temp-dir';
+import { describe, expect, it, vi } from 'vitest';
+import { planReply, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../../kit/scripted-model-server';
+import { axeViolations, startGoal, useAppPage } from '../../../support/app-page';
 
 // A browser, a host and a run on a loaded 2-core machine: the bound is against hangs, not a speed target.
 vi.setConfig({ testTimeout: 120_000 });
-const tempDir = useTempDirs();
-const startServe = useServe();
-const launchBrowser = useBrowser();
-let server: ScriptedModelServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function openApp(reply: ModelServerOptions['reply']): Promise<{ page: Page; serve: ServeProcess }> {
-  server = await startModelServer({ reply });
-  const serve = await startServe(tempDir(), ['--model-url', server.url, '--workspace', tempDir()]);
-  const browser = await launchBrowser();
-  const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 800 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(60_000);
-  await page.goto(serve.url.href);
-  await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
-  return { page, serve };
-}
-
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') });
-  return page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(options: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run({ runOnly: ['color-contrast', 'label', 'button-name'] });
-    return result.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
-  });
-}
+const openApp = useAppPage();
 
 /** Step "write" asks to write a file (an approval); step "think" hangs, so it is running while the dialog is open. */
 function writeAndThink(request: RecordedRequest): ScriptedReply {
@@ -48,8 +16,7 @@ function writeAndThink(request: RecordedRequest): ScriptedReply {
 describe('the Emergency stop stays in reach', () => {
   it('a mouse click on Emergency stop with an approval dialog open stops the run; the dialog shows the step trace', async () => {
     const { page } = await openApp(writeAndThink);
-    await page.getByLabel('Goal').fill('Write and think');
-    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await startGoal(page, 'Write and think');
     await page.getByRole('dialog', { name: 'Approval: plan' }).getByRole('button', { name: 'Approve' }).click();
     const dialog = page.getByRole('dialog', { name: 'Approval: tool call' });
     await page.locator('[data-status="running"]').first().waitFor();

@@ -5,6 +5,7 @@ import { useMemo } from 'react';
 import { StepInspector } from '../inspector/step-inspector';
 import type { RunEvent } from '../../../../shared/schemas/events';
 import type { StepView } from '../../../../shared/schemas/run-detail';
+import { ENDED_RUN_STATUSES } from '../../../../shared/schemas/run';
 import { useAppStore } from '../../store/use-app-store';
 import { GapTrend } from '../validation/gap-trend';
 import { recoveryOf, recoveryOfStep, stepsWithReplaced } from '../validation/validation-model';
@@ -17,6 +18,7 @@ export function RunsView() {
   const detail = useAppStore((state) => state.detail);
   const selectedStepId = useAppStore((state) => state.selectedStepId);
   const selectStep = useAppStore((state) => state.selectStep);
+  const stopRun = useAppStore((state) => state.stopRun);
   const theme = useAppStore((state) => state.settings?.theme ?? 'system');
   const events: readonly RunEvent[] = detail?.events ?? NONE;
   const planned: readonly StepView[] = detail?.steps ?? NONE;
@@ -37,6 +39,11 @@ export function RunsView() {
               <h2>{detail.run.goal}</h2>
               <span className={`status status-${detail.run.status}`}>{detail.run.status.replace('_', ' ')}</span>
               <GapTrend gaps={recovery.gapTrend} />
+              {!ENDED_RUN_STATUSES.has(detail.run.status) && (
+                <button type="button" onClick={() => void stopRun(detail.run.id)}>
+                  Stop run
+                </button>
+              )}
             </header>
             {detail.run.answer && (
               <p className="answer" aria-label="Answer">
