@@ -299,7 +299,7 @@ export class RunStore {
 
   /** Asks the process driving the run to act (its lease heartbeat reads this); cleared when a process takes the run (acquireLease). */
   requestControl(runId: string, control: RunControl): void {
-    this.db.prepare('UPDATE runs SET control_json = ? WHERE id = ?').run(JSON.stringify(control), runId);
+    this.durably(() => this.db.prepare('UPDATE runs SET control_json = ? WHERE id = ?').run(JSON.stringify(control), runId));
   }
 
   controlRequest(runId: string): RunControl | null {
