@@ -8,7 +8,7 @@ import { spawnArchon } from '../../support/archon-process';
 import { useTempDirs } from '../../support/temp-dir';
 
 // Two runs and a stop as processes on a loaded 2-core machine: the bound is against hangs, not a speed target.
-vi.setConfig({ testTimeout: 120_000 });
+vi.setConfig({ testTimeout: 240_000 });
 const tempDir = useTempDirs();
 let server: ScriptedModelServer | undefined;
 afterEach(async () => {
@@ -24,7 +24,7 @@ const events = (stdout: string): RunEvent[] =>
     .map((line) => RunEventSchema.parse(JSON.parse(line)));
 
 /** Waits (bounded) for a file named "gate" in the workspace, so the run is still going when the other one is stopped. */
-const GATE_LOOP = 'for i in $(seq 1200); do [ -f gate ] && exit 0; sleep 0.1; done; exit 1';
+const GATE_LOOP = 'for i in $(seq 3000); do [ -f gate ] && exit 0; sleep 0.1; done; exit 1';
 
 function query<T>(dataDir: string, sql: string, ...params: unknown[]): T[] {
   const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
@@ -52,7 +52,8 @@ describe('archon stop RUN_ID', () => {
     const flags = ['--model-url', server.url, '--data-dir', dataDir, '--approve', 'auto', '--json'];
     const thinking = spawnArchon(['run', 'think forever', '--workspace', tempDir(), ...flags]);
     const waiting = spawnArchon(['run', 'wait for the gate', '--workspace', gated, ...flags]);
-    await expect.poll(() => query(dataDir, "SELECT run_id FROM events WHERE type IN ('step.started', 'tool.started')").length, { timeout: 60_000 }).toBeGreaterThanOrEqual(3);
+    // Both runs are under way: the thinker's step has started, the other one's command is running.
+    await expect.poll(() => query(dataDir, "SELECT run_id FROM events WHERE type IN ('step.started', 'tool.started')").length, { timeout: 180_000, interval: 250 }).toBeGreaterThanOrEqual(3);
     const [thinker] = query<{ id: string }>(dataDir, "SELECT id FROM runs WHERE goal = 'think forever'");
     const runId = thinker?.id as string;
 
