@@ -6,6 +6,7 @@ import type { EndpointProbe } from '../shared/schemas/endpoint';
 import type { McpProbe } from '../shared/schemas/mcp-probe';
 import type { RunOptions } from '../shared/schemas/run';
 import type { McpServerConfig } from '../shared/schemas/settings';
+import { requestRunStop } from './agent/run-control';
 import type { RunManager } from './agent/run-manager';
 import type { PendingApprovals } from './approval/pending-approvals';
 import { requireOperator, type OperatorConfirmation } from './authority/operator-authority';
@@ -80,6 +81,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       if (deps.manager.isActive(runId)) throw new ArchonError('VALIDATION_FAILED', 'This run is still going: stop it first, then undo its file changes.');
       return revertRun(store.runs, runId, deps.undoWorkers, deps.runtime.now, signal);
     },
+    'runs.stop': async ({ runId }) => requestRunStop(store.runs, runId, 'the operator (Stop run in the app)'),
     'runs.delete': async ({ runId }) => {
       await deps.manager.delete(runId);
       return { deleted: true as const };

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { app, BrowserWindow, dialog, ipcMain, safeStorage, session, utilityProcess } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, Notification, safeStorage, session, utilityProcess } from 'electron';
 import { foldersHiddenFromTools } from '../core/tools/hidden-folders';
 import { createAppServices } from '../core/app-services';
 import { AuditorClient } from '../core/audit/auditor-client';
@@ -9,6 +9,7 @@ import { ApiKeys, type SecretVault } from '../core/secrets/api-keys';
 import { resolveModelUrl } from '../shared/model-presets';
 import { createRuntime } from '../core/runtime';
 import { forwardEvent, registerIpcHandlers } from './ipc';
+import { approvalNotifier } from './approval-notifier';
 import { forkAuditorUtility } from './auditor-launcher';
 import { createMainWindow } from './main-window';
 import { dialogConfirmation } from './operator-dialog';
@@ -59,7 +60,11 @@ function start(): void {
   const window = createMainWindow(BrowserWindow, { preload: join(here, '../preload/index.cjs'), appUrl: url });
   shown.window = window;
   const unregister = registerIpcHandlers(ipcMain, services.handlers, url);
-  const unsubscribe = runtime.bus.subscribe((event) => forwardEvent(window.webContents, event));
+  const notify = approvalNotifier(Notification, window);
+  const unsubscribe = runtime.bus.subscribe((event) => {
+    forwardEvent(window.webContents, event);
+    notify(event);
+  });
   app.on('second-instance', () => {
     if (window.isMinimized()) window.restore();
     window.focus();

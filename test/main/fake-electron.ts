@@ -63,5 +63,7 @@ export function createFakeElectron(options: { gotLock: boolean; userData: string
   };
   /** The operator's answer to the native dialog: index 1 is "Allow". */
   const dialog = { showMessageBox: vi.fn(async (..._args: unknown[]) => ({ response: options.dialogResponse ?? 0, checkboxChecked: false })) };
-  return { app, session, ipcMain, utilityProcess, safeStorage, dialog, BrowserWindow: FakeBrowserWindow, handlers, windows };
+  /** Desktop notifications: none on this machine, as where the system has no notification service. */
+  const Notification = { isSupported: vi.fn(() => false) };
+  return { app, session, ipcMain, utilityProcess, safeStorage, dialog, Notification, BrowserWindow: FakeBrowserWindow, handlers, windows };
 }

@@ -37,6 +37,9 @@ vi.mock('electron', () => ({
   get dialog() {
     return fake.dialog;
   },
+  get Notification() {
+    return fake.Notification;
+  },
 }));
 
 const appServices = vi.hoisted(() => ({ options: [] as unknown[] }));

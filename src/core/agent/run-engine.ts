@@ -26,6 +26,7 @@ import { callModel, noteDialect, type RunContext } from './run-context';
 import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
+import { runStopError } from './run-control';
 import { executeStep } from './step-executor';
 import { GoalGradient } from './goal-gradient';
 import { earlierRunBrief } from './follow-up';
@@ -246,6 +247,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   try {
     const context = createContext(dependencies, { runId, goal, options: resolved, model, probe, tools }, signal);
     lease.onLost((error) => context.stopRun(error));
+    lease.onControl((control) => context.stopRun(runStopError(runId, control)));
     context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
     announceProbe(context, probe);
     announceTools(context);
@@ -307,6 +309,7 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     const tools = await dependencies.tools(resolved, signal);
     const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: resolved, model, probe, tools }, signal);
     lease.onLost((error) => context.stopRun(error));
+    lease.onControl((control) => context.stopRun(runStopError(runId, control)));
     context.runs.expireStaleApprovals(runId, context.now().toISOString());
     restoreRunState(context);
     killOrphans(context);

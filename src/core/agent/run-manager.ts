@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ArchonError } from '../../shared/errors';
 import type { RunDetail, StartRunInput } from '../../shared/schemas/run-detail';
-import type { RunOptions, RunStatus } from '../../shared/schemas/run';
+import { ENDED_RUN_STATUSES, type RunOptions } from '../../shared/schemas/run';
 import type { Settings } from '../../shared/schemas/settings';
 import type { PendingApprovals } from '../approval/pending-approvals';
 import { priceFor, settlePrice } from '../budget/pricing';
@@ -25,8 +25,6 @@ interface ActiveRun {
   controller: AbortController;
   done: Promise<RunResult>;
 }
-
-const ENDED: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'stopped', 'rejected', 'budget_exhausted', 'paused']);
 
 /**
  * Runs started from the app (over IPC or the host's socket): each in the background with its own
@@ -94,7 +92,7 @@ export class RunManager {
   /** A run whose end is stored is over for the operator, even while its tools are still being closed. */
   isActive(runId: string): boolean {
     const status = this.runs.getRun(runId)?.summary.status;
-    return this.active.has(runId) && (status === undefined || !ENDED.has(status));
+    return this.active.has(runId) && (status === undefined || !ENDED_RUN_STATUSES.has(status));
   }
 
   /** Waits for a run that has ended to release its tools and its lease, so it can be resumed or deleted at once. */
@@ -102,7 +100,7 @@ export class RunManager {
     const stored = this.runs.getRun(runId);
     if (!stored) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
     const winding = this.active.get(runId);
-    if (winding && ENDED.has(stored.summary.status)) await winding.done;
+    if (winding && ENDED_RUN_STATUSES.has(stored.summary.status)) await winding.done;
   }
 
   async close(): Promise<void> {

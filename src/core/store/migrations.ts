@@ -204,4 +204,10 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX file_effects_run ON file_effects (run_id);
     `,
   },
+  {
+    name: 'per-run control: a stop the operator asked for, read by the process driving the run',
+    sql: `
+      ALTER TABLE runs ADD COLUMN control_json TEXT;
+    `,
+  },
 ];

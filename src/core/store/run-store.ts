@@ -4,7 +4,7 @@ import { parseJsonOrUndefined } from '../../shared/json';
 import type { ApprovalKind, ApprovalRequest, ApprovalStatus } from '../../shared/schemas/approval';
 import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
-import { RunOptionsSchema, RunSummarySchema, StepStatusSchema, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
+import { RunControlSchema, RunOptionsSchema, RunSummarySchema, StepStatusSchema, type RunControl, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
 import { ToolResultSchema, type SideEffects, type ToolResult } from '../../shared/schemas/tool';
 import type { ChatMessage } from '../model/chat';
 import type { SecretRedactor } from '../secrets/redactor';
@@ -130,7 +130,8 @@ export class RunStore {
     if (exact) return exact.id;
     const matches = reference.length >= 8 ? (this.db.prepare("SELECT id FROM runs WHERE substr(id, 1, ?) = ? LIMIT 2").all(reference.length, reference) as { id: string }[]) : [];
     if (matches.length === 1 && matches[0]) return matches[0].id;
-    throw new ArchonError('NOT_FOUND', matches.length > 1 ? `"${reference}" names more than one run; give more of its id (see \`archon runs\`).` : `There is no run ${reference}. See \`archon runs\` for the ids.`);
+    if (matches.length > 1) throw new ArchonError('VALIDATION_FAILED', `More than one run starts with ${reference}; give more of its id (\`archon runs\` lists them).`);
+    throw new ArchonError('NOT_FOUND', `There is no run ${reference}. See \`archon runs\` for the ids.`);
   }
 
   setRunStatus(id: string, status: RunStatus, now: string, outcome: { answer?: string; error?: string } = {}): void {
@@ -292,10 +293,10 @@ export class RunStore {
    */
   acquireLease(runId: string, pid: number, nowMs: number, staleMs: number, isAlive: (pid: number) => boolean): LeaseOutcome {
     return this.durably(() => {
-      const row = this.db.prepare('SELECT lease_pid, lease_heartbeat_ms FROM runs WHERE id = ?').get(runId) as { lease_pid: number | null; lease_heartbeat_ms: number | null } | undefined;
-      const holder = row?.lease_pid ?? null;
-      if (holder !== null && holder !== pid && isAlive(holder) && nowMs - (row?.lease_heartbeat_ms ?? 0) < staleMs) return { ok: false, pid: holder };
-      this.db.prepare('UPDATE runs SET lease_pid = ?, lease_heartbeat_ms = ? WHERE id = ?').run(pid, nowMs, runId);
+      const holder = this.leaseHolder(runId, nowMs, staleMs, isAlive);
+      if (holder !== null && holder !== pid) return { ok: false, pid: holder };
+      // A stop asked of the run's earlier process was for that drive of it, not for this one.
+      this.db.prepare('UPDATE runs SET lease_pid = ?, lease_heartbeat_ms = ?, control_json = NULL WHERE id = ?').run(pid, nowMs, runId);
       return { ok: true };
     });
   }
@@ -303,6 +304,25 @@ export class RunStore {
   /** False when this process no longer holds the lease (another one took it over). */
   heartbeat(runId: string, pid: number, nowMs: number): boolean {
     return this.db.prepare('UPDATE runs SET lease_heartbeat_ms = ? WHERE id = ? AND lease_pid = ?').run(nowMs, runId, pid).changes > 0;
+  }
+
+  /** The live process driving a run, if any (a holder that died or stalled past `staleMs` drives nothing). */
+  leaseHolder(runId: string, nowMs: number, staleMs: number, isAlive: (pid: number) => boolean): number | null {
+    const row = this.db.prepare('SELECT lease_pid, lease_heartbeat_ms FROM runs WHERE id = ?').get(runId) as { lease_pid: number | null; lease_heartbeat_ms: number | null } | undefined;
+    const holder = row?.lease_pid ?? null;
+    return holder !== null && isAlive(holder) && nowMs - (row?.lease_heartbeat_ms ?? 0) < staleMs ? holder : null;
+  }
+
+  /** Asks the process driving the run to act (its lease heartbeat reads this); cleared when a process takes the run (acquireLease). */
+  requestControl(runId: string, control: RunControl): void {
+    this.durably(() => this.db.prepare('UPDATE runs SET control_json = ? WHERE id = ?').run(JSON.stringify(control), runId));
+  }
+
+  controlRequest(runId: string): RunControl | null {
+    const row = this.db.prepare('SELECT control_json FROM runs WHERE id = ?').get(runId) as { control_json: string | null } | undefined;
+    if (!row?.control_json) return null;
+    const parsed = RunControlSchema.safeParse(parseJsonOrUndefined(row.control_json));
+    return parsed.success ? parsed.data : null;
   }
 
   releaseLease(runId: string, pid: number): void {

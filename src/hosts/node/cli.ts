@@ -24,6 +24,7 @@ import { terminalConfirmation } from './terminal-confirmation';
 import { addMcpListFlags, listMcpServers, type McpListFlags } from './mcp-command';
 import { undoFromCli, type UndoFlags } from './undo-command';
 import { addRunFlags, addRunSettingFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
+import { stopRunFromCli } from './stop-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5 } as const;
 
@@ -202,6 +203,15 @@ export function buildProgram(): Command {
       });
       process.stdout.write(state.latched ? `Emergency stop latched at ${state.since}. Re-arm with \`archon estop --reset\`.\n` : 'Re-armed. Nothing was restarted.\n');
       await catchUpAudit(options.dataDir);
+    });
+
+  program
+    .command('stop')
+    .description('stop one run (the 8-character id is enough), wherever it runs; the emergency stop stays armed: exit 0 stopped, 1 not running, 2 unknown id')
+    .argument('<run-id>')
+    .option(...dataDirOption)
+    .action(async (runId: string, options: DataDirOption) => {
+      exitCode = await withRuntime(options, (runtime) => stopRunFromCli(runtime, runId));
     });
 
   const audit = program.command('audit').description("the independent auditor's log and reports");

@@ -3,6 +3,7 @@ import { inAppTerms } from '../../shared/app-advice';
 import { ApprovalDialog } from './features/approvals/approval-dialog';
 import { AuditView } from './features/audit/audit-view';
 import { EstopBanner } from './features/emergency-stop/estop-banner';
+import { EstopUndeliveredAlert } from './features/emergency-stop/estop-undelivered-alert';
 import { RunsView } from './features/runs/runs-view';
 import { SettingsView } from './features/settings/settings-view';
 import { TopBar } from './features/shell/top-bar';
@@ -32,7 +33,10 @@ export function App() {
   const View = VIEWS[view];
   return (
     <div className="app">
-      <TopBar />
+      <div className="in-reach">
+        <TopBar />
+        <EstopUndeliveredAlert />
+      </div>
       <EstopBanner />
       {error && (
         <div className="error-banner" role="alert">

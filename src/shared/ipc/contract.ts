@@ -47,6 +47,8 @@ export const contract = {
   /** What undoing a run's file writes would change (last first), and then undoing them: a file changed since is left and reported. */
   'runs.undoPreview': command(runRef, z.array(UndoStepSchema)),
   'runs.undo': command(runRef, UndoOutcomeSchema),
+  /** Stops one run, wherever it is driven, without the emergency stop: its end is told by run.stopped. */
+  'runs.stop': command(runRef, z.object({ runId: RunIdSchema })),
   'approvals.list': command(noInput, z.array(ApprovalRequestSchema)),
   'approvals.decide': command(
     z.object({ approvalId: z.string().min(1).max(64), actionHash: z.string().regex(/^[0-9a-f]{64}$/), decision: ApprovalDecisionSchema }).strict(),

@@ -17,6 +17,8 @@ export const RunStatusSchema = z.enum([
   'paused',
 ]);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
+/** A run in one of these is over (for now: a paused or stopped one may be resumed). */
+export const ENDED_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'stopped', 'rejected', 'budget_exhausted', 'paused']);
 
 export const StepStatusSchema = z.enum([
   'pending',
@@ -38,6 +40,9 @@ export const RunIdSchema = z.string().min(1).max(64);
 /** What a model costs, in USD per million input and output tokens. */
 export const ModelPriceSchema = z.object({ inputPerMillion: z.number().nonnegative().max(10_000), outputPerMillion: z.number().nonnegative().max(10_000) }).strict();
 export type ModelPrice = z.infer<typeof ModelPriceSchema>;
+/** What the operator asked of one run (written to the store; the process driving the run acts on it): who asked, so the run's end names them. */
+export const RunControlSchema = z.object({ action: z.literal('stop'), by: z.string().min(1).max(200) });
+export type RunControl = z.infer<typeof RunControlSchema>;
 
 export const RunSummarySchema = z.object({
   id: RunIdSchema,

@@ -12,6 +12,7 @@ import { EscalationPanel } from './escalation-panel';
 import { CallPreview } from './call-preview';
 import { mcpCallOf, McpCallDetails } from './mcp-call';
 import { PlanGraph, PlanSteps } from './plan-view';
+import { StepTraceDisclosure } from './step-trace-disclosure';
 
 function useCountdown(expiresAt: string | null): string {
   const [now, setNow] = useState(() => Date.now());
@@ -271,6 +272,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
           Run {request.runId.slice(0, 8)}
           {request.stepId && `, step ${request.stepId}`}
         </p>
+        {request.stepId && <StepTraceDisclosure runId={request.runId} stepId={request.stepId} />}
         {request.kind === 'escalation' ? (
           <EscalationPanel request={request} explanation={<Explanation request={request} />} onChoose={(choice) => finish({ verdict: 'edit', edited: EscalationChoiceSchema.parse(choice) })} />
         ) : request.kind === 'elicitation' ? (

@@ -1,6 +1,7 @@
 import { useId, useState } from 'react';
 import { endpointSummary } from '../../../../shared/endpoint-summary';
 import { PolicySchema, type Policy } from '../../../../shared/schemas/run';
+import { askNotificationPermission } from '../approvals/approval-notifications';
 import { useAppStore } from '../../store/use-app-store';
 
 const optionalNumber = (text: string) => (text.trim() === '' ? undefined : Number(text));
@@ -27,6 +28,7 @@ export function GoalComposer() {
   const url = modelUrl || defaults?.modelUrl || '';
 
   async function run() {
+    askNotificationPermission();
     const found = await probeEndpoint(url, model || defaults?.model || undefined);
     if (!found) return;
     await startRun({

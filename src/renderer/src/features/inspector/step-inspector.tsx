@@ -1,75 +1,8 @@
 import type { RunEvent } from '../../../../shared/schemas/events';
 import type { StepView } from '../../../../shared/schemas/run-detail';
-import type { ToolResultPart } from '../../../../shared/schemas/tool';
 import { StepVerdicts } from '../validation/step-verdicts';
 import type { StepRecovery } from '../validation/validation-model';
-
-/** Raster images only: the page shows them as data: URLs, which the CSP allows for images alone. */
-const SHOWN_IMAGES = /^image\/(png|jpeg|gif|webp)$/;
-
-/**
- * A tool result's parts beyond its text: images as thumbnails, resources by their address. The app has no
- * safe way to open a link outside itself, so addresses are shown to copy, never followed.
- */
-function ResultParts({ tool, parts }: { tool: string; parts: readonly ToolResultPart[] }) {
-  const shown = parts.filter((part) => part.type !== 'text');
-  if (shown.length === 0) return null;
-  return (
-    <ul className="result-parts" aria-label={`Result of ${tool}`}>
-      {shown.map((part, index) => (
-        <li key={index}>
-          {part.type === 'image' &&
-            (SHOWN_IMAGES.test(part.mimeType) ? (
-              <img className="thumbnail" src={`data:${part.mimeType};base64,${part.data}`} alt={`Image ${index + 1} from ${tool}`} />
-            ) : (
-              <span>an image of type {part.mimeType}, not shown</span>
-            ))}
-          {part.type === 'resource' && (
-            <span className="resource">
-              resource {part.name && <strong>{part.name}</strong>} <code>{part.uri}</code>
-              {part.mimeType && ` (${part.mimeType})`}
-            </span>
-          )}
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-function line(event: RunEvent): string | null {
-  switch (event.type) {
-    case 'step.started':
-      return 'started';
-    case 'model.completed': {
-      const said = event.content.trim() || (event.toolCalls.length > 0 ? `calls ${event.toolCalls.join(', ')}` : '(nothing)');
-      return `model: ${said} — ${event.promptTokens} + ${event.completionTokens} tokens${event.attempts > 1 ? `, ${event.attempts} attempts` : ''}`;
-    }
-    case 'model.attempt_failed':
-      return `model attempt ${event.attempt} failed: ${event.error}`;
-    case 'tool.started':
-      return `→ ${event.tool} ${JSON.stringify(event.args)}`;
-    case 'tool.completed':
-      return `← ${event.tool} [${event.status}] ${event.content}`;
-    case 'tool.refused':
-      return `✕ ${event.tool} refused${event.by === 'operator' ? ' by the operator' : ''}: ${event.reason}`;
-    case 'approval.requested':
-      return `? ${event.kind}: ${event.summary}`;
-    case 'approval.resolved':
-      return `  ${event.status}${event.decision.verdict === 'reject' ? `: ${event.decision.feedback}` : ''}`;
-    case 'step.completed':
-      return `result: ${event.result}`;
-    case 'step.failed':
-      return `failed: ${event.reason}`;
-    case 'step.skipped':
-      return `skipped: ${event.reason}`;
-    case 'validation.completed':
-      return `verdict: ${event.verdict}, gap ${event.gap.toFixed(2)}${event.reasons.length > 0 ? ` — ${event.reasons.join('; ')}` : ''}`;
-    case 'step.retried':
-      return `repair ${event.repair}: ${event.reason}`;
-    default:
-      return null;
-  }
-}
+import { StepTrace } from './step-trace';
 
 interface StepInspectorProps {
   step: StepView | null;
@@ -81,24 +14,13 @@ interface StepInspectorProps {
 /** The selected step's trace: model turns, tool calls with arguments and results, approvals, timings; its verdicts and repairs. */
 export function StepInspector({ step, events, recovery, onSelectStep }: StepInspectorProps) {
   if (!step) return <p className="empty">Select a step in the graph to see its trace.</p>;
-  const own = events.filter((event) => 'stepId' in event && event.stepId === step.spec.id);
   return (
     <section className="inspector" aria-label={`Step ${step.spec.id}`}>
       <h2>Step {step.spec.id}</h2>
       <p>{step.spec.description}</p>
       <p className={`status status-${step.status}`}>{step.status.replace('_', ' ')}</p>
       {recovery && <StepVerdicts recovery={recovery} onSelectStep={onSelectStep} />}
-      <ol className="trace">
-        {own.map((event) => {
-          const text = line(event);
-          return text ? (
-            <li key={event.seq}>
-              <time dateTime={event.ts}>{new Date(event.ts).toLocaleTimeString()}</time> {text}
-              {event.type === 'tool.completed' && event.parts && <ResultParts tool={event.tool} parts={event.parts} />}
-            </li>
-          ) : null;
-        })}
-      </ol>
+      <StepTrace stepId={step.spec.id} events={events} />
     </section>
   );
 }

@@ -19,6 +19,7 @@ export interface RunsSlice {
   startRun(input: StartRunInput): Promise<void>;
   resumeRun(runId: string): Promise<void>;
   deleteRun(runId: string): Promise<void>;
+  stopRun(runId: string): Promise<void>;
   applyRunEvents(events: readonly RunEvent[]): void;
 }
 
@@ -86,6 +87,10 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
       attempt(async () => {
         await client.commands['runs.resume']({ runId });
         await get().selectRun(runId);
+      }),
+    stopRun: (runId) =>
+      attempt(async () => {
+        await client.commands['runs.stop']({ runId });
       }),
     deleteRun: (runId) =>
       attempt(async () => {

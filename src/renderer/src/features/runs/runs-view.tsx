@@ -6,6 +6,7 @@ import { useMemo } from 'react';
 import { StepInspector } from '../inspector/step-inspector';
 import type { RunEvent } from '../../../../shared/schemas/events';
 import type { StepView } from '../../../../shared/schemas/run-detail';
+import { ENDED_RUN_STATUSES } from '../../../../shared/schemas/run';
 import { useAppStore } from '../../store/use-app-store';
 import { GapTrend } from '../validation/gap-trend';
 import { recoveryOf, recoveryOfStep, stepsWithReplaced } from '../validation/validation-model';
@@ -18,6 +19,7 @@ export function RunsView() {
   const detail = useAppStore((state) => state.detail);
   const selectedStepId = useAppStore((state) => state.selectedStepId);
   const selectStep = useAppStore((state) => state.selectStep);
+  const stopRun = useAppStore((state) => state.stopRun);
   const theme = useAppStore((state) => state.settings?.theme ?? 'system');
   const runId = detail?.run.id;
   const pendingStepId = useAppStore((state) => state.pending.find((request) => request.runId === runId && request.stepId !== null)?.stepId ?? null);
@@ -41,6 +43,11 @@ export function RunsView() {
               <h2>{detail.run.goal}</h2>
               <span className={`status status-${detail.run.status}`}>{detail.run.status.replace('_', ' ')}</span>
               <GapTrend gaps={recovery.gapTrend} />
+              {!ENDED_RUN_STATUSES.has(detail.run.status) && (
+                <button type="button" onClick={() => void stopRun(detail.run.id)}>
+                  Stop run
+                </button>
+              )}
             </header>
             {detail.run.answer && (
               <p className="answer" aria-label="Answer">

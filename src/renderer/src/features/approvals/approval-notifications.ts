@@ -1,0 +1,17 @@
+import { approvalNotice } from '../../../../shared/approval-notice';
+import type { ArchonEvent } from '../../../../shared/schemas/events';
+
+const supported = () => typeof Notification !== 'undefined';
+
+/** Asked on a click (browsers allow the prompt only on a user gesture); Electron denies it and notifies from main instead. */
+export function askNotificationPermission(): void {
+  if (supported() && Notification.permission === 'default') void Notification.requestPermission();
+}
+
+/** A notification for an approval that arrives while the page is hidden or not focused; clicking it brings the page back. */
+export function notifyApproval(event: ArchonEvent): void {
+  if (event.type !== 'approval.requested' || !supported() || Notification.permission !== 'granted' || (!document.hidden && document.hasFocus())) return;
+  const { title, body } = approvalNotice(event);
+  const notice = new Notification(title, { body, tag: event.approvalId });
+  notice.onclick = () => window.focus();
+}

@@ -1,0 +1,24 @@
+import { describe, expect, it, vi } from 'vitest';
+import { planReply } from '../../../kit/scripted-model-server';
+import { axeViolations, startGoal, useAppPage } from '../../../support/app-page';
+
+// A browser, a host and a run on a loaded 2-core machine: the bound is against hangs, not a speed target.
+vi.setConfig({ testTimeout: 120_000 });
+const openApp = useAppPage();
+
+describe('Stop run in the app', () => {
+  it('stops the selected run alone: it ends stopped naming the operator, and the emergency stop stays armed', async () => {
+    const { page } = await openApp((request) => (request.purpose === 'plan' ? planReply([{ id: 'think', description: 'think forever' }]) : { hang: true }));
+    await startGoal(page, 'Think forever');
+    await page.getByRole('dialog', { name: 'Approval: plan' }).getByRole('button', { name: 'Approve' }).click();
+    await page.locator('[data-status="running"]').first().waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+
+    await page.getByRole('button', { name: 'Stop run', exact: true }).click();
+    await page.locator('[data-status="stopped"]').first().waitFor();
+    await page.getByText(/Stopped by the operator \(Stop run in the app\)/).first().waitFor();
+    await page.getByRole('button', { name: 'Stop run', exact: true }).waitFor({ state: 'detached' });
+    expect(await page.getByRole('button', { name: 'Re-arm' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Run', exact: true }).isVisible()).toBe(true);
+  });
+});
