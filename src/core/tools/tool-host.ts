@@ -67,7 +67,7 @@ export class ToolHost {
       servers,
       sessions: mcp.sessions,
       definitions: mcp.definitions,
-      confinement: { workspace, sandbox: settings.sandbox, allowNetwork: settings.allowNetwork, hidden: hiddenFolders.map(realPathIfAny) },
+      confinement: { workspace, sandbox: settings.sandbox, allowNetwork: settings.allowNetwork, hidden: hiddenFolders },
       disabledTools: settings.disabledTools,
       reservedNames: builtins.names(),
       now: mcp.now ?? (() => new Date()),
