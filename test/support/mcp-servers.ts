@@ -10,6 +10,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 export const EVERYTHING_SCRIPT = `${root}node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
 export const FILESYSTEM_SCRIPT = `${root}node_modules/@modelcontextprotocol/server-filesystem/dist/index.js`;
 export const CHANGING_SERVER = `${root}test/fixtures/mcp/changing-server.mjs`;
+export const ELICITING_SERVER = `${root}test/fixtures/mcp/eliciting-server.mjs`;
 
 export function everythingStdio(): McpServerConfig {
   return { command: process.execPath, args: [EVERYTHING_SCRIPT, 'stdio'] };

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ElicitRequestSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type ElicitRequest, type ElicitResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../../shared/schemas/settings';
+import type { Log } from '../log';
 import { McpServerError, type McpFailure } from './mcp-failure';
 import { stdioLaunch, type Confinement } from './stdio-launch';
 import { killGroup, StdioServerTransport } from './stdio-transport';
@@ -21,6 +22,8 @@ export interface SessionOptions {
   confinement: Confinement;
   /** How long initialize and tools/list may take. */
   startTimeoutMs: number;
+  /** Where a declined elicitation says why (the runtime log). */
+  log?: Log;
 }
 
 function stderrTail(stderr: string): string {
@@ -45,7 +48,8 @@ export class McpSession {
   private toolList: Tool[] = [];
   private closed = false;
   private exitNote = '';
-  private readonly elicitors: ElicitationHandler[] = [];
+  /** The calls in flight, each by who answers its elicitations (an object per call, so two calls of one run stay two). */
+  private readonly inFlight = new Set<{ elicit: ElicitationHandler }>();
 
   constructor(private readonly options: SessionOptions) {}
 
@@ -113,10 +117,13 @@ export class McpSession {
     return client;
   }
 
+  /** Over stdio an elicitation does not say which call it belongs to: it goes to the call in flight when there is one, else it is declined. */
   private async elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
-    const handler = this.elicitors.at(-1);
-    if (!handler) return { action: 'decline' };
-    return handler(params, signal);
+    const calls = [...this.inFlight];
+    if (calls.length === 1) return calls[0]!.elicit(params, signal);
+    const { name, log } = this.options;
+    log?.warn({ server: name, callsInFlight: calls.length }, `MCP server "${name}" asked for input (elicitation) with ${calls.length} calls in flight; declined: the request does not say which call, so no run can be asked.`);
+    return { action: 'decline' };
   }
 
   private async connectStdio(signal: AbortSignal): Promise<void> {
@@ -183,14 +190,15 @@ export class McpSession {
   /** One tools/call; an abort sends notifications/cancelled (the SDK does), a broken connection names the server and how it ended. */
   async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, elicit: ElicitationHandler): Promise<CallToolResult> {
     const client = this.requireClient();
-    this.elicitors.push(elicit);
+    const call = { elicit };
+    this.inFlight.add(call);
     try {
       return (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs })) as CallToolResult;
     } catch (error) {
       if (this.closed && !signal.aborted) throw new McpServerError({ kind: 'crashed', message: `MCP server "${this.options.name}" ${this.exitNote || 'closed its connection'} during the call to ${tool}; it will be started again on the next call.` });
       throw error;
     } finally {
-      this.elicitors.splice(this.elicitors.lastIndexOf(elicit), 1);
+      this.inFlight.delete(call);
     }
   }
 

@@ -18,7 +18,7 @@ import type { ArchonRuntime } from '../../core/runtime';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
 import { ToolHost } from '../../core/tools/tool-host';
 import { readMcpConfigFile } from '../../core/mcp/mcp-config-file';
-import { McpSessions } from '../../core/mcp/mcp-sessions';
+import { MCP_START_TIMEOUT_MS, McpSessions } from '../../core/mcp/mcp-sessions';
 import { McpSecrets } from '../../core/secrets/mcp-secrets';
 import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
 import { approvalChannelFor } from './terminal-approvals';
@@ -212,7 +212,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
   const stored = runtime.store.settingsForRun();
   const settings = flags.mcpConfig ? { ...stored, mcpServers: { ...stored.mcpServers, ...readMcpConfigFile(flags.mcpConfig) } } : stored;
   const apiKey = apiKeyFromCommandLine(flags, runtime.store.secrets);
-  const mcpSessions = new McpSessions();
+  const mcpSessions = new McpSessions(MCP_START_TIMEOUT_MS, runtime.log);
   const controller = new AbortController();
   const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
   const tools = new ToolHost({

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { McpSessions } from '../../../src/core/mcp/mcp-sessions';
 import type { McpServerConfig } from '../../../src/shared/schemas/settings';
-import { CHANGING_SERVER } from '../../support/mcp-servers';
+import { CHANGING_SERVER, ELICITING_SERVER } from '../../support/mcp-servers';
 import { useTempDirs } from '../../support/temp-dir';
 
 const tempDir = useTempDirs();
@@ -47,5 +48,27 @@ describe('McpSessions', () => {
     expect(readFileSync(join(workspace, 'starts.txt'), 'utf8')).toBe('started\nstarted\n');
     await sessions.stopAll();
     expect(a?.alive).toBe(false);
+  }, 120_000);
+
+  it('an elicitation goes to the one call in flight; with two in flight it is declined and the log says why', async () => {
+    const lines: string[] = [];
+    const sessions = new McpSessions(undefined, pino({}, { write: (line: string) => lines.push(line) }));
+    open.push(sessions);
+    const confinement = { workspace: tempDir(), sandbox: 'on' as const, allowNetwork: false, hidden: [] };
+    const session = await sessions.session('eliciting', { command: process.execPath, args: [ELICITING_SERVER] }, confinement, AbortSignal.timeout(60_000));
+    const asked: string[] = [];
+    const answer = (who: string) => async () => {
+      asked.push(who);
+      return { action: 'accept' as const, content: { name: who } };
+    };
+    const signal = AbortSignal.timeout(60_000);
+    const held = session.callTool('hold', {}, signal, 60_000, answer('holding run'));
+    const crowded = await session.callTool('ask', {}, signal, 60_000, answer('asking run'));
+    expect(crowded.content).toEqual([{ type: 'text', text: '{"action":"decline"}' }]);
+    await held;
+    expect(lines.map((line) => JSON.parse(line) as { msg: string })).toEqual([expect.objectContaining({ msg: expect.stringContaining('MCP server "eliciting" asked for input (elicitation) with 2 calls in flight; declined') })]);
+    const alone = await session.callTool('ask', {}, signal, 60_000, answer('asking run'));
+    expect(alone.content).toEqual([{ type: 'text', text: '{"action":"accept","content":{"name":"asking run"}}' }]);
+    expect(asked).toEqual(['asking run']);
   }, 120_000);
 });
