@@ -150,7 +150,8 @@ function realPaths(paths: readonly string[]): string[] {
  * operator turned the sandbox off. A command that cannot be found is a failure, never a guess.
  */
 export function stdioLaunch(name: string, server: StdioServer, confinement: Confinement): { ok: true; launch: StdioLaunch } | { ok: false; failure: McpFailure } {
-  const { workspace } = confinement;
+  // Compared with hidden folders by real path: the Test button's default workspace may be named through a symlink.
+  const workspace = existsSync(confinement.workspace) ? realpathSync(confinement.workspace) : confinement.workspace;
   const command = resolveCommand(server.command, workspace);
   if (!command) return { ok: false, failure: { kind: 'not_found', message: `MCP server "${name}": the command "${server.command}" was not found (not on PATH, or not executable). Install it or fix "command" in its configuration.` } };
   const { program } = command;

@@ -86,5 +86,7 @@ describe('hidden folders', () => {
     const read = readableInSandbox({ command: '/bin/true' }, workspace, [join(workspace, 'data', 'archon.db'), join(workspace, 'notes.txt')], [join(config, 'Archon')]);
     expect(read).toEqual({ [join(workspace, 'data', 'archon.db')]: false, [join(workspace, 'notes.txt')]: true });
     expect(readdirSync(join(workspace, 'data'))).toEqual(['archon.db']);
+    symlinkSync(workspace, join(config, 'ws'));
+    expect(readableInSandbox({ command: '/bin/true' }, join(config, 'ws'), [join(workspace, 'data', 'archon.db')], [join(config, 'Archon')])).toEqual({ [join(workspace, 'data', 'archon.db')]: false });
   });
 });
