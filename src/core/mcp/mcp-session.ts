@@ -12,6 +12,8 @@ import { killGroup, StdioServerTransport } from './stdio-transport';
 const CLIENT_INFO = { name: 'archon', version: '0.1.0' };
 /** tools/list pages followed at most: a server that never stops paging is a protocol error. */
 const MAX_PAGES = 100;
+/** Refreshes run back to back for notifications that came during the last one, at most: a server that never stops changing is re-listed on its next notification. */
+const MAX_REFRESH_ROUNDS = 8;
 
 /** Who answers a server's elicitation/create: the run whose call is in flight. */
 export type ElicitationHandler = (request: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
@@ -48,6 +50,8 @@ export class McpSession {
   private toolList: Tool[] = [];
   private closed = false;
   private exitNote = '';
+  private refreshing = false;
+  private changedAgain = false;
   /** The calls in flight, each by who answers its elicitations (an object per call, so two calls of one run stay two). */
   private readonly inFlight = new Set<{ elicit: ElicitationHandler }>();
 
@@ -102,14 +106,7 @@ export class McpSession {
     const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } } });
     this.latest = client;
     this.closed = false;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      if (!this.alive) return;
-      try {
-        this.toolList = await this.listTools(AbortSignal.timeout(this.options.startTimeoutMs));
-      } catch {
-        // The next call finds the session broken, or the old list still valid.
-      }
-    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refreshTools());
     client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(request.params, extra.signal));
     client.onclose = () => {
       if (this.latest === client) this.closed = true;
@@ -118,6 +115,26 @@ export class McpSession {
   }
 
   /** Over stdio an elicitation does not say which call it belongs to: it goes to the call in flight when there is one, else it is declined. */
+  /** One tools/list refresh at a time: notifications that arrive during it ask for one more, not one each. */
+  private async refreshTools(): Promise<void> {
+    if (this.refreshing) {
+      this.changedAgain = true;
+      return;
+    }
+    this.refreshing = true;
+    try {
+      for (let round = 0; round < MAX_REFRESH_ROUNDS && this.alive; round++) {
+        this.changedAgain = false;
+        this.toolList = await this.listTools(AbortSignal.timeout(this.options.startTimeoutMs));
+        if (!this.changedAgain) return;
+      }
+    } catch {
+      // The next call finds the session broken, or the old list still valid.
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
   private async elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
     const calls = [...this.inFlight];
     if (calls.length === 1) return calls[0]!.elicit(params, signal);

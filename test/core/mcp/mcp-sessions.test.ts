@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { McpSessions } from '../../../src/core/mcp/mcp-sessions';
 import type { McpServerConfig } from '../../../src/shared/schemas/settings';
-import { CHANGING_SERVER, ELICITING_SERVER } from '../../support/mcp-servers';
+import { CHANGING_SERVER, ELICITING_SERVER, STORMING_SERVER } from '../../support/mcp-servers';
 import { useTempDirs } from '../../support/temp-dir';
 
 const tempDir = useTempDirs();
@@ -70,5 +70,20 @@ describe('McpSessions', () => {
     const alone = await session.callTool('ask', {}, signal, 60_000, answer('asking run'));
     expect(alone.content).toEqual([{ type: 'text', text: '{"action":"accept","content":{"name":"asking run"}}' }]);
     expect(asked).toEqual(['asking run']);
+  }, 120_000);
+
+  it('a storm of tools/list_changed notifications refreshes the tool list once at a time, not once per notification', async () => {
+    const sessions = new McpSessions();
+    open.push(sessions);
+    const workspace = tempDir();
+    const confinement = { workspace, sandbox: 'on' as const, allowNetwork: false, hidden: [] };
+    const session = await sessions.session('storming', { command: process.execPath, args: [STORMING_SERVER] }, confinement, AbortSignal.timeout(60_000));
+    await session.callTool('storm', { times: 50 }, AbortSignal.timeout(60_000), 60_000, async () => ({ action: 'decline' }));
+    await vi.waitFor(() => expect(session.tools.map((tool) => tool.name)).toContain('late'), { timeout: 60_000, interval: 50 });
+    await sessions.close();
+    const lists = readFileSync(join(workspace, 'lists.txt'), 'utf8').trim().split('\n');
+    // The start's list, then one refresh and at most one more for the notifications that came during it.
+    expect(lists.length).toBeGreaterThanOrEqual(2);
+    expect(lists.length).toBeLessThanOrEqual(3);
   }, 120_000);
 });
