@@ -55,7 +55,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
   const { runtime } = options;
   const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
   const unwatch = estop.watch();
-  // One set of MCP sessions for the process: servers outlive a run, and the emergency stop kills them all.
+  // One set of MCP sessions for the process: servers outlive a run, so the emergency stop kills them all here (idle ones too), not per run in ToolHost.
   const mcpSessions = new McpSessions(MCP_START_TIMEOUT_MS, runtime.log);
   const mcpSecrets = new McpSecrets(options.vault ?? null, runtime.store.secrets);
   const unhookMcp = estop.onStop(() => mcpSessions.stopAll());

@@ -1,4 +1,5 @@
 import { ArchonError } from '../../shared/errors';
+import { secretsOf, withSecrets } from '../../shared/mcp-secret-mask';
 import type { McpServerConfig } from '../../shared/schemas/settings';
 import type { McpFailure } from '../mcp/mcp-failure';
 import type { SecretVault } from './api-keys';
@@ -8,14 +9,6 @@ import type { SecretRedactor } from './redactor';
 export const SEALED_PREFIX = 'sealed:';
 
 type Values = Record<string, string>;
-
-function secretsOf(config: McpServerConfig): Values {
-  return ('command' in config ? config.env : config.headers) ?? {};
-}
-
-function withSecrets(config: McpServerConfig, values: Values): McpServerConfig {
-  return 'command' in config ? { ...config, env: values } : { ...config, headers: values };
-}
 
 /** An env variable named like a credential; other env values (a path, `production`) are ordinary text. */
 const SECRET_KEY = /TOKEN|KEY|SECRET|PASSWORD|PASSWD|PASS$|AUTH|CREDENTIAL|COOKIE|SESSION|PRIVATE|SIGNATURE/i;
@@ -44,7 +37,7 @@ export class McpSecrets {
 
   /** Every value not sealed yet, sealed (values already sealed are kept as they are). */
   seal(servers: Readonly<Record<string, McpServerConfig>>): Record<string, McpServerConfig> {
-    return Object.fromEntries(Object.entries(servers).map(([name, config]) => [name, withSecrets(config, this.sealValues(name, secretsOf(config)))]));
+    return Object.fromEntries(Object.entries(servers).map(([name, config]) => [name, withSecrets(config, this.sealValues(name, secretsOf(config) ?? {}))]));
   }
 
   private sealValues(server: string, values: Values): Values {
@@ -63,7 +56,7 @@ export class McpSecrets {
   /** The configuration a server starts with: its sealed values opened, its secret ones known to the redactor. */
   open(server: string, config: McpServerConfig): { ok: true; config: McpServerConfig } | { ok: false; failure: McpFailure } {
     const opened: Values = {};
-    for (const [key, value] of Object.entries(secretsOf(config))) {
+    for (const [key, value] of Object.entries(secretsOf(config) ?? {})) {
       if (!value.startsWith(SEALED_PREFIX)) opened[key] = value;
       else if (!this.vault) {
         return { ok: false, failure: { kind: 'sealed', message: `MCP server "${server}": ${key} is sealed by the app's OS keychain, which is not available here. Use the app, or pass the server with its values in --mcp-config FILE.` } };

@@ -90,9 +90,9 @@ export class ToolHost {
     return builtinTools(this.pool, this.options.settings);
   }
 
-  /** The emergency stop: tool processes and MCP servers' process trees, at once. */
+  /** The emergency stop: this run's tool processes. MCP servers outlive runs, so their sessions' owner (the process) kills them on the stop, idle ones too. */
   async stopAll(): Promise<void> {
-    await Promise.all([this.pool?.stopAll(), this.options.mcp?.sessions.stopAll()]);
+    await this.pool?.stopAll();
   }
 
   async close(): Promise<void> {

@@ -225,6 +225,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
     log: runtime.log,
   });
   const unwatch = estop.watch();
+  const unhookMcp = estop.onStop(() => mcpSessions.stopAll());
   const stop = (signal: NodeJS.Signals) => void estop.trigger('signal', `${signal} received by archon run`);
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -249,6 +250,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
     process.stderr.write(`archon: ${(ArchonError.isInstance(error) ? error : asStoreError(error))?.message ?? String(error)}\n`);
     return code;
   } finally {
+    unhookMcp();
     await mcpSessions.close();
     unwatch();
     runtime.events.flush();
