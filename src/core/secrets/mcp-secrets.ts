@@ -10,12 +10,20 @@ export const SEALED_PREFIX = 'sealed:';
 
 type Values = Record<string, string>;
 
-/** An env variable named like a credential; other env values (a path, `production`) are ordinary text. */
-const SECRET_KEY = /TOKEN|KEY|SECRET|PASSWORD|PASSWD|PASS$|AUTH|CREDENTIAL|COOKIE|SESSION|PRIVATE|SIGNATURE/i;
+/** A name (an env variable, a form field) that looks like a credential's; other values (a path, `production`) are ordinary text. */
+export const SECRET_NAME = /TOKEN|KEY|SECRET|PASSWORD|PASSWD|PASS$|AUTH|CREDENTIAL|COOKIE|SESSION|PRIVATE|SIGNATURE/i;
+
+/** What is stored of a form a server asked for: fields named like credentials blanked (the server still gets them). */
+export function withoutSecretFields(content: unknown): unknown {
+  if (content === null || typeof content !== 'object' || Array.isArray(content)) return content;
+  return Object.fromEntries(Object.entries(content).map(([key, value]) => [key, SECRET_NAME.test(key) ? REDACTED_FIELD : value]));
+}
+
+export const REDACTED_FIELD = '[redacted]';
 
 /** Which opened values the redactor must blank: every header value; an env value when it was sealed or its name looks secret. */
 function isSecret(config: McpServerConfig, key: string, sealed: boolean): boolean {
-  return !('command' in config) || sealed || SECRET_KEY.test(key);
+  return !('command' in config) || sealed || SECRET_NAME.test(key);
 }
 
 /** A header's token after its scheme word ("Bearer …") is a secret of its own. */
