@@ -26,7 +26,8 @@ export interface ToolHostOptions {
   log?: Log;
 }
 
-function workspaceFolder(path: string): string {
+/** The workspace by its real path; one that is not an existing folder is refused, saying what to pass. */
+export function workspaceFolder(path: string): string {
   try {
     if (statSync(path).isDirectory()) return realpathSync(path);
   } catch {
