@@ -14,7 +14,7 @@ import type { ProcessLauncher } from './process/process-launcher';
 import type { ArchonRuntime } from './runtime';
 import { EmergencyStop } from './stop/emergency-stop';
 import { ToolHost } from './tools/tool-host';
-import { McpSessions } from './mcp/mcp-sessions';
+import { MCP_START_TIMEOUT_MS, McpSessions } from './mcp/mcp-sessions';
 import { McpSecrets } from './secrets/mcp-secrets';
 import type { SecretVault } from './secrets/api-keys';
 
@@ -55,8 +55,8 @@ export function createAppServices(options: AppServicesOptions): AppServices {
   const { runtime } = options;
   const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
   const unwatch = estop.watch();
-  // One set of MCP sessions for the process: servers outlive a run, and the emergency stop kills them all.
-  const mcpSessions = new McpSessions();
+  // One set of MCP sessions for the process: servers outlive a run, so the emergency stop kills them all here (idle ones too), not per run in ToolHost.
+  const mcpSessions = new McpSessions(MCP_START_TIMEOUT_MS, runtime.log);
   const mcpSecrets = new McpSecrets(options.vault ?? null, runtime.store.secrets);
   const unhookMcp = estop.onStop(() => mcpSessions.stopAll());
   const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));

@@ -98,6 +98,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'audit.report': ({ runId, day }) => deps.audit.report(runId ? { runId } : { day: day ?? new Date().toISOString().slice(0, 10) }),
     'audit.verify': () => deps.audit.verify(),
     'mcp.probe': async ({ name, config: masked }, { signal }) => {
+      deps.estop.assertArmed();
       const current = store.getSettings();
       const config = unmaskMcpServer(name, masked, current.mcpServers);
       await requireOperator(deps.confirmation, 'Start an MCP server that is not saved in Settings?', mcpProbeWidening(current, name, config), signal);

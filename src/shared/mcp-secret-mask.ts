@@ -6,11 +6,12 @@ export const MASKED_SECRET = '••••••••';
 
 type Secrets = Record<string, string>;
 
-function secretsOf(config: McpServerConfig): Secrets | undefined {
+/** Where a server's secrets are: a stdio server's `env`, a URL server's `headers`. */
+export function secretsOf(config: McpServerConfig): Secrets | undefined {
   return 'command' in config ? config.env : config.headers;
 }
 
-function withSecrets(config: McpServerConfig, secrets: Secrets): McpServerConfig {
+export function withSecrets(config: McpServerConfig, secrets: Secrets): McpServerConfig {
   return 'command' in config ? { ...config, env: secrets } : { ...config, headers: secrets };
 }
 

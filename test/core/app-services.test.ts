@@ -34,4 +34,13 @@ describe("the app's runs", () => {
     // the last measures it again before the operator is asked.
     expect(server.chatRequests.map((request) => request.purpose)).toEqual(['plan', 'critic', 'step', 'critic', 'critic', 'step', 'critic', 'critic']);
   });
+
+  it('refuse to start an MCP server for the Test button while the emergency stop is latched', async () => {
+    const { services } = openServices();
+    await services.estop.trigger('operator', 'test');
+    await expect(services.handlers['mcp.probe']({ name: 'shell', config: { command: '/bin/true' } }, { signal: AbortSignal.timeout(60_000) })).rejects.toMatchObject({
+      code: 'ESTOP_LATCHED',
+      message: expect.stringContaining('Re-arm'),
+    });
+  });
 });

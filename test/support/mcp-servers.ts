@@ -10,6 +10,8 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 export const EVERYTHING_SCRIPT = `${root}node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
 export const FILESYSTEM_SCRIPT = `${root}node_modules/@modelcontextprotocol/server-filesystem/dist/index.js`;
 export const CHANGING_SERVER = `${root}test/fixtures/mcp/changing-server.mjs`;
+export const ELICITING_SERVER = `${root}test/fixtures/mcp/eliciting-server.mjs`;
+export const STORMING_SERVER = `${root}test/fixtures/mcp/storming-server.mjs`;
 
 export function everythingStdio(): McpServerConfig {
   return { command: process.execPath, args: [EVERYTHING_SCRIPT, 'stdio'] };

@@ -79,6 +79,8 @@ export interface GateRequest {
   summary: string;
   action: unknown;
   explanation: ExplanationPacket;
+  /** What is stored of an edit when it must not be kept as typed (a form's secrets); the edit itself is used unchanged. */
+  storedEdit?: (edited: unknown) => unknown;
 }
 
 export interface GateOutcome {
@@ -132,8 +134,10 @@ export async function requestApproval(context: GateContext, request: GateRequest
     if (!expiry.aborted) throw error;
     outcome = { status: 'expired', decision: { verdict: 'reject', feedback: `No one answered within ${Math.round(expiryMs / 1000)} s; the request expired and counts as rejected.` } };
   }
-  context.runs.resolveApproval(id, outcome.status, outcome.decision, context.now().toISOString());
-  context.events.append(context.runId, 'approval.resolved', { approvalId: id, status: outcome.status, decision: outcome.decision });
+  const { decision } = outcome;
+  const stored = decision.verdict === 'edit' && request.storedEdit ? { ...decision, edited: request.storedEdit(decision.edited) } : decision;
+  context.runs.resolveApproval(id, outcome.status, stored, context.now().toISOString());
+  context.events.append(context.runId, 'approval.resolved', { approvalId: id, status: outcome.status, decision: stored });
   return outcome;
 }
 

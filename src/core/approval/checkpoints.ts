@@ -13,6 +13,7 @@ import { validatePlan } from '../planner/validate-plan';
 import { toolResult, type Elicitation, type ElicitationAnswer, type ToolDefinition } from '../tools/tool-registry';
 import { applyLock, explain, requestApproval, runRejected, type GateContext } from './approval-gate';
 import { decide, MAX_EDIT_ATTEMPTS, type EditCheck } from './edit-loop';
+import { withoutSecretFields } from '../secrets/mcp-secrets';
 
 /*
  * Every place a policy asks a person, in one module: "where does a policy ask?" has this answer.
@@ -389,6 +390,7 @@ export async function answerElicitation(context: CheckpointContext, stepId: stri
       stepId,
       summary: `MCP server "${request.server}" asks: ${request.message}`,
       action: { server: request.server, message: request.message, requestedSchema: request.requestedSchema },
+      storedEdit: withoutSecretFields,
       explanation: explain(context, {
         summary: `MCP server "${request.server}" asks the operator for information while step ${stepId} calls it. Fill in the form to answer, or reject to decline.`,
         stepId,

@@ -1,10 +1,8 @@
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { PlanStep } from '../../shared/schemas/plan';
 import { answerElicitation } from '../approval/checkpoints';
 import type { RunContext } from '../agent/run-context';
 import type { Elicitation, ElicitationAnswer } from '../tools/tool-registry';
-
-const validators = new AjvJsonSchemaValidator();
+import { jsonSchemaValidators as validators } from './json-schema';
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ElicitRequestSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type ElicitRequest, type ElicitResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../../shared/schemas/settings';
+import type { Log } from '../log';
 import { McpServerError, type McpFailure } from './mcp-failure';
 import { stdioLaunch, type Confinement } from './stdio-launch';
 import { killGroup, StdioServerTransport } from './stdio-transport';
@@ -11,6 +12,8 @@ import { killGroup, StdioServerTransport } from './stdio-transport';
 const CLIENT_INFO = { name: 'archon', version: '0.1.0' };
 /** tools/list pages followed at most: a server that never stops paging is a protocol error. */
 const MAX_PAGES = 100;
+/** Refreshes run back to back for notifications that came during the last one, at most: a server that never stops changing is re-listed on its next notification. */
+const MAX_REFRESH_ROUNDS = 8;
 
 /** Who answers a server's elicitation/create: the run whose call is in flight. */
 export type ElicitationHandler = (request: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
@@ -21,6 +24,8 @@ export interface SessionOptions {
   confinement: Confinement;
   /** How long initialize and tools/list may take. */
   startTimeoutMs: number;
+  /** Where a declined elicitation says why (the runtime log). */
+  log?: Log;
 }
 
 function stderrTail(stderr: string): string {
@@ -45,7 +50,10 @@ export class McpSession {
   private toolList: Tool[] = [];
   private closed = false;
   private exitNote = '';
-  private readonly elicitors: ElicitationHandler[] = [];
+  private refreshing = false;
+  private changedAgain = false;
+  /** The calls in flight, each by who answers its elicitations (an object per call, so two calls of one run stay two). */
+  private readonly inFlight = new Set<{ elicit: ElicitationHandler }>();
 
   constructor(private readonly options: SessionOptions) {}
 
@@ -98,14 +106,7 @@ export class McpSession {
     const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } } });
     this.latest = client;
     this.closed = false;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      if (!this.alive) return;
-      try {
-        this.toolList = await this.listTools(AbortSignal.timeout(this.options.startTimeoutMs));
-      } catch {
-        // The next call finds the session broken, or the old list still valid.
-      }
-    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refreshTools());
     client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicit(request.params, extra.signal));
     client.onclose = () => {
       if (this.latest === client) this.closed = true;
@@ -113,10 +114,33 @@ export class McpSession {
     return client;
   }
 
+  /** Over stdio an elicitation does not say which call it belongs to: it goes to the call in flight when there is one, else it is declined. */
+  /** One tools/list refresh at a time: notifications that arrive during it ask for one more, not one each. */
+  private async refreshTools(): Promise<void> {
+    if (this.refreshing) {
+      this.changedAgain = true;
+      return;
+    }
+    this.refreshing = true;
+    try {
+      for (let round = 0; round < MAX_REFRESH_ROUNDS && this.alive; round++) {
+        this.changedAgain = false;
+        this.toolList = await this.listTools(AbortSignal.timeout(this.options.startTimeoutMs));
+        if (!this.changedAgain) return;
+      }
+    } catch {
+      // The next call finds the session broken, or the old list still valid.
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
   private async elicit(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
-    const handler = this.elicitors.at(-1);
-    if (!handler) return { action: 'decline' };
-    return handler(params, signal);
+    const calls = [...this.inFlight];
+    if (calls.length === 1) return calls[0]!.elicit(params, signal);
+    const { name, log } = this.options;
+    log?.warn({ server: name, callsInFlight: calls.length }, `MCP server "${name}" asked for input (elicitation) with ${calls.length} calls in flight; declined: the request does not say which call, so no run can be asked.`);
+    return { action: 'decline' };
   }
 
   private async connectStdio(signal: AbortSignal): Promise<void> {
@@ -183,14 +207,15 @@ export class McpSession {
   /** One tools/call; an abort sends notifications/cancelled (the SDK does), a broken connection names the server and how it ended. */
   async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, elicit: ElicitationHandler): Promise<CallToolResult> {
     const client = this.requireClient();
-    this.elicitors.push(elicit);
+    const call = { elicit };
+    this.inFlight.add(call);
     try {
       return (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs })) as CallToolResult;
     } catch (error) {
       if (this.closed && !signal.aborted) throw new McpServerError({ kind: 'crashed', message: `MCP server "${this.options.name}" ${this.exitNote || 'closed its connection'} during the call to ${tool}; it will be started again on the next call.` });
       throw error;
     } finally {
-      this.elicitors.splice(this.elicitors.lastIndexOf(elicit), 1);
+      this.inFlight.delete(call);
     }
   }
 

@@ -3,6 +3,7 @@ import type { McpServerConfig } from '../../shared/schemas/settings';
 import { raceAbort } from '../../shared/abort';
 import { McpServerError } from './mcp-failure';
 import { McpSession } from './mcp-session';
+import type { Log } from '../log';
 import type { Confinement } from './stdio-launch';
 
 /** How long a server may take to start, initialize and list its tools. */
@@ -28,7 +29,10 @@ export class McpSessions {
   private readonly started = new Set<McpSession>();
   private lifetime = new AbortController();
 
-  constructor(private readonly startTimeoutMs = MCP_START_TIMEOUT_MS) {}
+  constructor(
+    private readonly startTimeoutMs = MCP_START_TIMEOUT_MS,
+    private readonly log?: Log,
+  ) {}
 
   /** The live session of this server, started when needed; a start failure throws McpServerError. */
   async session(name: string, config: McpServerConfig, confinement: Confinement, signal: AbortSignal): Promise<McpSession> {
@@ -48,7 +52,7 @@ export class McpSessions {
 
   /** Installed before any wait, so two callers never start the same server twice; a failed start is forgotten (every waiter gets its failure). */
   private startEntry(key: string, name: string, config: McpServerConfig, confinement: Confinement): Entry {
-    const session = new McpSession({ name, config, confinement, startTimeoutMs: this.startTimeoutMs });
+    const session = new McpSession({ name, config, confinement, startTimeoutMs: this.startTimeoutMs, log: this.log });
     this.started.add(session);
     const ready = session.start(AbortSignal.any([this.lifetime.signal, AbortSignal.timeout(this.startTimeoutMs + 1000)])).then(() => session);
     const entry = { session, ready };

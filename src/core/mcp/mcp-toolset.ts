@@ -1,10 +1,10 @@
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { ErrorCode, McpError, type ElicitRequest, type ElicitResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { McpServerConfig, ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { SeenDefinition, ToolDefinitionStore } from '../store/tool-definitions';
 import { defineTool, toolResult, type ToolContext, type ToolDefinition, type ToolNotice } from '../tools/tool-registry';
+import { jsonSchemaValidators as validators } from './json-schema';
 import { McpServerError } from './mcp-failure';
 import type { ElicitationHandler } from './mcp-session';
 import type { McpSessions } from './mcp-sessions';
@@ -28,8 +28,6 @@ export interface McpToolsetOptions {
   now: () => Date;
   signal: AbortSignal;
 }
-
-const validators = new AjvJsonSchemaValidator();
 
 /** The tool's own input schema as a validator; a schema that does not compile refuses every call, saying so. */
 function argumentsValidator(tool: Tool): JsonSchemaValidator<unknown> {
@@ -116,7 +114,7 @@ async function serverTools(options: McpToolsetOptions, server: string, config: M
     const notices: ToolNotice[] = [];
     const tools: ToolDefinition[] = [];
     for (const tool of session.tools) {
-      const name = names.get(tool.name) ?? tool.name;
+      const name = names.get(tool.name)!;
       if (options.disabledTools.includes(name)) continue;
       const hash = definitionHash(tool);
       const seen = options.definitions.see(name, server, tool.name, hash, options.now().toISOString());

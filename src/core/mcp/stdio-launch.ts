@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { bubblewrapRoot } from '../../shared/bubblewrap-root';
 import type { SandboxMode } from '../../shared/schemas/settings';
@@ -31,17 +32,45 @@ function executable(path: string): boolean {
   }
 }
 
+/** A command as found (`found`, maybe a symlink such as nvm's bin/npx) and the file it is (`program`). */
+interface Found {
+  found: string;
+  program: string;
+}
+
 /** The command as the operator's PATH finds it, or null. */
-export function resolveCommand(command: string, cwd: string, path = process.env.PATH ?? SYSTEM_PATH): string | null {
+export function resolveCommand(command: string, cwd: string, path = process.env.PATH ?? SYSTEM_PATH): Found | null {
   if (command.includes('/')) {
     const full = isAbsolute(command) ? command : resolve(cwd, command);
-    return executable(full) ? realpathSync(full) : null;
+    return executable(full) ? { found: full, program: realpathSync(full) } : null;
   }
   for (const folder of path.split(delimiter).filter(Boolean)) {
     const candidate = join(folder, command);
-    if (executable(candidate)) return realpathSync(candidate);
+    if (executable(candidate)) return { found: candidate, program: realpathSync(candidate) };
   }
   return null;
+}
+
+const SHEBANG_BYTES = 128;
+
+function runsOnNode(program: string): boolean {
+  const buffer = Buffer.alloc(SHEBANG_BYTES);
+  const fd = openSync(program, 'r');
+  try {
+    const line = buffer.subarray(0, readSync(fd, buffer, 0, SHEBANG_BYTES, 0)).toString('latin1').split('\n')[0] ?? '';
+    return /^#!\S*(\/env(\s+-\S+)*\s+|\/)node(\s|$)/.test(line);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The node a `#!… node` script (npx, npm, a package's bin) will run on: the one beside the command
+ * as found (nvm and the official tarballs keep bin/npx next to bin/node), else the first on PATH.
+ */
+export function nodeFor(command: Found, path = process.env.PATH ?? SYSTEM_PATH): string | null {
+  if (!runsOnNode(command.program)) return null;
+  return resolveCommand('node', dirname(command.found), `${dirname(command.found)}${delimiter}${path}`)?.program ?? null;
 }
 
 const MAX_DEPTH = 32;
@@ -74,10 +103,12 @@ function existingPath(arg: string): string | null {
  * hidden one (the home folder, the data dir) is never opened whole: a file is then opened alone,
  * and a folder not at all (the workspace is there anyway).
  */
-function serverFiles(program: string, args: readonly string[], workspace: string, hidden: readonly string[]): string[] {
+function serverFiles(programs: readonly string[], args: readonly string[], workspace: string, hidden: readonly string[]): string[] {
   const tooWide = (folder: string) => contains(folder, workspace) || hidden.some((path) => contains(folder, path));
   const folders = new Set<string>();
-  for (const root of [dirname(dirname(program)), packageRoot(program)]) folders.add(tooWide(root) ? program : root);
+  for (const program of programs) {
+    for (const root of [dirname(dirname(program)), packageRoot(program)]) folders.add(tooWide(root) ? program : root);
+  }
   for (const path of args.map(existingPath)) {
     if (path === null) continue;
     if (statSync(path).isDirectory()) {
@@ -97,9 +128,20 @@ function bubblewrapWorks(): boolean {
   return bubblewrap;
 }
 
-/** Nothing of Archon's own environment reaches a server: only what it needs, and its own `env`. */
-function serverEnvironment(server: StdioServer, workspace: string, program: string): NodeJS.ProcessEnv {
-  return { PATH: `${dirname(program)}${delimiter}${SYSTEM_PATH}`, HOME: workspace, LANG: 'C.UTF-8', TMPDIR: '/tmp', ...server.env };
+/**
+ * Nothing of Archon's own environment reaches a server: only what it needs, and its own `env`. Its
+ * node (for npx and other node scripts) is on PATH; HOME, and so npm's cache, is the sandbox's
+ * private /tmp, never the workspace (unconfined, the operator's own home, as any program they run).
+ */
+function serverEnvironment(server: StdioServer, programs: readonly string[], sandboxed: boolean): NodeJS.ProcessEnv {
+  const path = [...new Set(programs.map((program) => dirname(program))), SYSTEM_PATH].join(delimiter);
+  const home = sandboxed ? '/tmp' : homedir();
+  return { PATH: path, HOME: home, npm_config_cache: join(home, '.npm'), LANG: 'C.UTF-8', TMPDIR: '/tmp', ...server.env };
+}
+
+/** A hidden folder as given and as its real path: the sandbox must cover it however the workspace reaches it. */
+function realPaths(paths: readonly string[]): string[] {
+  return [...new Set(paths.flatMap((path) => (existsSync(path) ? [path, realpathSync(path)] : [path])))];
 }
 
 /**
@@ -108,16 +150,21 @@ function serverEnvironment(server: StdioServer, workspace: string, program: stri
  * operator turned the sandbox off. A command that cannot be found is a failure, never a guess.
  */
 export function stdioLaunch(name: string, server: StdioServer, confinement: Confinement): { ok: true; launch: StdioLaunch } | { ok: false; failure: McpFailure } {
-  const { workspace } = confinement;
-  const program = resolveCommand(server.command, workspace);
-  if (!program) return { ok: false, failure: { kind: 'not_found', message: `MCP server "${name}": the command "${server.command}" was not found (not on PATH, or not executable). Install it or fix "command" in its configuration.` } };
+  // Compared with hidden folders by real path: the Test button's default workspace may be named through a symlink.
+  const workspace = existsSync(confinement.workspace) ? realpathSync(confinement.workspace) : confinement.workspace;
+  const command = resolveCommand(server.command, workspace);
+  if (!command) return { ok: false, failure: { kind: 'not_found', message: `MCP server "${name}": the command "${server.command}" was not found (not on PATH, or not executable). Install it or fix "command" in its configuration.` } };
+  const { program } = command;
+  const node = nodeFor(command);
+  const programs = node ? [program, node] : [program];
   const args = server.args ?? [];
-  const env = serverEnvironment(server, workspace, program);
+  const env = serverEnvironment(server, programs, confinement.sandbox !== 'off');
   if (confinement.sandbox === 'off') return { ok: true, launch: { file: program, args, env, cwd: workspace } };
   if (process.platform !== 'linux' || !bubblewrapWorks()) {
     return { ok: false, failure: { kind: 'sandbox', message: `MCP server "${name}" was not started: bubblewrap, the OS sandbox its process runs in, is not available here. Install bubblewrap, or set sandbox to "off" in Settings.` } };
   }
-  const hiddenInWorkspace = confinement.hidden.filter((path) => path !== workspace && path.startsWith(`${workspace}${sep}`) && existsSync(path));
-  const root = bubblewrapRoot({ workspace, allowNetwork: confinement.allowNetwork, hiddenInWorkspace, readable: serverFiles(program, args, workspace, confinement.hidden) });
+  const hidden = realPaths(confinement.hidden);
+  const hiddenInWorkspace = hidden.filter((path) => path !== workspace && path.startsWith(`${workspace}${sep}`) && existsSync(path));
+  const root = bubblewrapRoot({ workspace, allowNetwork: confinement.allowNetwork, hiddenInWorkspace, readable: serverFiles(programs, args, workspace, hidden) });
   return { ok: true, launch: { file: 'bwrap', args: [...root, '--', program, ...args], env, cwd: workspace } };
 }

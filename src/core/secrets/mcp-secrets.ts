@@ -1,4 +1,5 @@
 import { ArchonError } from '../../shared/errors';
+import { secretsOf, withSecrets } from '../../shared/mcp-secret-mask';
 import type { McpServerConfig } from '../../shared/schemas/settings';
 import type { McpFailure } from '../mcp/mcp-failure';
 import type { SecretVault } from './api-keys';
@@ -9,20 +10,20 @@ export const SEALED_PREFIX = 'sealed:';
 
 type Values = Record<string, string>;
 
-function secretsOf(config: McpServerConfig): Values {
-  return ('command' in config ? config.env : config.headers) ?? {};
+/** A name (an env variable, a form field) that looks like a credential's; other values (a path, `production`) are ordinary text. */
+export const SECRET_NAME = /TOKEN|KEY|SECRET|PASSWORD|PASSWD|PASS$|AUTH|CREDENTIAL|COOKIE|SESSION|PRIVATE|SIGNATURE/i;
+
+/** What is stored of a form a server asked for: fields named like credentials blanked (the server still gets them). */
+export function withoutSecretFields(content: unknown): unknown {
+  if (content === null || typeof content !== 'object' || Array.isArray(content)) return content;
+  return Object.fromEntries(Object.entries(content).map(([key, value]) => [key, SECRET_NAME.test(key) ? REDACTED_FIELD : value]));
 }
 
-function withSecrets(config: McpServerConfig, values: Values): McpServerConfig {
-  return 'command' in config ? { ...config, env: values } : { ...config, headers: values };
-}
-
-/** An env variable named like a credential; other env values (a path, `production`) are ordinary text. */
-const SECRET_KEY = /TOKEN|KEY|SECRET|PASSWORD|PASSWD|PASS$|AUTH|CREDENTIAL|COOKIE|SESSION|PRIVATE|SIGNATURE/i;
+export const REDACTED_FIELD = '[redacted]';
 
 /** Which opened values the redactor must blank: every header value; an env value when it was sealed or its name looks secret. */
 function isSecret(config: McpServerConfig, key: string, sealed: boolean): boolean {
-  return !('command' in config) || sealed || SECRET_KEY.test(key);
+  return !('command' in config) || sealed || SECRET_NAME.test(key);
 }
 
 /** A header's token after its scheme word ("Bearer …") is a secret of its own. */
@@ -44,7 +45,7 @@ export class McpSecrets {
 
   /** Every value not sealed yet, sealed (values already sealed are kept as they are). */
   seal(servers: Readonly<Record<string, McpServerConfig>>): Record<string, McpServerConfig> {
-    return Object.fromEntries(Object.entries(servers).map(([name, config]) => [name, withSecrets(config, this.sealValues(name, secretsOf(config)))]));
+    return Object.fromEntries(Object.entries(servers).map(([name, config]) => [name, withSecrets(config, this.sealValues(name, secretsOf(config) ?? {}))]));
   }
 
   private sealValues(server: string, values: Values): Values {
@@ -63,7 +64,7 @@ export class McpSecrets {
   /** The configuration a server starts with: its sealed values opened, its secret ones known to the redactor. */
   open(server: string, config: McpServerConfig): { ok: true; config: McpServerConfig } | { ok: false; failure: McpFailure } {
     const opened: Values = {};
-    for (const [key, value] of Object.entries(secretsOf(config))) {
+    for (const [key, value] of Object.entries(secretsOf(config) ?? {})) {
       if (!value.startsWith(SEALED_PREFIX)) opened[key] = value;
       else if (!this.vault) {
         return { ok: false, failure: { kind: 'sealed', message: `MCP server "${server}": ${key} is sealed by the app's OS keychain, which is not available here. Use the app, or pass the server with its values in --mcp-config FILE.` } };

@@ -26,7 +26,8 @@ export interface ToolHostOptions {
   log?: Log;
 }
 
-function workspaceFolder(path: string): string {
+/** The workspace by its real path; one that is not an existing folder is refused, saying what to pass. */
+export function workspaceFolder(path: string): string {
   try {
     if (statSync(path).isDirectory()) return realpathSync(path);
   } catch {
@@ -67,7 +68,7 @@ export class ToolHost {
       servers,
       sessions: mcp.sessions,
       definitions: mcp.definitions,
-      confinement: { workspace, sandbox: settings.sandbox, allowNetwork: settings.allowNetwork, hidden: hiddenFolders.map(realPathIfAny) },
+      confinement: { workspace, sandbox: settings.sandbox, allowNetwork: settings.allowNetwork, hidden: hiddenFolders },
       disabledTools: settings.disabledTools,
       reservedNames: builtins.names(),
       now: mcp.now ?? (() => new Date()),
@@ -90,9 +91,9 @@ export class ToolHost {
     return builtinTools(this.pool, this.options.settings);
   }
 
-  /** The emergency stop: tool processes and MCP servers' process trees, at once. */
+  /** The emergency stop: this run's tool processes. MCP servers outlive runs, so their sessions' owner (the process) kills them on the stop, idle ones too. */
   async stopAll(): Promise<void> {
-    await Promise.all([this.pool?.stopAll(), this.options.mcp?.sessions.stopAll()]);
+    await this.pool?.stopAll();
   }
 
   async close(): Promise<void> {

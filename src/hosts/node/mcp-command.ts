@@ -1,12 +1,11 @@
-import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ArchonError } from '../../shared/errors';
 import type { Command } from 'commander';
 import { readMcpConfigFile } from '../../core/mcp/mcp-config-file';
 import { probeMcpServer, type McpProbe } from '../../core/mcp/probe-server';
 import type { ArchonRuntime } from '../../core/runtime';
 import { McpSecrets } from '../../core/secrets/mcp-secrets';
 import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
+import { workspaceFolder } from '../../core/tools/tool-host';
 
 export interface McpListFlags {
   mcpConfig?: string;
@@ -21,14 +20,6 @@ export function addMcpListFlags(command: Command): Command {
     .option('--workspace <dir>', 'the folder stdio servers start in, as in a run (default: the current folder)')
     .option('--allow-network', 'let stdio servers use the network (default: Settings)')
     .option('--json', 'one JSON object per server and line');
-}
-
-function workspaceFolder(path: string): string {
-  try {
-    return realpathSync(resolve(path));
-  } catch {
-    throw new ArchonError('CONFIG_INVALID', `The workspace ${resolve(path)} does not exist. Pass --workspace with an existing folder.`);
-  }
 }
 
 type Listed = { server: string; disabled: true } | ({ server: string } & McpProbe);
@@ -54,7 +45,7 @@ export async function listMcpServers(runtime: ArchonRuntime, flags: McpListFlags
     process.stdout.write(flags.json ? '' : 'No MCP servers configured: add "mcpServers" in Settings, or pass --mcp-config FILE.\n');
     return 0;
   }
-  const confinement = { workspace: workspaceFolder(flags.workspace ?? process.cwd()), sandbox: settings.sandbox, allowNetwork: flags.allowNetwork ?? settings.allowNetwork, hidden: foldersHiddenFromTools(runtime.dataDir) };
+  const confinement = { workspace: workspaceFolder(resolve(flags.workspace ?? process.cwd())), sandbox: settings.sandbox, allowNetwork: flags.allowNetwork ?? settings.allowNetwork, hidden: foldersHiddenFromTools(runtime.dataDir) };
   const secrets = new McpSecrets(null, runtime.store.secrets);
   const listed: Listed[] = await Promise.all(
     entries.map(async ([server, config]): Promise<Listed> => {

@@ -18,7 +18,7 @@ import type { ArchonRuntime } from '../../core/runtime';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
 import { ToolHost } from '../../core/tools/tool-host';
 import { readMcpConfigFile } from '../../core/mcp/mcp-config-file';
-import { McpSessions } from '../../core/mcp/mcp-sessions';
+import { MCP_START_TIMEOUT_MS, McpSessions } from '../../core/mcp/mcp-sessions';
 import { McpSecrets } from '../../core/secrets/mcp-secrets';
 import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
 import { approvalChannelFor } from './terminal-approvals';
@@ -236,7 +236,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
   const stored = runtime.store.settingsForRun();
   const settings = flags.mcpConfig ? { ...stored, mcpServers: { ...stored.mcpServers, ...readMcpConfigFile(flags.mcpConfig) } } : stored;
   const apiKey = apiKeyFromCommandLine(flags, runtime.store.secrets);
-  const mcpSessions = new McpSessions();
+  const mcpSessions = new McpSessions(MCP_START_TIMEOUT_MS, runtime.log);
   const controller = new AbortController();
   const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
   const tools = new ToolHost({
@@ -249,6 +249,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
     log: runtime.log,
   });
   const unwatch = estop.watch();
+  const unhookMcp = estop.onStop(() => mcpSessions.stopAll());
   const stop = (signal: NodeJS.Signals) => void estop.trigger('signal', `${signal} received by archon run`);
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -274,6 +275,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
     process.stderr.write(`archon: ${(ArchonError.isInstance(error) ? error : asStoreError(error))?.message ?? String(error)}\n`);
     return code;
   } finally {
+    unhookMcp();
     await mcpSessions.close();
     unwatch();
     runtime.events.flush();

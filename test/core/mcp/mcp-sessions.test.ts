@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { McpSessions } from '../../../src/core/mcp/mcp-sessions';
 import type { McpServerConfig } from '../../../src/shared/schemas/settings';
-import { CHANGING_SERVER } from '../../support/mcp-servers';
+import { CHANGING_SERVER, ELICITING_SERVER, STORMING_SERVER } from '../../support/mcp-servers';
 import { useTempDirs } from '../../support/temp-dir';
 
 const tempDir = useTempDirs();
@@ -47,5 +48,42 @@ describe('McpSessions', () => {
     expect(readFileSync(join(workspace, 'starts.txt'), 'utf8')).toBe('started\nstarted\n');
     await sessions.stopAll();
     expect(a?.alive).toBe(false);
+  }, 120_000);
+
+  it('an elicitation goes to the one call in flight; with two in flight it is declined and the log says why', async () => {
+    const lines: string[] = [];
+    const sessions = new McpSessions(undefined, pino({}, { write: (line: string) => lines.push(line) }));
+    open.push(sessions);
+    const confinement = { workspace: tempDir(), sandbox: 'on' as const, allowNetwork: false, hidden: [] };
+    const session = await sessions.session('eliciting', { command: process.execPath, args: [ELICITING_SERVER] }, confinement, AbortSignal.timeout(60_000));
+    const asked: string[] = [];
+    const answer = (who: string) => async () => {
+      asked.push(who);
+      return { action: 'accept' as const, content: { name: who } };
+    };
+    const signal = AbortSignal.timeout(60_000);
+    const held = session.callTool('hold', {}, signal, 60_000, answer('holding run'));
+    const crowded = await session.callTool('ask', {}, signal, 60_000, answer('asking run'));
+    expect(crowded.content).toEqual([{ type: 'text', text: '{"action":"decline"}' }]);
+    await held;
+    expect(lines.map((line) => JSON.parse(line) as { msg: string })).toEqual([expect.objectContaining({ msg: expect.stringContaining('MCP server "eliciting" asked for input (elicitation) with 2 calls in flight; declined') })]);
+    const alone = await session.callTool('ask', {}, signal, 60_000, answer('asking run'));
+    expect(alone.content).toEqual([{ type: 'text', text: '{"action":"accept","content":{"name":"asking run"}}' }]);
+    expect(asked).toEqual(['asking run']);
+  }, 120_000);
+
+  it('a storm of tools/list_changed notifications refreshes the tool list once at a time, not once per notification', async () => {
+    const sessions = new McpSessions();
+    open.push(sessions);
+    const workspace = tempDir();
+    const confinement = { workspace, sandbox: 'on' as const, allowNetwork: false, hidden: [] };
+    const session = await sessions.session('storming', { command: process.execPath, args: [STORMING_SERVER] }, confinement, AbortSignal.timeout(60_000));
+    await session.callTool('storm', { times: 50 }, AbortSignal.timeout(60_000), 60_000, async () => ({ action: 'decline' }));
+    await vi.waitFor(() => expect(session.tools.map((tool) => tool.name)).toContain('late'), { timeout: 60_000, interval: 50 });
+    await sessions.close();
+    const lists = readFileSync(join(workspace, 'lists.txt'), 'utf8').trim().split('\n');
+    // The start's list, then one refresh and at most one more for the notifications that came during it.
+    expect(lists.length).toBeGreaterThanOrEqual(2);
+    expect(lists.length).toBeLessThanOrEqual(3);
   }, 120_000);
 });

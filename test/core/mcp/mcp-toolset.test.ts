@@ -9,7 +9,7 @@ import { ToolRegistry, type ToolDefinition } from '../../../src/core/tools/tool-
 import type { McpServerConfig } from '../../../src/shared/schemas/settings';
 import { planReply, toolMessagesOf } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
-import { CHANGING_SERVER, everythingStdio } from '../../support/mcp-servers';
+import { CHANGING_SERVER, ELICITING_SERVER, everythingStdio } from '../../support/mcp-servers';
 import { useTempDirs } from '../../support/temp-dir';
 
 const tempDir = useTempDirs();
@@ -132,14 +132,14 @@ describe('elicitation: a server’s question becomes an approval of kind elicita
     },
   });
 
-  async function runElicitation(approvals: ApprovalChannel) {
-    const { tools } = await toolsetOf({ everything: everythingStdio() });
+  async function runElicitation(approvals: ApprovalChannel, servers: Record<string, McpServerConfig> = { everything: everythingStdio() }, tool = 'everything__trigger-elicitation-request') {
+    const { tools } = await toolsetOf(servers);
     const engine = await startEngine(
       {
         reply: (request) => {
           if (request.purpose === 'plan') return planReply([{ id: 'ask', description: 'ask the operator through the server' }]);
           if (request.purpose === 'final') return { content: 'done' };
-          return toolMessagesOf(request).length === 0 ? { toolCalls: [{ name: 'everything__trigger-elicitation-request', arguments: {} }] } : { content: 'asked' };
+          return toolMessagesOf(request).length === 0 ? { toolCalls: [{ name: tool, arguments: {} }] } : { content: 'asked' };
         },
       },
       { tools: (builtin) => new ToolRegistry([...builtin.names().flatMap((name) => builtin.get(name) ?? []), ...tools]), approvals },
@@ -161,5 +161,17 @@ describe('elicitation: a server’s question becomes an approval of kind elicita
     const { toolMessage } = await runElicitation(answering(() => 'approve'));
     expect(toolMessage).toMatch(/"action": "decline"/);
     expect(toolMessage).not.toContain('Ada Lovelace');
+  }, TEST_TIMEOUT);
+
+  it('a form field named like a credential reaches the server but is stored blanked in the approval’s decision', async () => {
+    const approvals: ApprovalChannel = {
+      canRaiseBudgets: false,
+      decide: async (request) => (request.kind === 'elicitation' ? { verdict: 'edit', edited: { name: 'Ada', password: 'hunter2-typed' } } : { verdict: 'approve' }),
+    };
+    const { events, toolMessage } = await runElicitation(approvals, { eliciting: { command: process.execPath, args: [ELICITING_SERVER] } }, 'eliciting__ask');
+    expect(toolMessage).toContain('hunter2-typed');
+    const resolved = events.filter((event) => event.type === 'approval.resolved');
+    expect(resolved).toContainEqual(expect.objectContaining({ decision: { verdict: 'edit', edited: { name: 'Ada', password: '[redacted]' } } }));
+    expect(JSON.stringify(resolved)).not.toContain('hunter2-typed');
   }, TEST_TIMEOUT);
 });

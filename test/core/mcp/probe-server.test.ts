@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { probeMcpServer } from '../../../src/core/mcp/probe-server';
 import { useTempDirs } from '../../support/temp-dir';
@@ -15,6 +17,15 @@ describe('probeMcpServer', () => {
     expect(byName.get('echo')).toMatchObject({ registeredName: 'everything__echo', sideEffects: 'none', idempotent: true });
     expect(byName.get('get-sum')).toMatchObject({ registeredName: 'everything__get-sum' });
     expect(byName.get('toggle-simulated-logging')).toMatchObject({ sideEffects: 'reversible', idempotent: false });
+  }, 90_000);
+
+  it('starts a server the Claude Desktop way, through npx (offline, from the project’s node_modules), leaving nothing of npm’s in the workspace', async () => {
+    const workspace = tempDir();
+    const project = fileURLToPath(new URL('../../../', import.meta.url));
+    const config = { command: 'npx', args: ['--offline', '--no-install', '--prefix', project, 'mcp-server-everything', 'stdio'] };
+    const probe = await probeMcpServer('everything', config, { ...confinement(workspace), timeoutMs: 60_000 });
+    expect(probe).toMatchObject({ ok: true, tools: expect.arrayContaining([expect.objectContaining({ registeredName: 'everything__echo' })]) });
+    expect(readdirSync(workspace)).toEqual([]);
   }, 90_000);
 
   it('says which server failed and how: command not found, crashed with its stderr, timed out at initialize', async () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stdioLaunch, type StdioServer } from '../../../src/core/mcp/stdio-launch';
@@ -8,8 +8,8 @@ import { useTempDirs } from '../../support/temp-dir';
 const tempDir = useTempDirs();
 
 /** What a server started as `server` could read: the sandbox it would get, running `cat` on each path instead. */
-function readableInSandbox(server: StdioServer, workspace: string, paths: readonly string[]): Record<string, boolean> {
-  const launched = stdioLaunch('probe', server, { workspace, sandbox: 'on', allowNetwork: false, hidden: [] });
+function readableInSandbox(server: StdioServer, workspace: string, paths: readonly string[], hidden: string[] = []): Record<string, boolean> {
+  const launched = stdioLaunch('probe', server, { workspace, sandbox: 'on', allowNetwork: false, hidden });
   if (!launched.ok) throw new Error(launched.failure.message);
   const root = launched.launch.args.slice(0, launched.launch.args.indexOf('--'));
   return Object.fromEntries(paths.map((path) => [path, spawnSync('bwrap', [...root, '--', '/bin/cat', path], { cwd: workspace }).status === 0]));
@@ -48,5 +48,45 @@ describe('what a sandboxed stdio server may read', () => {
       [join(other, 'sibling.txt')]: false,
       [join(mono, 'secret.txt')]: false,
     });
+  });
+});
+
+describe('a server started through npx or another node script', () => {
+  /** An nvm-style install outside the system folders: bin/node (this test's Node) and bin/npx, a `#!/usr/bin/env node` script that reports where it runs. */
+  function nvmInstall() {
+    const nvm = tempDir();
+    mkdirSync(join(nvm, 'bin'));
+    mkdirSync(join(nvm, 'lib'));
+    symlinkSync(process.execPath, join(nvm, 'bin', 'node'));
+    const script = join(nvm, 'lib', 'npx-cli.js');
+    writeFileSync(script, '#!/usr/bin/env node\nprocess.stdout.write(JSON.stringify({ version: process.version, home: process.env.HOME, cache: process.env.npm_config_cache }));\n');
+    chmodSync(script, 0o755);
+    symlinkSync(script, join(nvm, 'bin', 'npx'));
+    return join(nvm, 'bin', 'npx');
+  }
+
+  it('runs on the node installed beside the command, with HOME and npm’s cache in the sandbox’s private /tmp, not the workspace', () => {
+    const workspace = tempDir();
+    const launched = stdioLaunch('npx', { command: nvmInstall() }, { workspace, sandbox: 'on', allowNetwork: false, hidden: [] });
+    if (!launched.ok) throw new Error(launched.failure.message);
+    const ran = spawnSync(launched.launch.file, launched.launch.args, { env: launched.launch.env, cwd: workspace, encoding: 'utf8' });
+    expect(ran.stderr).toBe('');
+    expect(JSON.parse(ran.stdout)).toEqual({ version: process.version, home: '/tmp', cache: '/tmp/.npm' });
+  });
+});
+
+describe('hidden folders', () => {
+  it('a hidden folder named through a symlink is hidden where it really is, inside the workspace', () => {
+    const workspace = tempDir();
+    mkdirSync(join(workspace, 'data'));
+    writeFileSync(join(workspace, 'data', 'archon.db'), 'the data dir');
+    writeFileSync(join(workspace, 'notes.txt'), 'work');
+    const config = tempDir();
+    symlinkSync(join(workspace, 'data'), join(config, 'Archon'));
+    const read = readableInSandbox({ command: '/bin/true' }, workspace, [join(workspace, 'data', 'archon.db'), join(workspace, 'notes.txt')], [join(config, 'Archon')]);
+    expect(read).toEqual({ [join(workspace, 'data', 'archon.db')]: false, [join(workspace, 'notes.txt')]: true });
+    expect(readdirSync(join(workspace, 'data'))).toEqual(['archon.db']);
+    symlinkSync(workspace, join(config, 'ws'));
+    expect(readableInSandbox({ command: '/bin/true' }, join(config, 'ws'), [join(workspace, 'data', 'archon.db')], [join(config, 'Archon')])).toEqual({ [join(workspace, 'data', 'archon.db')]: false });
   });
 });
