@@ -22,7 +22,7 @@ import { planGoal } from '../planner/planner';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
-import { callModel, noteDialect, type RunContext } from './run-context';
+import { callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
 import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
@@ -123,6 +123,15 @@ async function finalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<
   return approveFinalAnswer(context, response.content.replace(/^\s*Final Answer\s*:\s*/i, '').trim());
 }
 
+/** A run that ended with steps not done leads with its root cause: the first failed step and why, then what to do. */
+function unfinishedError(context: RunContext, unfinished: readonly string[]): string {
+  const steps = context.runs.getSteps(context.runId).filter((step) => unfinished.includes(step.spec.id));
+  const cause = steps.find((step) => step.status === 'failed') ?? steps[0];
+  const others = unfinished.filter((id) => id !== cause?.spec.id);
+  const lead = cause ? `Step ${cause.spec.id} ${cause.status === 'failed' ? 'failed' : `was ${cause.status}`}: ${cause.error ?? 'no reason was recorded'}` : 'Not every step completed';
+  return `${lead.replace(/[.\s]+$/, '')}.${others.length > 0 ? ` Also not completed: ${others.join(', ')}.` : ''} ${resumeAdvice(context.runId)}`;
+}
+
 /** Plans (when there is no plan yet), runs the DAG, writes the final answer; every way out is recorded. */
 async function drive(context: RunContext, concurrency: number, existing: { plan: Plan; states: Map<string, StepState> } | null): Promise<RunResult> {
   try {
@@ -143,10 +152,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results), recoveryFor(context));
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
-    if (unfinished.length > 0) {
-      const failed = unfinished.map((step) => `${step.id} (${ran.states.get(step.id)?.status})`).join(', ');
-      return finish(context, 'failed', { error: `Not every step completed: ${failed}.` });
-    }
+    if (unfinished.length > 0) return finish(context, 'failed', { error: unfinishedError(context, unfinished.map((step) => step.id)) });
     return finish(context, 'completed', { answer: await finalAnswer(context, ran.plan, ran.states) });
   } catch (error) {
     try {
