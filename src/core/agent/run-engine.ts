@@ -26,7 +26,7 @@ import { callModel, noteDialect, resumeAdvice, type RunContext } from './run-con
 import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
-import { runStopError } from './run-control';
+import { runControlError } from './run-control';
 import { executeStep } from './step-executor';
 import { GoalGradient } from './goal-gradient';
 import { earlierRunBrief } from './follow-up';
@@ -92,7 +92,7 @@ function finishWithError(context: RunContext, error: unknown): RunResult {
   }
   // Another process drives the run now: nothing more is written for it here.
   if (reason.code === 'RUN_LEASED') return { runId: context.runId, status: 'stopped', answer: null, error: reason.message };
-  if (reason.code === 'MODEL_UNAVAILABLE' || reason.code === 'DISK_FULL') return finish(context, 'paused', { error: reason.message });
+  if (reason.code === 'MODEL_UNAVAILABLE' || reason.code === 'DISK_FULL' || reason.code === 'PAUSED') return finish(context, 'paused', { error: reason.message });
   if (reason.code === 'CANCELLED') return finish(context, 'stopped', { error: reason.message });
   if (reason.code === 'BUDGET_EXCEEDED') return finish(context, 'budget_exhausted', { error: reason.message });
   if (reason.code === 'APPROVAL_REJECTED') return finish(context, 'rejected', { error: reason.message });
@@ -253,7 +253,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   try {
     const context = createContext(dependencies, { runId, goal, options: resolved, model, probe, tools }, signal);
     lease.onLost((error) => context.stopRun(error));
-    lease.onControl((control) => context.stopRun(runStopError(runId, control)));
+    lease.onControl((control) => context.stopRun(runControlError(runId, control)));
     context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
     announceProbe(context, probe);
     announceTools(context);
@@ -315,7 +315,7 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     const tools = await dependencies.tools(resolved, signal);
     const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: resolved, model, probe, tools }, signal);
     lease.onLost((error) => context.stopRun(error));
-    lease.onControl((control) => context.stopRun(runStopError(runId, control)));
+    lease.onControl((control) => context.stopRun(runControlError(runId, control)));
     context.runs.expireStaleApprovals(runId, context.now().toISOString());
     restoreRunState(context);
     killOrphans(context);
