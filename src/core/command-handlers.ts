@@ -6,7 +6,7 @@ import type { EndpointProbe } from '../shared/schemas/endpoint';
 import type { McpProbe } from '../shared/schemas/mcp-probe';
 import type { RunOptions } from '../shared/schemas/run';
 import type { McpServerConfig } from '../shared/schemas/settings';
-import { requestRunStop } from './agent/run-control';
+import { requestRunControl } from './agent/run-control';
 import type { RunManager } from './agent/run-manager';
 import type { PendingApprovals } from './approval/pending-approvals';
 import { requireOperator, type OperatorConfirmation } from './authority/operator-authority';
@@ -81,7 +81,8 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       if (deps.manager.isActive(runId)) throw new ArchonError('VALIDATION_FAILED', 'This run is still going: stop it first, then undo its file changes.');
       return revertRun(store.runs, runId, deps.undoWorkers, deps.runtime.now, signal);
     },
-    'runs.stop': async ({ runId }) => requestRunStop(store.runs, runId, 'the operator (Stop run in the app)'),
+    'runs.stop': async ({ runId }) => requestRunControl(store.runs, runId, 'stop', 'the operator (Stop run in the app)'),
+    'runs.pause': async ({ runId }) => requestRunControl(store.runs, runId, 'pause', 'the operator (Pause run in the app)'),
     'runs.delete': async ({ runId }) => {
       await deps.manager.delete(runId);
       return { deleted: true as const };

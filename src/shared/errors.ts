@@ -26,6 +26,8 @@ export const ErrorCodeSchema = z.enum([
   'AUDIT_RESET_REQUIRED',
   'NOT_FOUND',
   'CANCELLED',
+  /** The operator paused the run (`archon pause`, Pause run): it ends `paused`, and resume continues it. */
+  'PAUSED',
   'NOT_CONFIRMED',
   /** Repairs, re-plans and the operator's escalation did not get a step through: the run ends failed with the diagnosis. */
   'RECOVERY_EXHAUSTED',

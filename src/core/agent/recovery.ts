@@ -8,7 +8,7 @@ import { announcePlanVerdict } from '../planner/meta-validator';
 import { mergeReplacement, replanSubtree, revisionErrors, type ReplanScope } from '../planner/planner';
 import { dependentsOf } from '../planner/validate-plan';
 import { measureProgress, STRATEGY_CHANGE, type GoalGradient } from './goal-gradient';
-import { callModel, noteDialect, type RunContext } from './run-context';
+import { callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
 import { REPLACED, type PlanView, type Recover, type Recovery } from './scheduler';
 import { isRunLevel } from './step-executor';
 
@@ -74,7 +74,7 @@ function stored(context: RunContext, proposal: RevisionProposal, reason: string)
 
 /** The run ends failed with a diagnosis: the step, why, the re-plans spent and the gap trend. */
 function ended(context: RunContext, gradient: GoalGradient, failed: PlanStep, reason: string, how: string): Recovery {
-  const diagnosis = `Step ${failed.id} could not be completed: ${reason} Recovery: ${revisionsSoFar(context)} re-plan(s) of at most ${context.options.maxReplans}; gap trend ${describeGapTrend(gradient.trend)}. ${how}`;
+  const diagnosis = `Step ${failed.id} could not be completed: ${reason} Recovery: ${revisionsSoFar(context)} re-plan(s) of at most ${context.options.maxReplans}; gap trend ${describeGapTrend(gradient.trend)}. ${how} ${resumeAdvice(context.runId)}`;
   return { kind: 'end', error: new ArchonError('RECOVERY_EXHAUSTED', diagnosis) };
 }
 

@@ -147,3 +147,8 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
     context.budget.release(reservation);
   }
 }
+
+/** What a failed run's operator does next, in the command line's terms (`inAppTerms` says it for the app). */
+export function resumeAdvice(runId: string): string {
+  return `Fix the cause, then \`archon resume ${runId}\` continues it.`;
+}

@@ -22,11 +22,11 @@ import { planGoal } from '../planner/planner';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
-import { callModel, noteDialect, type RunContext } from './run-context';
+import { callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
 import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
-import { runStopError } from './run-control';
+import { runControlError } from './run-control';
 import { executeStep } from './step-executor';
 import { GoalGradient } from './goal-gradient';
 import { earlierRunBrief } from './follow-up';
@@ -92,7 +92,7 @@ function finishWithError(context: RunContext, error: unknown): RunResult {
   }
   // Another process drives the run now: nothing more is written for it here.
   if (reason.code === 'RUN_LEASED') return { runId: context.runId, status: 'stopped', answer: null, error: reason.message };
-  if (reason.code === 'MODEL_UNAVAILABLE' || reason.code === 'DISK_FULL') return finish(context, 'paused', { error: reason.message });
+  if (reason.code === 'MODEL_UNAVAILABLE' || reason.code === 'DISK_FULL' || reason.code === 'PAUSED') return finish(context, 'paused', { error: reason.message });
   if (reason.code === 'CANCELLED') return finish(context, 'stopped', { error: reason.message });
   if (reason.code === 'BUDGET_EXCEEDED') return finish(context, 'budget_exhausted', { error: reason.message });
   if (reason.code === 'APPROVAL_REJECTED') return finish(context, 'rejected', { error: reason.message });
@@ -123,6 +123,15 @@ async function finalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<
   return approveFinalAnswer(context, response.content.replace(/^\s*Final Answer\s*:\s*/i, '').trim());
 }
 
+/** A run that ended with steps not done leads with its root cause: the first failed step and why, then what to do. */
+function unfinishedError(context: RunContext, unfinished: readonly string[]): string {
+  const steps = context.runs.getSteps(context.runId).filter((step) => unfinished.includes(step.spec.id));
+  const cause = steps.find((step) => step.status === 'failed') ?? steps[0];
+  const others = unfinished.filter((id) => id !== cause?.spec.id);
+  const lead = cause ? `Step ${cause.spec.id} ${cause.status === 'failed' ? 'failed' : `was ${cause.status}`}: ${cause.error ?? 'no reason was recorded'}` : 'Not every step completed';
+  return `${lead.replace(/[.\s]+$/, '')}.${others.length > 0 ? ` Also not completed: ${others.join(', ')}.` : ''} ${resumeAdvice(context.runId)}`;
+}
+
 /** Plans (when there is no plan yet), runs the DAG, writes the final answer; every way out is recorded. */
 async function drive(context: RunContext, concurrency: number, existing: { plan: Plan; states: Map<string, StepState> } | null): Promise<RunResult> {
   try {
@@ -143,10 +152,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results), recoveryFor(context));
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
-    if (unfinished.length > 0) {
-      const failed = unfinished.map((step) => `${step.id} (${ran.states.get(step.id)?.status})`).join(', ');
-      return finish(context, 'failed', { error: `Not every step completed: ${failed}.` });
-    }
+    if (unfinished.length > 0) return finish(context, 'failed', { error: unfinishedError(context, unfinished.map((step) => step.id)) });
     return finish(context, 'completed', { answer: await finalAnswer(context, ran.plan, ran.states) });
   } catch (error) {
     try {
@@ -247,7 +253,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   try {
     const context = createContext(dependencies, { runId, goal, options: resolved, model, probe, tools }, signal);
     lease.onLost((error) => context.stopRun(error));
-    lease.onControl((control) => context.stopRun(runStopError(runId, control)));
+    lease.onControl((control) => context.stopRun(runControlError(runId, control)));
     context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
     announceProbe(context, probe);
     announceTools(context);
@@ -309,7 +315,7 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     const tools = await dependencies.tools(resolved, signal);
     const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: resolved, model, probe, tools }, signal);
     lease.onLost((error) => context.stopRun(error));
-    lease.onControl((control) => context.stopRun(runStopError(runId, control)));
+    lease.onControl((control) => context.stopRun(runControlError(runId, control)));
     context.runs.expireStaleApprovals(runId, context.now().toISOString());
     restoreRunState(context);
     killOrphans(context);

@@ -44,7 +44,7 @@ async function conclude(context: RunContext, step: PlanStep, conversation: StepC
   return reviewResult(context, step, turn.result, conversation);
 }
 
-const RUN_LEVEL_CODES = new Set(['BUDGET_EXCEEDED', 'ESTOP_LATCHED', 'CANCELLED', 'MODEL_UNAVAILABLE', 'DISK_FULL', 'RUN_LEASED']);
+const RUN_LEVEL_CODES = new Set(['BUDGET_EXCEEDED', 'ESTOP_LATCHED', 'CANCELLED', 'PAUSED', 'MODEL_UNAVAILABLE', 'DISK_FULL', 'RUN_LEASED']);
 
 /** Errors that end the whole run rather than one step: a stop, an exhausted budget, an outage that pauses it, a rejection that says stop. */
 export function isRunLevel(error: unknown): boolean {

@@ -24,7 +24,7 @@ import { terminalConfirmation } from './terminal-confirmation';
 import { addMcpListFlags, listMcpServers, type McpListFlags } from './mcp-command';
 import { undoFromCli, type UndoFlags } from './undo-command';
 import { addRunFlags, addRunSettingFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
-import { stopRunFromCli } from './stop-command';
+import { controlRunFromCli } from './stop-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5 } as const;
 
@@ -211,7 +211,16 @@ export function buildProgram(): Command {
     .argument('<run-id>')
     .option(...dataDirOption)
     .action(async (runId: string, options: DataDirOption) => {
-      exitCode = await withRuntime(options, (runtime) => stopRunFromCli(runtime, runId));
+      exitCode = await withRuntime(options, (runtime) => controlRunFromCli(runtime, runId, 'stop'));
+    });
+
+  program
+    .command('pause')
+    .description('pause one run at a safe point (in-flight calls cancelled, completed work kept); `archon resume` continues it: exit 0 paused, 1 not running, 2 unknown id')
+    .argument('<run-id>')
+    .option(...dataDirOption)
+    .action(async (runId: string, options: DataDirOption) => {
+      exitCode = await withRuntime(options, (runtime) => controlRunFromCli(runtime, runId, 'pause'));
     });
 
   const audit = program.command('audit').description("the independent auditor's log and reports");

@@ -49,6 +49,7 @@ export const contract = {
   'runs.undo': command(runRef, UndoOutcomeSchema),
   /** Stops one run, wherever it is driven, without the emergency stop: its end is told by run.stopped. */
   'runs.stop': command(runRef, z.object({ runId: RunIdSchema })),
+  'runs.pause': command(runRef, z.object({ runId: RunIdSchema })),
   'approvals.list': command(noInput, z.array(ApprovalRequestSchema)),
   'approvals.decide': command(
     z.object({ approvalId: z.string().min(1).max(64), actionHash: z.string().regex(/^[0-9a-f]{64}$/), decision: ApprovalDecisionSchema }).strict(),

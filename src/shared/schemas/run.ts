@@ -41,7 +41,10 @@ export const RunIdSchema = z.string().min(1).max(64);
 export const ModelPriceSchema = z.object({ inputPerMillion: z.number().nonnegative().max(10_000), outputPerMillion: z.number().nonnegative().max(10_000) }).strict();
 export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 /** What the operator asked of one run (written to the store; the process driving the run acts on it): who asked, so the run's end names them. */
-export const RunControlSchema = z.object({ action: z.literal('stop'), by: z.string().min(1).max(200) });
+/** What the operator asks of one running run: end it `stopped`, or `paused` (resume continues it exactly, the journal keeps completed work). */
+export const RunControlActionSchema = z.enum(['stop', 'pause']);
+export type RunControlAction = z.infer<typeof RunControlActionSchema>;
+export const RunControlSchema = z.object({ action: RunControlActionSchema, by: z.string().min(1).max(200) });
 export type RunControl = z.infer<typeof RunControlSchema>;
 
 export const RunSummarySchema = z.object({

@@ -4,6 +4,7 @@ import { denyAll, type ApprovalChannel } from '../../../src/core/approval/approv
 import { PendingApprovals } from '../../../src/core/approval/pending-approvals';
 import { defineTool, ToolRegistry, toolResult } from '../../../src/core/tools/tool-registry';
 import { EscalationActionSchema, PlanRevisionActionSchema, type ApprovalDecision, type ApprovalRequest } from '../../../src/shared/schemas/approval';
+import { inAppTerms } from '../../../src/shared/app-advice';
 import type { RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, requestText, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine, type EngineHarness } from '../../support/engine';
@@ -394,6 +395,18 @@ describe('the operator at an escalation (through the app approvals API)', () => 
     expect(result).toMatchObject({ status: 'failed', error: expect.stringContaining('The operator ended the run at the escalation') });
     expect(eventsOf(engine.events, 'escalation.raised')).toHaveLength(2);
     expect(stepRequests(engine, 'report')).toHaveLength(0);
+  });
+
+  it('a run ended at the escalation leads its run.failed error with the root cause and ends with what to do', async () => {
+    const { engine, result } = await escalated(
+      () => ({ verdict: 'edit', edited: { choice: 'end' } }),
+      (id) => (id === 'fetch' ? loopOn('primary') : { content: `result of ${id}` }),
+    );
+    const [failed] = eventsOf(engine.events, 'run.failed');
+    expect(failed?.error).toBe(result.error);
+    expect(failed?.error).toMatch(/^Step fetch could not be completed: loop_detected/);
+    expect(failed?.error?.endsWith(`Fix the cause, then \`archon resume ${result.runId}\` continues it.`)).toBe(true);
+    expect(inAppTerms(failed?.error ?? '')).toMatch(/Fix the cause, then Resume continues it\.$/);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { requestRunStop } from '../../../src/core/agent/run-control';
+import { requestRunControl, runControlError } from '../../../src/core/agent/run-control';
 import { leaseRun } from '../../../src/core/agent/run-lease';
+import type { RunControl } from '../../../src/shared/schemas/run';
 import { useRuntimes } from '../../support/runtime';
 
 const openRuntime = useRuntimes();
@@ -17,11 +18,25 @@ describe('per-run stop requests', () => {
     const runs = withRuns('abcdefgh1-one', 'abcdefgh2-two');
     const lease = leaseRun(runs, 'abcdefgh1-one');
     try {
-      expect(requestRunStop(runs, 'abcdefgh1', 'the operator')).toEqual({ runId: 'abcdefgh1-one' });
+      expect(requestRunControl(runs, 'abcdefgh1', 'stop', 'the operator')).toEqual({ runId: 'abcdefgh1-one' });
       expect(runs.controlRequest('abcdefgh1-one')).toEqual({ action: 'stop', by: 'the operator' });
-      expect(() => requestRunStop(runs, 'abcdefgh', 'the operator')).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED', message: expect.stringContaining('More than one run starts with abcdefgh') }));
-      expect(() => requestRunStop(runs, 'zzzzzzzz', 'the operator')).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
-      expect(() => requestRunStop(runs, 'abcdefg%', 'the operator')).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+      expect(() => requestRunControl(runs, 'abcdefgh', 'stop', 'the operator')).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED', message: expect.stringContaining('More than one run starts with abcdefgh') }));
+      expect(() => requestRunControl(runs, 'zzzzzzzz', 'stop', 'the operator')).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+      expect(() => requestRunControl(runs, 'abcdefg%', 'stop', 'the operator')).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+    } finally {
+      lease.release();
+    }
+  });
+
+  it('asks for a pause the same way; the driving run sees it as PAUSED, which names who asked and how to continue', () => {
+    const runs = withRuns('pause-run');
+    const lease = leaseRun(runs, 'pause-run');
+    try {
+      expect(requestRunControl(runs, 'pause-run', 'pause', 'the operator (archon pause)')).toEqual({ runId: 'pause-run' });
+      const asked = runs.controlRequest('pause-run');
+      expect(asked).toEqual({ action: 'pause', by: 'the operator (archon pause)' });
+      expect(runControlError('pause-run', asked as RunControl)).toMatchObject({ code: 'PAUSED', message: expect.stringMatching(/^Paused by the operator \(archon pause\)\. `archon resume pause-run` continues it/) });
+      expect(runControlError('pause-run', { action: 'stop', by: 'the operator' })).toMatchObject({ code: 'CANCELLED' });
     } finally {
       lease.release();
     }
@@ -29,7 +44,7 @@ describe('per-run stop requests', () => {
 
   it('refuses a run no process drives, saying so; a process taking the run clears an old request', () => {
     const runs = withRuns('idle-run');
-    expect(() => requestRunStop(runs, 'idle-run', 'the operator')).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED', message: expect.stringContaining('is not running') }));
+    expect(() => requestRunControl(runs, 'idle-run', 'stop', 'the operator')).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED', message: expect.stringContaining('is not running') }));
     runs.requestControl('idle-run', { action: 'stop', by: 'the operator' });
     leaseRun(runs, 'idle-run').release();
     expect(runs.controlRequest('idle-run')).toBeNull();

@@ -22,3 +22,18 @@ describe('Stop run in the app', () => {
     expect(await page.getByRole('button', { name: 'Run', exact: true }).isVisible()).toBe(true);
   });
 });
+
+describe('Pause run in the app', () => {
+  it('pauses the selected run: it ends paused naming the operator, and Resume is offered for it', async () => {
+    const { page } = await openApp((request) => (request.purpose === 'plan' ? planReply([{ id: 'think', description: 'think forever' }]) : { hang: true }));
+    await startGoal(page, 'Think forever');
+    await page.getByRole('dialog', { name: 'Approval: plan' }).getByRole('button', { name: 'Approve' }).click();
+    await page.locator('[data-status="running"]').first().waitFor();
+
+    await page.getByRole('button', { name: 'Pause run', exact: true }).click();
+    await page.locator('.run-header .status-paused').waitFor();
+    await page.getByText(/Paused by the operator \(Pause run in the app\)\. Resume continues it/).first().waitFor();
+    await page.getByRole('button', { name: 'Pause run', exact: true }).waitFor({ state: 'detached' });
+    expect(await page.getByRole('button', { name: 'Resume', exact: true }).isVisible()).toBe(true);
+  });
+});

@@ -20,6 +20,7 @@ export interface RunsSlice {
   resumeRun(runId: string): Promise<void>;
   deleteRun(runId: string): Promise<void>;
   stopRun(runId: string): Promise<void>;
+  pauseRun(runId: string): Promise<void>;
   applyRunEvents(events: readonly RunEvent[]): void;
 }
 
@@ -91,6 +92,10 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
     stopRun: (runId) =>
       attempt(async () => {
         await client.commands['runs.stop']({ runId });
+      }),
+    pauseRun: (runId) =>
+      attempt(async () => {
+        await client.commands['runs.pause']({ runId });
       }),
     deleteRun: (runId) =>
       attempt(async () => {

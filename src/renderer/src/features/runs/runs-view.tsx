@@ -20,6 +20,7 @@ export function RunsView() {
   const selectedStepId = useAppStore((state) => state.selectedStepId);
   const selectStep = useAppStore((state) => state.selectStep);
   const stopRun = useAppStore((state) => state.stopRun);
+  const pauseRun = useAppStore((state) => state.pauseRun);
   const theme = useAppStore((state) => state.settings?.theme ?? 'system');
   const runId = detail?.run.id;
   const pendingStepId = useAppStore((state) => state.pending.find((request) => request.runId === runId && request.stepId !== null)?.stepId ?? null);
@@ -44,9 +45,14 @@ export function RunsView() {
               <span className={`status status-${detail.run.status}`}>{detail.run.status.replace('_', ' ')}</span>
               <GapTrend gaps={recovery.gapTrend} />
               {!ENDED_RUN_STATUSES.has(detail.run.status) && (
-                <button type="button" onClick={() => void stopRun(detail.run.id)}>
-                  Stop run
-                </button>
+                <>
+                  <button type="button" onClick={() => void pauseRun(detail.run.id)}>
+                    Pause run
+                  </button>
+                  <button type="button" onClick={() => void stopRun(detail.run.id)}>
+                    Stop run
+                  </button>
+                </>
               )}
             </header>
             {detail.run.answer && (
