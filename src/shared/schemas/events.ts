@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { ApprovalDecisionSchema, ApprovalKindSchema, ApprovalStatusSchema, ExplanationPacketSchema, LockedConstraintSchema } from './approval';
 import { EndpointProbeSchema } from './endpoint';
+import { BusEnvelopeSchema } from './bus';
 import { EstopStateSchema, EstopTriggerSchema } from './estop';
+import { RecalledMemorySchema } from './memory';
 import { PlanSchema } from './plan';
 import { ValidationCheckSchema, VerdictSchema } from './validation';
 import { PolicySchema, RunIdSchema } from './run';
@@ -16,7 +18,14 @@ const toolShape = { stepId: z.string(), tool: z.string(), callId: z.string() };
 
 /** Everything a run announces. `seq` is per run and strictly increasing; the event is stored before it goes out. */
 export const RunEventSchema = z.discriminatedUnion('type', [
-  runEvent('run.started', { goal: z.string(), policy: PolicySchema, toolApproval: z.record(z.string(), ToolApprovalOverrideSchema) }),
+  /** A sub-agent's run names its parent run and the parent's step it answers for. */
+  runEvent('run.started', {
+    goal: z.string(),
+    policy: PolicySchema,
+    toolApproval: z.record(z.string(), ToolApprovalOverrideSchema),
+    parentRunId: RunIdSchema.optional(),
+    parentStepId: z.string().optional(),
+  }),
   runEvent('run.resumed', { completedSteps: z.array(z.string()), rerunSteps: z.array(z.string()).optional() }),
   /** What the probe found about the model server, and why the run does not use streamed native tool calls when it does not. */
   runEvent('model.probed', EndpointProbeSchema.pick({ model: true, toolCalling: true, streaming: true, reason: true, contextLength: true, contextSource: true, parallelSlots: true }).shape),
@@ -94,6 +103,14 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('tool.definition_changed', { tool: z.string(), server: z.string(), previousHash: z.string(), hash: z.string() }),
   /** An MCP server could not be started or listed (`kind`: not_found, crashed, timeout, protocol, sandbox, unreachable): the run goes on without its tools. */
   runEvent('mcp.server_failed', { server: z.string(), kind: z.string(), message: z.string() }),
+  /** Memories placed in a request under "Relevant memory": for planning (no `stepId`) or for a step. */
+  runEvent('memory.recalled', { stepId: z.string().optional(), items: z.array(RecalledMemorySchema) }),
+  /** A step's oldest turns were summarised into a note to stay within the context; the turns stay in the store (`pointer`). */
+  runEvent('memory.compacted', { stepId: z.string(), turns: z.int().positive(), tokensBefore: z.int().nonnegative(), tokensAfter: z.int().nonnegative(), pointer: z.string() }),
+  /** One message between agents, stored before it is delivered (see schemas/bus.ts). */
+  runEvent('bus.message', BusEnvelopeSchema.omit({ ts: true }).shape),
+  /** A plan step of kind `subagent` started its child run. */
+  runEvent('subagent.started', { stepId: z.string(), childRunId: RunIdSchema, goal: z.string(), role: z.string().nullable(), depth: z.int().positive() }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;
 export type RunEventType = RunEvent['type'];

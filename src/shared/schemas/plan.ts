@@ -13,7 +13,10 @@ export const PlanStepSchema = z.object({
   args: z.record(z.string(), z.unknown()).optional(),
   role: z.string().max(64).optional(),
   risk: RiskSchema.optional(),
-});
+  /** `subagent`: the step is a child run with its own plan for `goal` (the planner fills a missing description from it). */
+  kind: z.enum(['task', 'subagent']).optional(),
+  goal: z.string().min(1).max(4000).optional(),
+}).refine((step) => step.kind !== 'subagent' || step.goal !== undefined, { message: 'A step of kind "subagent" needs a goal.', path: ['goal'] });
 export type PlanStep = z.infer<typeof PlanStepSchema>;
 
 export const PlanSchema = z.object({

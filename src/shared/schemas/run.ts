@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_SUBAGENT_DEPTH, RoleNameSchema, StoredRoleSchema } from './roles';
 
 export const PolicySchema = z.enum(['supervised', 'strict', 'balanced', 'permissive']);
 export type Policy = z.infer<typeof PolicySchema>;
@@ -60,6 +61,8 @@ export const RunSummarySchema = z.object({
   costUsd: z.number().nonnegative(),
   /** False when nobody knew the model's price: `costUsd` is then not a cost. Absent for runs from before prices were kept. */
   priceKnown: z.boolean().optional(),
+  /** A sub-agent's run: the run it works for. */
+  parentRunId: RunIdSchema.nullable().optional(),
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
@@ -85,5 +88,15 @@ export const RunOptionsSchema = z.object({
   price: ModelPriceSchema.nullable().optional(),
   /** The finished run this one continues: its goal, plan and answer are in the new plan request. */
   followUpOf: z.string().min(1).max(64).optional(),
+  /** Recall from and store to long-term memory (absent: yes; `--no-memory` turns it off for the run). */
+  memory: z.boolean().optional(),
+  /** The embedding model on the run's server for vector recall (null: lexical recall only). */
+  embeddingModel: z.string().max(200).nullable().optional(),
+  /** The role registry the run uses, keys left out (see schemas/roles.ts). */
+  roles: z.record(RoleNameSchema, StoredRoleSchema).optional(),
+  /** For a sub-agent's run: its parent run, the parent's step, and its depth (absent or 0: a top-level run; 1: its child). */
+  parentRunId: RunIdSchema.optional(),
+  parentStepId: z.string().min(1).max(64).optional(),
+  depth: z.int().min(0).max(MAX_SUBAGENT_DEPTH).optional(),
 });
 export type RunOptions = z.infer<typeof RunOptionsSchema>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ApprovalKindSchema } from './approval';
+import { RoleNameSchema, StoredRoleSchema } from './roles';
 import { ModelPriceSchema, PolicySchema, VerificationSchema } from './run';
 
 export const ThemeSchema = z.enum(['system', 'light', 'dark']);
@@ -57,6 +58,18 @@ export const SettingsSchema = z.object({
   mcpServers: z.record(McpServerNameSchema, McpServerConfigSchema),
   /** Prices the operator set, by model name; they win over the built-in table and make `--max-cost` usable for any model. */
   modelPrices: z.record(z.string().min(1).max(200), ModelPriceSchema),
+  /** Long-term memory: recall and store for runs (a run may still say `--no-memory`). */
+  memory: z.boolean(),
+  /** The embedding model on the model server, for vector recall; null: lexical recall only. */
+  embeddingModel: z.string().max(200).nullable(),
+  /** Long-term memory's bound: beyond it the least recently used unpinned items are summarised, then expire. */
+  memoryMaxItems: z.int().min(100).max(1_000_000),
+  /** Whether the Dreamer runs by itself after each run (`archon dream` runs it on demand). */
+  autoDream: z.boolean(),
+  /** The role registry (keys are kept with the saved API keys, by origin). */
+  roles: z.record(RoleNameSchema, StoredRoleSchema),
+  /** How many sub-agent runs may run at once, across a run and its children. */
+  maxSubagents: z.int().min(1).max(8),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
@@ -86,4 +99,10 @@ export const DEFAULT_SETTINGS: Settings = {
   maxReplans: 3,
   mcpServers: {},
   modelPrices: {},
+  memory: true,
+  embeddingModel: null,
+  memoryMaxItems: 10_000,
+  autoDream: true,
+  roles: {},
+  maxSubagents: 2,
 };
