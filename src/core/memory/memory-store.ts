@@ -234,8 +234,8 @@ export class MemoryStore {
     if (this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)) return table;
     if (!create) return null;
     this.db.exec(`
-      CREATE VIRTUAL TABLE ${table} USING vec0 (seq INTEGER PRIMARY KEY, model TEXT PARTITION KEY, embedding BIT[${dimensions}]);
-      CREATE TRIGGER ${table}_delete AFTER DELETE ON memory_embeddings WHEN old.dimensions = ${dimensions} BEGIN DELETE FROM ${table} WHERE seq = old.seq; END;
+      CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING vec0 (seq INTEGER PRIMARY KEY, model TEXT PARTITION KEY, embedding BIT[${dimensions}]);
+      CREATE TRIGGER IF NOT EXISTS ${table}_delete AFTER DELETE ON memory_embeddings WHEN old.dimensions = ${dimensions} BEGIN DELETE FROM ${table} WHERE seq = old.seq; END;
     `);
     return table;
   }
