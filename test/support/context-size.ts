@@ -12,8 +12,3 @@ export function contextTaken(request: RecordedRequest, contextLength: number): n
   return promptTokens(messages, tools) + completionReserve(contextLength, maxTokens);
 }
 
-/** The text after "Turns to summarise:" in a summary request: the raw turns it summarises. */
-export function summarisedTurns(request: RecordedRequest): string {
-  const text = (request.body.messages ?? []).map((message) => (typeof message.content === 'string' ? message.content : '')).join('\n');
-  return text.slice(text.indexOf('Turns to summarise:'));
-}
