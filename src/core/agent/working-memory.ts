@@ -43,11 +43,12 @@ const FINAL: readonly RunStatus[] = ['completed', 'rejected'];
 
 /**
  * When a run ends for good its facts are offered for promotion to long-term memory (the
- * `promoteFacts` hook keeps what it wants), then cleared; a run that can still be resumed keeps them.
+ * `promoteFacts` hook keeps what it wants; not for a run without memory), then cleared; a run that
+ * can still be resumed keeps them.
  */
 export function endWorkingMemory(context: RunContext, status: RunStatus): void {
   if (!FINAL.includes(status)) return;
   const facts = context.runs.facts(context.runId);
-  if (facts.size > 0) context.promoteFacts?.(context.runId, facts);
+  if (facts.size > 0 && context.options.memory !== false) context.promoteFacts?.(context.runId, facts);
   context.runs.clearFacts(context.runId);
 }
