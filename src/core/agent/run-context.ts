@@ -15,6 +15,7 @@ import type { ContextWindow } from '../model/context-window';
 import type { RunStore } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
 import type { GoalGradient } from './goal-gradient';
+import type { RunMemory } from '../memory/recall';
 
 /** Everything one run's code needs, passed down explicitly: no globals, one signal for the run. */
 export interface RunContext {
@@ -37,8 +38,6 @@ export interface RunContext {
   model: ModelClient;
   /** The model's context when known: a step's history is compacted to stay within its share. */
   contextWindow: ContextWindow | null;
-  /** Offered the run's working memory when the run ends for good, before it is cleared (long-term memory keeps what it wants). */
-  promoteFacts?: (runId: string, facts: ReadonlyMap<string, string>) => void;
   approvals: ApprovalChannel;
   /** The operator's per-tool approval overrides (Settings). */
   toolApproval: Readonly<Record<string, ToolApprovalOverride>>;
@@ -47,6 +46,8 @@ export interface RunContext {
   plan: Plan | null;
   /** The Goal Gradient Solver: the run's gap to its goal, measured after each failure and repair. */
   gradient: GoalGradient;
+  /** Long-term memory for this run: null (or absent) when memory is off (`--no-memory`, Settings). */
+  memory?: RunMemory | null;
   /** For a follow-up: the earlier run's goal, plan and answer (see follow-up.ts). */
   earlierRun?: string | null;
   runs: RunStore;

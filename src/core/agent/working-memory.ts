@@ -42,13 +42,16 @@ export function dependencyFacts(context: RunContext, dependencies: readonly stri
 const FINAL: readonly RunStatus[] = ['completed', 'rejected'];
 
 /**
- * When a run ends for good its facts are offered for promotion to long-term memory (the
- * `promoteFacts` hook keeps what it wants; not for a run without memory), then cleared; a run that
- * can still be resumed keeps them.
+ * When a run ends for good the facts its compactions kept are promoted to long-term memory (one
+ * `fact` a step, with its provenance; step results are kept there as each step completes), then the
+ * working memory is cleared. A run that can still be resumed keeps it; without memory nothing is promoted.
  */
 export function endWorkingMemory(context: RunContext, status: RunStatus): void {
   if (!FINAL.includes(status)) return;
-  const facts = context.runs.facts(context.runId);
-  if (facts.size > 0 && context.options.memory !== false) context.promoteFacts?.(context.runId, facts);
+  const descriptions = new Map(context.runs.getSteps(context.runId).map((step) => [step.spec.id, step.spec.description]));
+  for (const [stepId, description] of descriptions) {
+    const facts = storedFacts(context, stepId);
+    if (facts.length > 0) context.memory?.remember({ kind: 'fact', text: `${description}\nFacts kept: ${facts.join('; ')}`, source: { runId: context.runId, stepId } });
+  }
   context.runs.clearFacts(context.runId);
 }

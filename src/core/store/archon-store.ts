@@ -10,6 +10,7 @@ import { openDatabase, type SqliteDatabase } from './open-database';
 import { RunStore } from './run-store';
 import { SecretRedactor } from '../secrets/redactor';
 import { ToolDefinitionStore } from './tool-definitions';
+import { MemoryStore } from '../memory/memory-store';
 
 export const ARCHON_DB_FILE = 'archon.db';
 
@@ -29,6 +30,8 @@ const EstopRowSchema = z.object({
 export class ArchonStore {
   readonly runs: RunStore;
   readonly toolDefinitions: ToolDefinitionStore;
+  /** Long-term memory, bounded by the memoryMaxItems setting. */
+  readonly memory: MemoryStore;
   /** Known secrets, blanked out of everything written here (and of events, by the event log). */
   readonly secrets = new SecretRedactor();
 
@@ -38,6 +41,7 @@ export class ArchonStore {
   ) {
     this.runs = new RunStore(db, (write) => this.durably(write), this.secrets);
     this.toolDefinitions = new ToolDefinitionStore(db);
+    this.memory = new MemoryStore(db, this.secrets, { maxItems: () => this.getSettings().memoryMaxItems });
   }
 
   static open(dataDir: string): ArchonStore {

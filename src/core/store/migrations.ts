@@ -211,6 +211,47 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    name: 'long-term memory: items with provenance, FTS5 over their text, embeddings of any dimension (the unused memory tables go)',
+    sql: `
+      DROP TABLE memory_vec;
+      DROP TABLE memory;
+
+      CREATE TABLE memory_items (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL CHECK (kind IN ('fact', 'episode', 'lesson', 'preference')),
+        text TEXT NOT NULL,
+        source_run_id TEXT,
+        source_step_id TEXT,
+        evidence_json TEXT NOT NULL DEFAULT '[]',
+        applies_to TEXT,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        pinned INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX memory_items_lru ON memory_items (pinned, last_used_at, created_at);
+
+      CREATE VIRTUAL TABLE memory_fts USING fts5 (text, content = 'memory_items', content_rowid = 'seq', tokenize = 'porter unicode61');
+      CREATE TRIGGER memory_items_fts_insert AFTER INSERT ON memory_items
+      BEGIN INSERT INTO memory_fts (rowid, text) VALUES (new.seq, new.text); END;
+      CREATE TRIGGER memory_items_fts_delete AFTER DELETE ON memory_items
+      BEGIN INSERT INTO memory_fts (memory_fts, rowid, text) VALUES ('delete', old.seq, old.text); END;
+      CREATE TRIGGER memory_items_fts_update AFTER UPDATE OF text ON memory_items
+      BEGIN
+        INSERT INTO memory_fts (memory_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+        INSERT INTO memory_fts (rowid, text) VALUES (new.seq, new.text);
+      END;
+
+      CREATE TABLE memory_embeddings (
+        seq INTEGER PRIMARY KEY REFERENCES memory_items (seq) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        dimensions INTEGER NOT NULL,
+        embedding BLOB NOT NULL
+      );
+      CREATE INDEX memory_embeddings_model ON memory_embeddings (model, dimensions);
+    `,
+  },
+  {
     name: 'working memory: the notes that replace a step\'s summarised turns, and the facts a run\'s steps hand each other',
     sql: `
       CREATE TABLE step_compactions (

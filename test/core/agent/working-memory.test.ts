@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { requestText, stepIdOf, toolMessagesOf, type RecordedRequest } from '../../kit/scripted-model-server';
 import { contextTaken } from '../../support/context-size';
-import { useEngine } from '../../support/engine';
+import { useEngine, type EngineHarness } from '../../support/engine';
 import { useRuntimes } from '../../support/runtime';
 import { endWorkingMemory, factKey } from '../../../src/core/agent/working-memory';
 import type { RunContext } from '../../../src/core/agent/run-context';
@@ -46,21 +46,34 @@ describe('working memory: compaction within a small context (real openai client)
     expect(engine.runtime.store.runs.facts(result.runId).size).toBe(0);
   });
 
-  it("offers a completed run's working memory for promotion (results and kept facts by key), then clears it; not for a run without memory", async () => {
-    const offered: [string, ReadonlyMap<string, string>][] = [];
-    const engine = await startEngine({ reply: surveyScript(), llamaCpp: { contextLength: CONTEXT, slots: 1 } }, { promoteFacts: (runId, facts) => offered.push([runId, facts]) });
+  it("keeps step results and kept facts by key during the run, promotes the facts to long-term memory when it completes, then clears it; not for a run without memory", async () => {
+    const kept: Map<string, string>[] = [];
+    const survey = surveyScript();
+    const engine: EngineHarness = await startEngine(
+      {
+        llamaCpp: { contextLength: CONTEXT, slots: 1 },
+        reply: (request) => {
+          // What the run's working memory holds before its ending clears it.
+          if (request.purpose === 'final') kept.push(engine.runtime.store.runs.facts(engine.events[0]?.runId ?? ''));
+          return survey(request);
+        },
+      },
+      { memory: true },
+    );
     writeSurveyFiles(engine.workspace);
     const result = await engine.run('Survey the data files', { maxIterations: 40 });
-    expect(offered.map(([runId]) => runId)).toEqual([result.runId]);
-    const facts = offered[0]?.[1] as ReadonlyMap<string, string>;
+    expect(result.status).toBe('completed');
+    const facts = kept[0] as Map<string, string>;
     expect([...facts.keys()]).toEqual([factKey.result('report'), factKey.facts('survey'), factKey.result('survey')]);
     expect(facts.get(factKey.result('survey'))).toBe(`read ${TOOL_TURNS} files`);
     expect(JSON.parse(facts.get(factKey.facts('survey')) ?? '[]')).toEqual(expect.arrayContaining(['48213', '/srv/archive/ledger-7.csv', 'data/f0.txt']));
     expect(engine.runtime.store.runs.facts(result.runId).size).toBe(0);
+    const promoted = engine.runtime.store.memory.list({ kind: 'fact', limit: 50 }).filter((item) => item.text.includes('Facts kept:'));
+    expect(promoted).toEqual([expect.objectContaining({ source: { runId: result.runId, stepId: 'survey' }, text: expect.stringMatching(/^Read every data file\nFacts kept: .*\/srv\/archive\/ledger-7\.csv.*48213/) })]);
 
     const without = await engine.run('Survey the data files again', { maxIterations: 40, memory: false });
     expect(without.status).toBe('completed');
-    expect(offered).toHaveLength(1);
+    expect(engine.runtime.store.memory.list({ kind: 'fact', limit: 50 }).filter((item) => item.source?.runId === without.runId)).toEqual([]);
     expect(engine.runtime.store.runs.facts(without.runId).size).toBe(0);
   });
 
@@ -81,13 +94,10 @@ describe('the run-scoped key-value store', () => {
     runs.createRun({ id: 'r', goal: 'g', policy: 'balanced', options: { modelUrl: 'http://127.0.0.1:1/v1', model: 'm', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10, verification: 'checks', repairBudget: 2, maxReplans: 3 }, now: '2026-11-23T00:00:00.000Z' });
     runs.putFact('r', 'step:a:result', 'first', '2026-11-23T00:00:00.000Z');
     runs.putFact('r', 'step:a:result', 'second', '2026-11-23T00:00:01.000Z');
-    const offered: string[] = [];
-    const context = { runId: 'r', runs, options: {}, promoteFacts: (runId: string) => offered.push(runId) } as unknown as RunContext;
+    const context = { runId: 'r', runs, memory: null } as unknown as RunContext;
     for (const status of ['failed', 'stopped', 'paused', 'budget_exhausted'] as const) endWorkingMemory(context, status);
     expect([...runs.facts('r')]).toEqual([['step:a:result', 'second']]);
-    expect(offered).toEqual([]);
     endWorkingMemory(context, 'rejected');
-    expect(offered).toEqual(['r']);
     expect(runs.facts('r').size).toBe(0);
   });
 });

@@ -41,15 +41,11 @@ describe('openDatabase', () => {
       expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(store.db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
       const tables = (store.db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table')").all() as { name: string }[]).map((row) => row.name);
-      for (const table of ['runs', 'steps', 'events', 'model_calls', 'tool_calls', 'approvals', 'budget_ledger', 'estops', 'settings', 'memory', 'memory_vec']) {
+      for (const table of ['runs', 'steps', 'events', 'model_calls', 'tool_calls', 'approvals', 'budget_ledger', 'estops', 'settings', 'memory_items', 'memory_fts', 'memory_embeddings']) {
         expect(tables).toContain(table);
       }
-      store.db.prepare('INSERT INTO memory_vec (rowid, embedding) VALUES (?, ?)').run(1n, JSON.stringify(Array.from({ length: 384 }, (_, i) => (i === 0 ? 1 : 0))));
-      store.db.prepare('INSERT INTO memory_vec (rowid, embedding) VALUES (?, ?)').run(2n, JSON.stringify(Array.from({ length: 384 }, (_, i) => (i === 1 ? 1 : 0))));
-      const nearest = store.db
-        .prepare('SELECT rowid FROM memory_vec WHERE embedding MATCH ? ORDER BY distance LIMIT 1')
-        .get(JSON.stringify(Array.from({ length: 384 }, (_, i) => (i === 1 ? 0.9 : 0.1)))) as { rowid: number };
-      expect(nearest.rowid).toBe(2);
+      const distance = store.db.prepare('SELECT vec_distance_cosine(vec_f32(?), vec_f32(?)) AS d').get(JSON.stringify([1, 0, 0]), JSON.stringify([0, 1, 0])) as { d: number };
+      expect(distance.d).toBeCloseTo(1);
     } finally {
       store.close();
     }

@@ -1,0 +1,283 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { ArchonError } from '../../shared/errors';
+import { MemoryItemSchema, type MemoryItem, type MemoryKind, type MemorySource } from '../../shared/schemas/memory';
+import type { SqliteDatabase } from '../store/open-database';
+import type { SecretRedactor } from '../secrets/redactor';
+import { lexicalQuery } from './lexical-query';
+import { fuseRankings, type RankedList } from './rank-fusion';
+import { mergeForBound } from './bound-summary';
+
+/** What a caller gives to store a memory; the store gives it an id, a time and redacts it. */
+export interface NewMemoryItem {
+  kind: MemoryKind;
+  text: string;
+  source?: MemorySource | null;
+  evidence?: string[];
+  appliesTo?: string | null;
+  pinned?: boolean;
+}
+
+/** The query's embedding, for vector search among items embedded with the same model. */
+export interface QueryEmbedding {
+  model: string;
+  vector: readonly number[];
+}
+
+export interface MemorySearchOptions {
+  limit: number;
+  kinds?: readonly MemoryKind[];
+  embedding?: QueryEmbedding | null;
+  /** Vector matches below this cosine similarity are left out (default MIN_SIMILARITY). */
+  minSimilarity?: number;
+}
+
+export interface ScoredMemory {
+  item: MemoryItem;
+  /** The fused rank score: higher is more relevant. */
+  score: number;
+  /** Which retrievals found it; `recent` alone means neither search did (the fallback). */
+  matchedBy: ('vector' | 'lexical' | 'recent')[];
+}
+
+export interface MemoryStoreOptions {
+  /** Settings.memoryMaxItems: beyond it the least recently used unpinned items are summarised, then expire. */
+  maxItems: () => number;
+  now?: () => string;
+}
+
+export const MIN_SIMILARITY = 0.5;
+/** How many items each retrieval proposes before fusion. */
+const CANDIDATES = 50;
+/** How many recent items stand in when neither search finds anything. */
+const RECENT_FALLBACK = 3;
+const MIN_ID_PREFIX = 4;
+/** Most recently used (or, never used, made) first. */
+const RECENCY_ORDER = 'coalesce(m.last_used_at, m.created_at) DESC, m.seq DESC';
+
+const RowSchema = z.object({
+  seq: z.number(),
+  id: z.string(),
+  kind: z.string(),
+  text: z.string(),
+  source_run_id: z.string().nullable(),
+  source_step_id: z.string().nullable(),
+  evidence_json: z.string(),
+  applies_to: z.string().nullable(),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+  pinned: z.number(),
+});
+type Row = z.infer<typeof RowSchema>;
+
+const COLUMNS = 'm.seq, m.id, m.kind, m.text, m.source_run_id, m.source_step_id, m.evidence_json, m.applies_to, m.created_at, m.last_used_at, m.pinned';
+
+function toItem(row: unknown): MemoryItem {
+  const r: Row = RowSchema.parse(row);
+  return MemoryItemSchema.parse({
+    id: r.id,
+    kind: r.kind,
+    text: r.text,
+    source: r.source_run_id ? { runId: r.source_run_id, stepId: r.source_step_id } : null,
+    evidence: JSON.parse(r.evidence_json),
+    appliesTo: r.applies_to,
+    createdAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+    pinned: r.pinned === 1,
+  });
+}
+
+function kindFilter(kinds: readonly MemoryKind[] | undefined): { sql: string; params: string[] } {
+  if (!kinds || kinds.length === 0) return { sql: '', params: [] };
+  return { sql: ` AND m.kind IN (${kinds.map(() => '?').join(', ')})`, params: [...kinds] };
+}
+
+function vectorBlob(vector: readonly number[]): Buffer {
+  const floats = Float32Array.from(vector);
+  return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength);
+}
+
+/**
+ * Long-term memory in archon.db: items with provenance, FTS5 over their text, and embeddings (any
+ * dimension, one model's per item) compared with sqlite-vec. Secrets are redacted before a write.
+ */
+export class MemoryStore {
+  private readonly now: () => string;
+
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly secrets: SecretRedactor,
+    private readonly options: MemoryStoreOptions,
+  ) {
+    this.now = options.now ?? (() => new Date().toISOString());
+  }
+
+  add(input: NewMemoryItem): MemoryItem {
+    const id = randomBytes(6).toString('hex');
+    const text = this.secrets.redact(input.text);
+    const appliesTo = input.appliesTo ? this.secrets.redact(input.appliesTo) : null;
+    const candidate = MemoryItemSchema.parse({
+      id,
+      kind: input.kind,
+      text,
+      source: input.source ?? null,
+      evidence: input.evidence ?? [],
+      appliesTo,
+      createdAt: this.now(),
+      lastUsedAt: null,
+      pinned: input.pinned ?? false,
+    });
+    this.db.transaction(() => {
+      this.insert(candidate);
+      this.enforceBound();
+    })();
+    return this.get(id) ?? candidate;
+  }
+
+  get(id: string): MemoryItem | null {
+    const row = this.db.prepare(`SELECT ${COLUMNS} FROM memory_items m WHERE m.id = ?`).get(id);
+    return row === undefined ? null : toItem(row);
+  }
+
+  /** An item's full id from its id or a unique prefix; a clear error names what to do otherwise. */
+  resolveId(reference: string): string {
+    if (this.get(reference)) return reference;
+    const matches = reference.length >= MIN_ID_PREFIX ? (this.db.prepare('SELECT id FROM memory_items WHERE substr(id, 1, ?) = ? LIMIT 2').all(reference.length, reference) as { id: string }[]) : [];
+    if (matches.length === 1 && matches[0]) return matches[0].id;
+    if (matches.length > 1) throw new ArchonError('VALIDATION_FAILED', `More than one memory starts with ${reference}; give more of its id (\`archon memory list\` shows them).`);
+    throw new ArchonError('NOT_FOUND', `There is no memory ${reference}. See \`archon memory list\` or \`archon memory search "<query>"\` for the ids.`);
+  }
+
+  /** Newest first. */
+  list(options: { kind?: MemoryKind; limit: number }): MemoryItem[] {
+    const filter = kindFilter(options.kind ? [options.kind] : undefined);
+    const rows = this.db.prepare(`SELECT ${COLUMNS} FROM memory_items m WHERE 1 = 1${filter.sql} ORDER BY m.seq DESC LIMIT ?`).all(...filter.params, options.limit);
+    return rows.map(toItem);
+  }
+
+  count(): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM memory_items').get() as { n: number }).n;
+  }
+
+  /**
+   * Vector and lexical matches fused by reciprocal rank, recency breaking near-ties; vector matches
+   * under the similarity threshold are left out. Neither finding anything: the most recent items.
+   */
+  search(query: string, options: MemorySearchOptions): ScoredMemory[] {
+    const rankings: RankedList[] = [];
+    const vector = options.embedding ? this.vectorMatches(options.embedding, options.kinds, options.minSimilarity ?? MIN_SIMILARITY) : [];
+    if (vector.length > 0) rankings.push({ name: 'vector', ids: vector });
+    const lexical = this.lexicalMatches(query, options.kinds);
+    if (lexical.length > 0) rankings.push({ name: 'lexical', ids: lexical });
+    const found = new Set(rankings.flatMap((ranking) => ranking.ids));
+    const recent = found.size > 0 ? this.byRecency([...found]) : this.recent(options.kinds, RECENT_FALLBACK);
+    const fused = fuseRankings(rankings, { name: 'recent', ids: recent }).slice(0, options.limit);
+    return fused.flatMap((entry) => {
+      const item = this.get(entry.id);
+      return item ? [{ item, score: entry.score, matchedBy: entry.matchedBy as ScoredMemory['matchedBy'] }] : [];
+    });
+  }
+
+  forget(id: string): boolean {
+    return this.db.prepare('DELETE FROM memory_items WHERE id = ?').run(id).changes > 0;
+  }
+
+  pin(id: string, pinned: boolean): MemoryItem {
+    const fullId = this.resolveId(id);
+    this.db.prepare('UPDATE memory_items SET pinned = ? WHERE id = ?').run(pinned ? 1 : 0, fullId);
+    return this.get(fullId) as MemoryItem;
+  }
+
+  /** New text (redacted); its embedding is dropped, to be made again from the new text. */
+  update(id: string, text: string): MemoryItem {
+    const fullId = this.resolveId(id);
+    const clean = MemoryItemSchema.shape.text.parse(this.secrets.redact(text));
+    this.db.transaction(() => {
+      this.db.prepare('UPDATE memory_items SET text = ? WHERE id = ?').run(clean, fullId);
+      this.db.prepare('DELETE FROM memory_embeddings WHERE seq = (SELECT seq FROM memory_items WHERE id = ?)').run(fullId);
+    })();
+    return this.get(fullId) as MemoryItem;
+  }
+
+  /** Marks items as used now (recalled), which keeps them from the bound's summary. */
+  touch(ids: readonly string[]): void {
+    const now = this.now();
+    const statement = this.db.prepare('UPDATE memory_items SET last_used_at = ? WHERE id = ?');
+    this.db.transaction(() => {
+      for (const id of ids) statement.run(now, id);
+    })();
+  }
+
+  setEmbedding(id: string, model: string, vector: readonly number[]): void {
+    this.db
+      .prepare('INSERT OR REPLACE INTO memory_embeddings (seq, model, dimensions, embedding) SELECT seq, ?, ?, ? FROM memory_items WHERE id = ?')
+      .run(model, vector.length, vectorBlob(vector), id);
+  }
+
+  /** Items with no embedding from `model`, newest first: what to embed next. */
+  missingEmbeddings(model: string, limit: number): { id: string; text: string }[] {
+    return this.db
+      .prepare('SELECT m.id, m.text FROM memory_items m LEFT JOIN memory_embeddings e ON e.seq = m.seq AND e.model = ? WHERE e.seq IS NULL ORDER BY m.seq DESC LIMIT ?')
+      .all(model, limit) as { id: string; text: string }[];
+  }
+
+  private insert(item: MemoryItem): void {
+    this.db
+      .prepare(
+        'INSERT INTO memory_items (id, kind, text, source_run_id, source_step_id, evidence_json, applies_to, created_at, last_used_at, pinned) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(item.id, item.kind, item.text, item.source?.runId ?? null, item.source?.stepId ?? null, JSON.stringify(item.evidence), item.appliesTo, item.createdAt, item.lastUsedAt, item.pinned ? 1 : 0);
+  }
+
+  private vectorMatches(embedding: QueryEmbedding, kinds: readonly MemoryKind[] | undefined, minSimilarity: number): string[] {
+    const filter = kindFilter(kinds);
+    const rows = this.db
+      .prepare(
+        `SELECT m.id, vec_distance_cosine(e.embedding, ?) AS distance FROM memory_embeddings e JOIN memory_items m ON m.seq = e.seq
+         WHERE e.model = ? AND e.dimensions = ?${filter.sql} ORDER BY distance, ${RECENCY_ORDER} LIMIT ?`,
+      )
+      .all(vectorBlob(embedding.vector), embedding.model, embedding.vector.length, ...filter.params, CANDIDATES) as { id: string; distance: number }[];
+    return rows.filter((row) => 1 - row.distance >= minSimilarity).map((row) => row.id);
+  }
+
+  private lexicalMatches(query: string, kinds: readonly MemoryKind[] | undefined): string[] {
+    const match = lexicalQuery(query);
+    if (!match) return [];
+    const filter = kindFilter(kinds);
+    const rows = this.db
+      .prepare(`SELECT m.id FROM memory_fts f JOIN memory_items m ON m.seq = f.rowid WHERE memory_fts MATCH ?${filter.sql} ORDER BY bm25(memory_fts), ${RECENCY_ORDER} LIMIT ?`)
+      .all(match, ...filter.params, CANDIDATES) as { id: string }[];
+    return rows.map((row) => row.id);
+  }
+
+  private byRecency(ids: readonly string[]): string[] {
+    const rows = this.db
+      .prepare(`SELECT m.id FROM memory_items m WHERE m.id IN (${ids.map(() => '?').join(', ')}) ORDER BY ${RECENCY_ORDER}`)
+      .all(...ids) as { id: string }[];
+    return rows.map((row) => row.id);
+  }
+
+  private recent(kinds: readonly MemoryKind[] | undefined, limit: number): string[] {
+    const filter = kindFilter(kinds);
+    const rows = this.db.prepare(`SELECT m.id FROM memory_items m WHERE 1 = 1${filter.sql} ORDER BY m.seq DESC LIMIT ?`).all(...filter.params, limit) as { id: string }[];
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * Over the bound, the least recently used unpinned items (the excess and a hundredth of the bound,
+   * so this runs once per many adds) are merged into one summary item and expire.
+   */
+  private enforceBound(): void {
+    const max = this.options.maxItems();
+    const excess = this.count() - max;
+    if (excess <= 0) return;
+    const batch = this.db
+      .prepare(`SELECT ${COLUMNS} FROM memory_items m WHERE m.pinned = 0 ORDER BY coalesce(m.last_used_at, m.created_at), m.seq LIMIT ?`)
+      .all(Math.max(2, excess + 1 + Math.ceil(max / 100)))
+      .map(toItem);
+    if (batch.length === 0) return;
+    const remove = this.db.prepare('DELETE FROM memory_items WHERE id = ?');
+    for (const item of batch) remove.run(item.id);
+    if (batch.length > 1) this.insert(MemoryItemSchema.parse({ ...mergeForBound(batch), id: randomBytes(6).toString('hex'), createdAt: this.now(), lastUsedAt: null, pinned: false }));
+  }
+}
