@@ -58,6 +58,7 @@ export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]
     plan: null,
     gradient: new GoalGradient(),
     model: { baseUrl: '', model: '', chat: () => Promise.reject(new Error('no model in this bench')) },
+    contextWindow: null,
     approvals: approveAll,
     toolApproval: {},
     runs: runtime.store.runs,

@@ -11,6 +11,7 @@ import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
 import type { DialectName } from '../model/dialects/dialect';
 import { estimateTokens, type ChatRequest, type ChatResponse, type ModelClient, type ModelMode } from '../model/chat';
+import type { ContextWindow } from '../model/context-window';
 import type { RunStore } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
 import type { GoalGradient } from './goal-gradient';
@@ -35,6 +36,8 @@ export interface RunContext {
   /** Tools whose later calls a person approved for the rest of the run ("approve all like this"), with their side-effect class. */
   toolGrants: Set<string>;
   model: ModelClient;
+  /** The model's context when known: a step's history is compacted to stay within its share. */
+  contextWindow: ContextWindow | null;
   approvals: ApprovalChannel;
   /** The operator's per-tool approval overrides (Settings). */
   toolApproval: Readonly<Record<string, ToolApprovalOverride>>;

@@ -31,6 +31,7 @@ import { executeStep } from './step-executor';
 import { GoalGradient } from './goal-gradient';
 import { earlierRunBrief } from './follow-up';
 import { recoveryFor } from './recovery';
+import { endWorkingMemory } from './working-memory';
 import type { MemoryStore } from '../memory/memory-store';
 import type { Embedder } from '../memory/embedder';
 import { RunMemory } from '../memory/recall';
@@ -70,6 +71,7 @@ export interface RunResult {
 
 function finish(context: RunContext, status: RunStatus, outcome: { answer?: string; error?: string }): RunResult {
   context.runs.setRunStatus(context.runId, status, context.now().toISOString(), outcome);
+  endWorkingMemory(context, status);
   if (status === 'completed') context.events.append(context.runId, 'run.completed', { answer: outcome.answer ?? '' });
   else if (status === 'stopped') context.events.append(context.runId, 'run.stopped', { reason: outcome.error ?? 'Stopped.' });
   else if (status === 'paused') context.events.append(context.runId, 'run.paused', { reason: outcome.error ?? 'Paused.', whatToDo: `When the cause is fixed, continue it with \`archon resume ${context.runId}\` (or Resume in the app).` });
@@ -216,6 +218,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     lockedTools: new Set(),
     toolGrants: new Set(),
     model: run.model,
+    contextWindow: run.probe.contextLength === null ? null : { contextLength: run.probe.contextLength, source: run.probe.contextSource },
     approvals: dependencies.approvals,
     toolApproval: dependencies.toolApproval ?? {},
     expiryMs: dependencies.expiryMs ?? {},

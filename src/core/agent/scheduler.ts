@@ -4,6 +4,7 @@ import type { StepStatus } from '../../shared/schemas/run';
 import { dependentsOf } from '../planner/validate-plan';
 import type { RunContext } from './run-context';
 import { isRunLevel, type StepOutcome } from './step-executor';
+import { rememberResult } from './working-memory';
 
 export interface StepState {
   status: StepStatus;
@@ -134,6 +135,7 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
     }
     if (outcome.status === 'completed') {
       setState(step, 'completed', { result: outcome.result });
+      rememberResult(context, step.id, outcome.result);
       context.events.append(context.runId, 'step.completed', { stepId: step.id, result: outcome.result });
     } else await fail(step, outcome.reason);
   };

@@ -5,10 +5,12 @@ import { textProtocolInstructions } from '../model/text-protocol';
 import { asStoreError } from '../store/open-database';
 import { reviewResult } from './result-review';
 import { availableTools, callModel, type RunContext } from './run-context';
+import { compactIfNeeded } from './step-compaction';
 import { StepConversation } from './step-conversation';
 import { recallFor } from './run-memory';
 import { actOn, guardFor, type AssistantMessage, type TurnOutcome } from './step-turn';
 import { capObservation, observationOf, runToolCall } from './tool-call';
+import { dependencyFacts } from './working-memory';
 
 export type StepOutcome = { status: 'completed'; result: string } | { status: 'failed'; reason: string };
 
@@ -26,6 +28,8 @@ function stepBrief(context: RunContext, step: PlanStep, dependencyResults: Reado
     lines.push('Results of the steps this one depends on:');
     for (const [id, result] of dependencyResults) lines.push(`- ${id}: ${capObservation(result, 4000)}`);
   }
+  const facts = dependencyFacts(context, [...dependencyResults.keys()]);
+  if (facts.length > 0) lines.push('Facts those steps kept (working memory):', ...facts);
   return lines.join('\n');
 }
 
@@ -84,7 +88,8 @@ export async function executeStep(context: RunContext, step: PlanStep, dependenc
     for (let iteration = conversation.modelTurns(); iteration < context.options.maxIterations; iteration++) {
       context.signal.throwIfAborted();
       const tools = context.mode === 'native' ? availableTools(context).specs() : undefined;
-      const response = await callModel(context, { purpose: 'step', messages: conversation.messages, tools: tools && tools.length > 0 ? tools : undefined }, step.id);
+      await compactIfNeeded(context, step, conversation);
+      const response = await callModel(context, { purpose: 'step', messages: conversation.sent(), tools: tools && tools.length > 0 ? tools : undefined }, step.id);
       const message: AssistantMessage = {
         role: 'assistant',
         content: response.content || null,

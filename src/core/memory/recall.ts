@@ -1,11 +1,12 @@
 import type { MemoryItem } from '../../shared/schemas/memory';
 import type { Log } from '../log';
 import { conservativeTokens } from '../model/context-window';
+import { CONTEXT_SHARES } from './compaction';
 import type { Embedder } from './embedder';
 import type { MemoryStore, NewMemoryItem, QueryEmbedding, ScoredMemory } from './memory-store';
 
-/** Seed 001's share of the context for what is retrieved: 50% history, 30% retrieved, 20% template. */
-export const RECALL_SHARE = 0.3;
+/** Seed 001's share of the context for what is retrieved (compaction.ts). */
+export const RECALL_SHARE = CONTEXT_SHARES.retrieved;
 /** The most items one request is given. */
 export const RECALL_LIMIT = 5;
 /** The context assumed when the server reports none and the operator set none. */

@@ -257,4 +257,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX memory_embeddings_model ON memory_embeddings (model, dimensions);
     `,
   },
+  {
+    name: 'working memory: the notes that replace a step\'s summarised turns, and the facts a run\'s steps hand each other',
+    sql: `
+      CREATE TABLE step_compactions (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        step_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        through INTEGER NOT NULL,
+        note TEXT NOT NULL,
+        PRIMARY KEY (run_id, step_id, attempt, through)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE run_facts (
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, key)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

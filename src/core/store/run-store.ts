@@ -221,6 +221,37 @@ export class RunStore {
     return rows.map((row) => JSON.parse(row.message_json) as ChatMessage);
   }
 
+  /** A note now stands for the step's turns before `through`; the turns themselves stay in step_turns. */
+  saveCompaction(key: { runId: string; stepId: string; attempt: number }, compaction: { through: number; note: string }): void {
+    this.db
+      .prepare('INSERT INTO step_compactions (run_id, step_id, attempt, through, note) VALUES (?, ?, ?, ?, ?)')
+      .run(key.runId, key.stepId, key.attempt, compaction.through, this.clean(compaction.note));
+  }
+
+  /** The latest compaction of a step's conversation: what a resumed step sends in place of the turns it covers. */
+  compaction(key: { runId: string; stepId: string; attempt: number }): { through: number; note: string } | null {
+    const row = this.db
+      .prepare('SELECT through, note FROM step_compactions WHERE run_id = ? AND step_id = ? AND attempt = ? ORDER BY through DESC LIMIT 1')
+      .get(key.runId, key.stepId, key.attempt) as { through: number; note: string } | undefined;
+    return row ?? null;
+  }
+
+  /** The run's working memory (docs/model-protocol.md, "Working memory"): one value a key, the latest kept. */
+  putFact(runId: string, key: string, value: string, now: string): void {
+    this.db
+      .prepare('INSERT INTO run_facts (run_id, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at')
+      .run(runId, key, this.clean(value), now);
+  }
+
+  facts(runId: string): Map<string, string> {
+    const rows = this.db.prepare('SELECT key, value FROM run_facts WHERE run_id = ? ORDER BY key').all(runId) as { key: string; value: string }[];
+    return new Map(rows.map((row) => [row.key, row.value]));
+  }
+
+  clearFacts(runId: string): void {
+    this.db.prepare('DELETE FROM run_facts WHERE run_id = ?').run(runId);
+  }
+
   setStepStatus(runId: string, stepId: string, status: StepStatus, now: string, outcome: { result?: string; error?: string; waived?: boolean } = {}): void {
     const started = status === 'running' ? now : null;
     const ended = ['completed', 'failed', 'skipped', 'stopped'].includes(status) ? now : null;
