@@ -251,4 +251,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX memory_embeddings_model ON memory_embeddings (model, dimensions);
     `,
   },
+  {
+    name: 'the Dreamer: runs it has learned from, so none is dreamt twice',
+    sql: `
+      CREATE TABLE dreams (
+        run_id TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+        dreamt_at TEXT NOT NULL,
+        lessons INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
