@@ -75,6 +75,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
       verification: settings.verification,
       repairBudget: settings.repairBudget,
       maxReplans: settings.maxReplans,
+      embeddingModel: settings.embeddingModel,
       ...options.runDefaults,
     });
   };

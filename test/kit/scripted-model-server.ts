@@ -131,6 +131,12 @@ export interface ModelServerOptions {
   /** llama.cpp's /props and /slots, when set. */
   llamaCpp?: { contextLength: number; slots: number };
   embeddingDimensions?: number;
+  /**
+   * How /v1/embeddings answers: `hashed` (default), a vector per whole text; `bag-of-words`, the sum of
+   * a vector per word, so texts that share words are similar; `unavailable`, HTTP 404 as a server
+   * without an embedding model answers.
+   */
+  embeddings?: 'hashed' | 'bag-of-words' | 'unavailable';
   /** Listen on this port (a server restarted where the old one was); any free port when unset. */
   port?: number;
 }
@@ -281,15 +287,26 @@ function writeStream(response: ServerResponse, body: ChatRequestBody, reply: Ans
   response.end('data: [DONE]\n\n');
 }
 
-function embedding(text: string, dimensions: number): number[] {
+function normalised(values: number[]): number[] {
+  const norm = Math.hypot(...values) || 1;
+  return values.map((value) => value / norm);
+}
+
+/** The sum of a hashed vector per word (lower-cased): texts that share words point the same way. */
+function wordsEmbedding(text: string, dimensions: number): number[] {
+  const sum = new Array<number>(dimensions).fill(0);
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) hashedEmbedding(word, dimensions).forEach((value, index) => (sum[index] = (sum[index] ?? 0) + value));
+  return normalised(sum);
+}
+
+function hashedEmbedding(text: string, dimensions: number): number[] {
   const values: number[] = [];
   let block = createHash('sha256').update(text).digest();
   while (values.length < dimensions) {
     for (const byte of block) if (values.length < dimensions) values.push(byte / 127.5 - 1);
     block = createHash('sha256').update(block).digest();
   }
-  const norm = Math.hypot(...values) || 1;
-  return values.map((value) => value / norm);
+  return normalised(values);
 }
 
 export async function startModelServer(options: ModelServerOptions): Promise<ScriptedModelServer> {
@@ -382,8 +399,10 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
         return json(response, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', type: 'llm', state: 'loaded', max_context_length: 131072, loaded_context_length: reported.loaded })) });
       }
       if (path === '/v1/embeddings' && request.method === 'POST') {
+        if (options.embeddings === 'unavailable') return json(response, 404, { error: { message: `model "${String(body.model)}" not found, try pulling it first`, type: 'api_error' } });
         const inputs = Array.isArray(body.input) ? body.input : [body.input ?? ''];
         const dimensions = options.embeddingDimensions ?? 384;
+        const embedding = options.embeddings === 'bag-of-words' ? wordsEmbedding : hashedEmbedding;
         return json(response, 200, {
           object: 'list',
           model: body.model ?? 'scripted-embedding',

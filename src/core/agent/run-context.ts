@@ -14,6 +14,7 @@ import { estimateTokens, type ChatRequest, type ChatResponse, type ModelClient, 
 import type { RunStore } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
 import type { GoalGradient } from './goal-gradient';
+import type { RunMemory } from '../memory/recall';
 
 /** Everything one run's code needs, passed down explicitly: no globals, one signal for the run. */
 export interface RunContext {
@@ -42,6 +43,8 @@ export interface RunContext {
   plan: Plan | null;
   /** The Goal Gradient Solver: the run's gap to its goal, measured after each failure and repair. */
   gradient: GoalGradient;
+  /** Long-term memory for this run: null (or absent) when memory is off (`--no-memory`, Settings). */
+  memory?: RunMemory | null;
   /** For a follow-up: the earlier run's goal, plan and answer (see follow-up.ts). */
   earlierRun?: string | null;
   runs: RunStore;

@@ -31,6 +31,10 @@ import { executeStep } from './step-executor';
 import { GoalGradient } from './goal-gradient';
 import { earlierRunBrief } from './follow-up';
 import { recoveryFor } from './recovery';
+import type { MemoryStore } from '../memory/memory-store';
+import type { Embedder } from '../memory/embedder';
+import { RunMemory } from '../memory/recall';
+import { recallFor, recordEpisode, rememberStepResult } from './run-memory';
 
 export const DEFAULT_CONCURRENCY = 4;
 
@@ -48,8 +52,10 @@ export interface RunEngineDependencies {
   /** Model prices the operator set (Settings), and a price for this run's model (a flag), which wins. */
   modelPrices?: Readonly<Record<string, ModelPrice>>;
   price?: ModelPrice | null;
-  /** Probes the endpoint and returns a client for the model it settled on. */
-  connect(options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient }>;
+  /** Probes the endpoint and returns a client for the model it settled on (and an embedder, for vector recall). */
+  connect(options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient; embedder?: Embedder | null }>;
+  /** Long-term memory; absent when Settings turn memory off. */
+  memory?: MemoryStore;
   now?: () => Date;
   newId?: () => string;
   log?: Log;
@@ -69,6 +75,7 @@ function finish(context: RunContext, status: RunStatus, outcome: { answer?: stri
   else if (status === 'paused') context.events.append(context.runId, 'run.paused', { reason: outcome.error ?? 'Paused.', whatToDo: `When the cause is fixed, continue it with \`archon resume ${context.runId}\` (or Resume in the app).` });
   else context.events.append(context.runId, 'run.failed', { error: outcome.error ?? 'The run failed.' });
   context.events.flush();
+  if (status !== 'paused') recordEpisode(context, status, outcome);
   return { runId: context.runId, status, answer: outcome.answer ?? null, error: outcome.error ?? null };
 }
 
@@ -139,8 +146,9 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     if (existing) context.gradient = GoalGradient.fromEvents(context.runs.events(context.runId, Number.MAX_SAFE_INTEGER));
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
+      const memory = await recallFor(context, context.goal, null);
       plan = await approvePlan(context, (feedback) =>
-          planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun),
+          planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun, memory),
         (candidate) => announcePlanVerdict(context, candidate),
       );
       context.runs.savePlan(context.runId, plan.steps);
@@ -149,7 +157,10 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     context.plan = plan;
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
-    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results), recoveryFor(context));
+    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results).then((outcome) => {
+      if (outcome.status === 'completed') rememberStepResult(context, step, outcome.result);
+      return outcome;
+    }), recoveryFor(context));
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) return finish(context, 'failed', { error: unfinishedError(context, unfinished.map((step) => step.id)) });
@@ -177,6 +188,7 @@ interface ContextInput {
   model: ModelClient;
   probe: EndpointProbe;
   tools: ToolRegistry;
+  embedder?: Embedder | null;
 }
 
 function createContext(dependencies: RunEngineDependencies, run: ContextInput, signal: AbortSignal): RunContext {
@@ -211,6 +223,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     plan: null,
     gradient: new GoalGradient(),
     earlierRun: earlierRunBrief(dependencies.runs, run.options.followUpOf),
+    memory: dependencies.memory && run.options.memory !== false ? new RunMemory(dependencies.memory, run.embedder ?? null, run.probe.contextLength, dependencies.log) : null,
     runs: dependencies.runs,
     events: dependencies.events,
     log: dependencies.log,
@@ -241,7 +254,7 @@ function priceOf(dependencies: RunEngineDependencies, options: RunOptions): Pric
 /** `archon run`: refuse while the stop is latched, probe the endpoint (nothing is created if it is unreachable), then run the goal to its end; a cost cap without a price refuses it too. */
 export async function startRun(dependencies: RunEngineDependencies, goal: string, options: RunOptions, signal: AbortSignal, runId = (dependencies.newId ?? randomUUID)()): Promise<RunResult> {
   dependencies.estop?.assertArmed();
-  const { probe, model } = await dependencies.connect(options, signal);
+  const { probe, model, embedder } = await dependencies.connect(options, signal);
   dependencies.estop?.assertArmed();
   const connected = { ...options, model: probe.model };
   const resolved = { ...connected, price: settlePrice(priceOf(dependencies, connected), connected) };
@@ -251,7 +264,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   dependencies.runs.createRun({ id: runId, goal, policy: resolved.policy, options: resolved, now: now().toISOString() });
   const lease = leaseRun(dependencies.runs, runId);
   try {
-    const context = createContext(dependencies, { runId, goal, options: resolved, model, probe, tools }, signal);
+    const context = createContext(dependencies, { runId, goal, options: resolved, model, probe, tools, embedder }, signal);
     lease.onLost((error) => context.stopRun(error));
     lease.onControl((control) => context.stopRun(runControlError(runId, control)));
     context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
@@ -310,10 +323,10 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
   const lease = leaseRun(dependencies.runs, runId);
   try {
     const options = { ...stored.options, ...overrides };
-    const { probe, model } = await dependencies.connect(options, signal);
+    const { probe, model, embedder } = await dependencies.connect(options, signal);
     const resolved = { ...options, model: probe.model };
     const tools = await dependencies.tools(resolved, signal);
-    const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: resolved, model, probe, tools }, signal);
+    const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: resolved, model, probe, tools, embedder }, signal);
     lease.onLost((error) => context.stopRun(error));
     lease.onControl((control) => context.stopRun(runControlError(runId, control)));
     context.runs.expireStaleApprovals(runId, context.now().toISOString());

@@ -39,6 +39,7 @@ function engineDependencies(launch: RunLaunch): RunEngineDependencies {
     modelPrices: settings.modelPrices,
     price: launch.price,
     connect: launch.connect,
+    memory: settings.memory ? runtime.store.memory : undefined,
     now: runtime.now,
   };
 }

@@ -6,6 +6,7 @@ import { asStoreError } from '../store/open-database';
 import { reviewResult } from './result-review';
 import { availableTools, callModel, type RunContext } from './run-context';
 import { StepConversation } from './step-conversation';
+import { recallFor } from './run-memory';
 import { actOn, guardFor, type AssistantMessage, type TurnOutcome } from './step-turn';
 import { capObservation, observationOf, runToolCall } from './tool-call';
 
@@ -18,8 +19,8 @@ function stepPrompt(context: RunContext): string {
   return context.mode === 'native' ? base : `${base}\n\n${textProtocolInstructions(availableTools(context).specs())}`;
 }
 
-function stepBrief(context: RunContext, step: PlanStep, dependencyResults: ReadonlyMap<string, string>): string {
-  const lines = [...(context.earlierRun ? [context.earlierRun, ''] : []), `Goal: ${context.goal}`, `Step ${step.id}: ${step.description}`];
+function stepBrief(context: RunContext, step: PlanStep, dependencyResults: ReadonlyMap<string, string>, memory: string | null): string {
+  const lines = [...(context.earlierRun ? [context.earlierRun, ''] : []), ...(memory ? [memory, ''] : []), `Goal: ${context.goal}`, `Step ${step.id}: ${step.description}`];
   if (step.expected_output) lines.push(`Expected output: ${step.expected_output}`);
   if (dependencyResults.size > 0) {
     lines.push('Results of the steps this one depends on:');
@@ -60,9 +61,12 @@ export function isRunLevel(error: unknown): boolean {
  * reply whose calls were under way is acted on again, its recorded results fed back.
  */
 export async function executeStep(context: RunContext, step: PlanStep, dependencyResults: ReadonlyMap<string, string>): Promise<StepOutcome> {
-  const conversation = StepConversation.open(context.runs, { runId: context.runId, stepId: step.id, attempt: context.runs.stepAttempt(context.runId, step.id) }, () => [
+  const key = { runId: context.runId, stepId: step.id, attempt: context.runs.stepAttempt(context.runId, step.id) };
+  // Recalled once, when the step's conversation starts; a resumed step keeps the brief it was given.
+  const memory = context.runs.turns(key.runId, key.stepId, key.attempt).length === 0 ? await recallFor(context, `${step.description}\n${context.goal}`, step.id) : null;
+  const conversation = StepConversation.open(context.runs, key, () => [
     { role: 'system', content: stepPrompt(context) },
-    { role: 'user', content: stepBrief(context, step, dependencyResults) },
+    { role: 'user', content: stepBrief(context, step, dependencyResults, memory) },
   ]);
   const pending = conversation.unansweredReply();
   const guard = guardFor(context, conversation, pending?.position ?? conversation.messages.length);

@@ -3,6 +3,7 @@ import type { ModelClient } from './chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
 import { probeEndpoint } from './endpoint-probe';
 import { createOpenAIModelClient } from './model-client';
+import { Embedder } from '../memory/embedder';
 import type { RetryPolicy } from './retry-policy';
 
 export interface ModelCredentials {
@@ -13,12 +14,16 @@ export interface ModelCredentials {
   contextLength?: () => number | null;
 }
 
-/** Probe the run's endpoint, then make the client for the model the probe settled on. */
+/** Probe the run's endpoint, then make the client for the model the probe settled on (and the embedder, when the run names an embedding model). */
 export function modelConnector(credentials: ModelCredentials) {
-  return async (options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient }> => {
+  return async (options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient; embedder: Embedder | null }> => {
     const apiKey = credentials.apiKeyFor?.(options.modelUrl);
     const probe = await probeEndpoint({ baseUrl: options.modelUrl, apiKey, model: options.model || undefined, contextLength: credentials.contextLength?.() ?? null, signal });
     const context = probe.contextLength === null ? null : { contextLength: probe.contextLength, source: probe.contextSource };
-    return { probe, model: createOpenAIModelClient({ baseUrl: options.modelUrl, model: probe.model, apiKey, retry: credentials.retry, streaming: probe.streaming, context }) };
+    return {
+      probe,
+      model: createOpenAIModelClient({ baseUrl: options.modelUrl, model: probe.model, apiKey, retry: credentials.retry, streaming: probe.streaming, context }),
+      embedder: options.embeddingModel ? new Embedder({ baseUrl: options.modelUrl, model: options.embeddingModel, apiKey }) : null,
+    };
   };
 }

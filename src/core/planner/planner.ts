@@ -105,12 +105,14 @@ async function submitPlan<T>(goal: string, dependencies: PlannerDependencies, me
 /**
  * Goal → validated plan. The plan must parse, match the schema and be a valid DAG; otherwise the
  * errors go back to the model, at most MAX_PLAN_REPAIRS times. `feedback` carries an operator's
- * words from a rejected plan into the request; `earlierRun`, a follow-up's earlier run.
+ * words from a rejected plan into the request; `earlierRun`, a follow-up's earlier run; `relevantMemory`,
+ * what long-term memory recalled for the goal.
  */
-export async function planGoal(goal: string, dependencies: PlannerDependencies, operatorFeedback: string[] = [], earlierRun: string | null = null): Promise<Plan> {
+export async function planGoal(goal: string, dependencies: PlannerDependencies, operatorFeedback: string[] = [], earlierRun: string | null = null, relevantMemory: string | null = null): Promise<Plan> {
+  const background = [earlierRun, relevantMemory].filter((part): part is string => part !== null);
   const messages: ChatMessage[] = [
     { role: 'system', content: plannerPrompt(dependencies.mode, dependencies.tools) },
-    { role: 'user', content: earlierRun ? `${earlierRun}\n\nGoal: ${goal}` : `Goal: ${goal}` },
+    { role: 'user', content: [...background, `Goal: ${goal}`].join('\n\n') },
     ...operatorFeedback.map((text): ChatMessage => ({ role: 'user', content: `The operator rejected the previous plan and said: ${text}` })),
   ];
   return submitPlan(goal, dependencies, messages, (plan) => {

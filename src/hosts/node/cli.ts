@@ -23,6 +23,7 @@ import { startHeadlessHost } from './headless-host';
 import { terminalConfirmation } from './terminal-confirmation';
 import { addMcpListFlags, listMcpServers, type McpListFlags } from './mcp-command';
 import { undoFromCli, type UndoFlags } from './undo-command';
+import { addMemoryListFlags, addMemoryOutputFlags, forgetMemory, listMemory, pinMemory, searchMemory, type MemoryListFlags } from './memory-command';
 import { addRunFlags, addRunSettingFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
 import { controlRunFromCli } from './stop-command';
 import { addDreamFlags, dreamFromCli, type DreamFlags } from './dream-command';
@@ -178,6 +179,34 @@ export function buildProgram(): Command {
       exitCode = await withRuntime(options, (runtime) => listMcpServers(runtime, options));
     },
   );
+  const memory = program.command('memory').description('long-term memory: what runs learned (facts, episodes, lessons) and your preferences');
+  addMemoryListFlags(memory.command('list').description('list memories, newest first').option(...dataDirOption)).action(async (options: MemoryListFlags & DataDirOption) => {
+    exitCode = await withRuntime(options, async (runtime) => listMemory(runtime, options));
+  });
+  addMemoryOutputFlags(memory.command('search').description('search memories by their words (FTS5), best first').argument('<query>').option(...dataDirOption)).action(
+    async (query: string, options: MemoryListFlags & DataDirOption) => {
+      exitCode = await withRuntime(options, async (runtime) => searchMemory(runtime, query, options));
+    },
+  );
+  memory
+    .command('forget')
+    .description('delete a memory (its id, or the start of it): exit 2 for an unknown id')
+    .argument('<id>')
+    .option(...dataDirOption)
+    .action(async (id: string, options: DataDirOption) => {
+      exitCode = await withRuntime(options, async (runtime) => forgetMemory(runtime, id));
+    });
+  for (const [name, pinned] of [['pin', true], ['unpin', false]] as const) {
+    memory
+      .command(name)
+      .description(pinned ? 'keep a memory however full memory gets: exit 2 for an unknown id' : 'let a pinned memory be summarised away again when memory is full')
+      .argument('<id>')
+      .option(...dataDirOption)
+      .action(async (id: string, options: DataDirOption) => {
+        exitCode = await withRuntime(options, async (runtime) => pinMemory(runtime, id, pinned));
+      });
+  }
+
   program
     .command('runs')
     .description('list runs')

@@ -42,6 +42,9 @@ export interface RunFlags {
   allowNetwork?: boolean;
   mcpConfig?: string;
   json?: boolean;
+  /** False with `--no-memory`. */
+  memory?: boolean;
+  embeddingModel?: string;
 }
 
 const EXIT_BY_STATUS: Partial<Record<RunStatus, number>> = { completed: 0, failed: 1, stopped: 3, budget_exhausted: 4, rejected: 5, paused: 6 };
@@ -98,6 +101,8 @@ export function addRunFlags(command: Command): Command {
     .addOption(new Option('--verify <mode>', "how each step's result is validated: off, deterministic checks, or checks and a critic model call (default: Settings, else checks)").choices(VerificationSchema.options))
     .addOption(new Option('--budget-preset <name>', 'named caps: seed-004 = 2,000 tokens a run, 10,000 a day').choices(['seed-004']))
     .option('--price <input,output>', "this run's model price in USD per million input and output tokens, e.g. 2.5,10 (default: Settings' model prices)", modelPrice)
+    .option('--no-memory', 'neither recall from nor store to long-term memory in this run')
+    .option('--embedding-model <name>', "the model server's embedding model, for vector recall from memory (default: Settings, else lexical recall only)")
     .option('--mcp-config <file>', 'MCP servers for this run, as Claude Desktop writes them: {"mcpServers": {...}} (added to those in Settings)')
     .option('--json', 'print one JSON event per line on stdout');
 }
@@ -194,6 +199,8 @@ export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags): RunOpti
     verification: flags.verify ?? settings.verification,
     repairBudget: settings.repairBudget,
     maxReplans: settings.maxReplans,
+    ...(flags.memory === false ? { memory: false } : {}),
+    embeddingModel: flags.embeddingModel ?? settings.embeddingModel,
   });
   if (!parsed.success) throw new ArchonError('CONFIG_INVALID', `Invalid run settings: ${describeZodError(parsed.error)}`);
   return parsed.data;
@@ -211,6 +218,8 @@ function overridesFrom(flags: RunFlags): Partial<RunOptions> {
   if (flags.maxIterations) overrides.maxIterations = flags.maxIterations;
   if (flags.verify) overrides.verification = flags.verify;
   if (flags.workspace) overrides.workspace = resolve(flags.workspace);
+  if (flags.memory === false) overrides.memory = false;
+  if (flags.embeddingModel) overrides.embeddingModel = flags.embeddingModel;
   return overrides;
 }
 

@@ -1,0 +1,93 @@
+import type { MemoryItem } from '../../shared/schemas/memory';
+import type { Log } from '../log';
+import { conservativeTokens } from '../model/context-window';
+import type { Embedder } from './embedder';
+import type { MemoryStore, NewMemoryItem, QueryEmbedding, ScoredMemory } from './memory-store';
+
+/** Seed 001's share of the context for what is retrieved: 50% history, 30% retrieved, 20% template. */
+export const RECALL_SHARE = 0.3;
+/** The most items one request is given. */
+export const RECALL_LIMIT = 5;
+/** The context assumed when the server reports none and the operator set none. */
+const ASSUMED_CONTEXT = 8192;
+/** Items without an embedding from the model are embedded this many at a time, newest first, as recall goes. */
+const EMBED_BATCH = 32;
+
+export const RELEVANT_MEMORY_HEADING = 'Relevant memory';
+
+/**
+ * A run's long-term memory: recall within its share of the model's context (vector search when the
+ * embedder answers, else FTS5 alone) and storing what the run learned. Storing never fails a run.
+ */
+export class RunMemory {
+  private warned = false;
+
+  constructor(
+    private readonly store: MemoryStore,
+    private readonly embedder: Embedder | null,
+    private readonly contextLength: number | null,
+    private readonly log?: Log,
+  ) {}
+
+  /** The items most relevant to `query` that fit the recall budget, marked used. */
+  async recall(query: string, signal: AbortSignal): Promise<ScoredMemory[]> {
+    const embedding = await this.queryEmbedding(query, signal);
+    const found = this.store.search(query, { limit: RECALL_LIMIT * 2, embedding });
+    const recalled = withinBudget(found, Math.floor((this.contextLength ?? ASSUMED_CONTEXT) * RECALL_SHARE)).slice(0, RECALL_LIMIT);
+    this.store.touch(recalled.map((entry) => entry.item.id));
+    return recalled;
+  }
+
+  remember(item: NewMemoryItem): MemoryItem | null {
+    try {
+      return this.store.add(item);
+    } catch (error) {
+      this.log?.error({ err: error, kind: item.kind }, 'a memory could not be stored; the run goes on without it');
+      return null;
+    }
+  }
+
+  private warnUnavailable(embedder: Embedder): void {
+    if (this.warned || embedder.failure === null) return;
+    this.warned = true;
+    this.log?.warn(
+      { model: embedder.model, failure: embedder.failure },
+      `embeddings unavailable (${embedder.failure}); memory recall uses FTS5 only. Check that the model server has the embedding model ${embedder.model}, or clear the embeddingModel setting.`,
+    );
+  }
+
+  /** The query's vector, with a batch of not-yet-embedded items embedded in the same request. */
+  private async queryEmbedding(query: string, signal: AbortSignal): Promise<QueryEmbedding | null> {
+    if (!this.embedder) return null;
+    const missing = this.store.missingEmbeddings(this.embedder.model, EMBED_BATCH);
+    const vectors = await this.embedder.embed([...missing.map((item) => item.text), query], signal);
+    if (!vectors) {
+      this.warnUnavailable(this.embedder);
+      return null;
+    }
+    missing.forEach((item, index) => this.store.setEmbedding(item.id, this.embedder?.model ?? '', vectors[index] ?? []));
+    return { model: this.embedder.model, vector: vectors[missing.length] ?? [] };
+  }
+}
+
+/** The best items whose text, with its heading line, fits in `budgetTokens`; one too large is passed over for the next. */
+export function withinBudget(found: readonly ScoredMemory[], budgetTokens: number): ScoredMemory[] {
+  let left = budgetTokens - conservativeTokens(RELEVANT_MEMORY_HEADING) - 16;
+  return found.filter((entry) => {
+    const cost = conservativeTokens(memoryEntry(entry.item));
+    if (cost > left) return false;
+    left -= cost;
+    return true;
+  });
+}
+
+function memoryEntry(item: MemoryItem): string {
+  const source = item.source ? `run ${item.source.runId}${item.source.stepId ? `, step ${item.source.stepId}` : ''}` : item.evidence.length > 0 ? `runs ${item.evidence.join(', ')}` : 'the operator';
+  return `- ${item.kind} ${item.id} (source: ${source}):\n${item.text}`;
+}
+
+/** The request's section of recalled items, each text verbatim with its source; null when there are none. */
+export function relevantMemorySection(items: readonly ScoredMemory[]): string | null {
+  if (items.length === 0) return null;
+  return [`${RELEVANT_MEMORY_HEADING} (from earlier runs; use what helps, and check what matters):`, ...items.map((entry) => memoryEntry(entry.item))].join('\n');
+}
