@@ -40,7 +40,7 @@ function script(): (request: RecordedRequest) => ScriptedReply {
 }
 
 describe('archon dream', () => {
-  it('after a run whose step failed validation and was repaired, stores a lesson whose evidence names that run; a second dream finds nothing new', async () => {
+  it('after a run whose step failed validation and was repaired, stores a lesson whose evidence names that run; a second dream finds nothing new; the next similar run plans with the lesson recalled', async () => {
     server = await startModelServer({ reply: script() });
     const dataDir = tempDir();
     const common = ['--model-url', server.url, '--data-dir', dataDir];
@@ -70,6 +70,21 @@ describe('archon dream', () => {
     expect(again.status, again.stderr).toBe(0);
     expect(again.stdout).toContain('Nothing new to dream');
     expect(server.chatRequests.filter((request) => request.purpose === 'lessons')).toHaveLength(1);
+
+    // The next similar run plans with the lesson in its request, and says it recalled it.
+    const next = await spawnArchon(['run', 'Total the invoices of April', ...common, '--workspace', tempDir(), '--approve', 'auto', '--json'], { OPENAI_API_KEY: '' }).done;
+    expect(next.status, next.stderr).toBe(0);
+    const plans = server.chatRequests.filter((request) => request.purpose === 'plan').map(requestText);
+    expect(plans).toHaveLength(2);
+    expect(plans[1]).toContain('Relevant memory');
+    expect(plans[1]).toContain(LESSON);
+    const lessonId = /^lesson (\S+):/m.exec(dreamt.stdout)?.[1];
+    const recalled = next.stdout
+      .split('\n')
+      .filter((line) => line.includes('"type":"memory.recalled"'))
+      .map((line) => JSON.parse(line) as { stepId?: string; items: { id: string; kind: string; source: { runId: string } | null }[] });
+    expect(recalled[0]?.stepId).toBeUndefined();
+    expect(recalled[0]?.items).toContainEqual(expect.objectContaining({ id: lessonId, kind: 'lesson', source: { runId, stepId: null } }));
   });
 
   it('says so and exits 2 when the model server is unreachable, and leaves the run to dream later', async () => {
