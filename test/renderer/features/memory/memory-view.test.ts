@@ -39,12 +39,15 @@ describe('the Memory view (Chromium through archon serve)', () => {
     const list = page.getByRole('list', { name: 'Memories' });
     const entry = (item: MemoryItem) => list.getByRole('listitem', { name: `${item.kind} ${item.id}` });
     await entry(preference).waitFor();
-    expect(await list.getByRole('listitem').count()).toBe(3);
+    // The run left its own memories (its step's fact and its episode) beside the three written here.
+    const stored = withStore(dataDir, (store) => store.memory.count());
+    expect(stored).toBeGreaterThan(3);
+    expect(await list.getByRole('listitem').count()).toBe(stored);
     await entry(fact).getByText('From run').waitFor();
     await entry(preference).getByText('Written by the operator').waitFor();
     expect(await axeViolations(page)).toEqual([]);
 
-    await page.getByRole('searchbox', { name: 'Search memory' }).fill('invoices March');
+    await page.getByRole('searchbox', { name: 'Search memory' }).fill('March');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     await entry(lesson).waitFor({ state: 'detached' });
     expect(await list.getByRole('listitem').count()).toBe(1);
@@ -70,10 +73,29 @@ describe('the Memory view (Chromium through archon serve)', () => {
     await confirm.getByRole('button', { name: 'Forget' }).click();
     await entry(lesson).waitFor({ state: 'detached' });
     expect(withStore(dataDir, (store) => store.memory.get(lesson.id))).toBeNull();
-    expect(await list.getByRole('listitem').count()).toBe(2);
+    expect(await list.getByRole('listitem').count()).toBe(stored - 1);
 
     await entry(fact).getByRole('button', { name: 'step collect' }).click();
     await page.getByRole('region', { name: 'Step collect' }).waitFor();
     expect(await page.getByRole('button', { name: 'Runs' }).getAttribute('aria-current')).toBe('page');
+  });
+
+  it("the step inspector lists the memories the step recalled, with where each came from", async () => {
+    const { page, dataDir } = await openApp((request) => {
+      if (request.purpose === 'plan') return planReply([{ id: 'collect', description: 'collect the March invoice numbers' }]);
+      if (request.purpose === 'final') return { content: 'Invoices 10, 20 and 30.' };
+      return { content: 'Invoice numbers are 10, 20 and 30.' };
+    });
+    const fact = withStore(dataDir, (store) => store.memory.add({ kind: 'preference', text: 'March invoice numbers are kept in the ledger.' }));
+    await startGoal(page, 'Collect the March invoice numbers');
+    await page.getByRole('dialog', { name: 'Approval: plan' }).getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('dialog', { name: 'Approval: final answer' }).getByRole('button', { name: 'Approve' }).click();
+    await page.locator('.run-header .status-completed').waitFor();
+    await page.locator('[data-step-id="collect"]').click({ position: { x: 20, y: 10 } });
+    const recalled = page.getByRole('region', { name: 'Step collect' }).getByRole('region', { name: 'Recalled memories' });
+    await recalled.getByText(fact.id).waitFor();
+    expect(await recalled.textContent()).toContain('preference');
+    expect(await recalled.textContent()).toContain('written by the operator');
+    expect(await axeViolations(page)).toEqual([]);
   });
 });
