@@ -15,6 +15,7 @@ import type { ArchonRuntime } from './runtime';
 import { EmergencyStop } from './stop/emergency-stop';
 import { ToolHost } from './tools/tool-host';
 import { MCP_START_TIMEOUT_MS, McpSessions } from './mcp/mcp-sessions';
+import { BackgroundDreamer } from './memory/background-dreamer';
 import { McpSecrets } from './secrets/mcp-secrets';
 import type { SecretVault } from './secrets/api-keys';
 
@@ -78,13 +79,21 @@ export function createAppServices(options: AppServicesOptions): AppServices {
       ...options.runDefaults,
     });
   };
+  const connect = (runOptions: RunOptions, signal: AbortSignal) =>
+    modelConnector({ apiKeyFor: (url) => options.apiKeys.keyFor(url), retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => runtime.store.getSettings().contextLength })(runOptions, signal);
+  const dreamer = new BackgroundDreamer({
+    runtime,
+    connect: async (signal) => {
+      const { probe, model } = await connect(defaults(), signal);
+      return { model, mode: probe.toolCalling ? 'native' : 'text' };
+    },
+  });
   const manager = new RunManager({
     runtime,
     estop,
     approvals,
     defaults,
-    connect: (runOptions, signal) =>
-      modelConnector({ apiKeyFor: (url) => options.apiKeys.keyFor(url), retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => runtime.store.getSettings().contextLength })(runOptions, signal),
+    connect,
     toolHost: (settings) =>
       new ToolHost({
         launcher: options.launcher,
@@ -95,6 +104,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
         mcp: { sessions: mcpSessions, definitions: runtime.store.toolDefinitions, secrets: mcpSecrets, now: runtime.now },
         log: runtime.log,
       }),
+    onRunEnded: () => dreamer.runEnded(),
   });
   const handlers = createCommandHandlers({
     runtime,
@@ -124,6 +134,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     async close() {
       unwatch();
       await manager.close();
+      await dreamer.close();
       unhookMcp();
       await mcpSessions.close();
     },

@@ -98,6 +98,25 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     },
     'audit.report': ({ runId, day }) => deps.audit.report(runId ? { runId } : { day: day ?? new Date().toISOString().slice(0, 10) }),
     'audit.verify': () => deps.audit.verify(),
+    'memory.list': async ({ kind, query, limit }) => {
+      if (!query) return store.memory.list({ kind, limit });
+      return store.memory
+        .search(query, { limit, kinds: kind ? [kind] : undefined })
+        .filter((found) => !found.matchedBy.every((retrieval) => retrieval === 'recent'))
+        .map((found) => found.item);
+    },
+    'memory.update': async ({ id, text, pinned }) => {
+      const fullId = store.memory.resolveId(id);
+      let item = store.memory.get(fullId);
+      if (text !== undefined) item = store.memory.update(fullId, text);
+      if (pinned !== undefined) item = store.memory.pin(fullId, pinned);
+      if (!item) throw new ArchonError('NOT_FOUND', `There is no memory ${id}.`);
+      return item;
+    },
+    'memory.forget': async ({ id }) => {
+      store.memory.forget(store.memory.resolveId(id));
+      return { forgotten: true as const };
+    },
     'mcp.probe': async ({ name, config: masked }, { signal }) => {
       deps.estop.assertArmed();
       const current = store.getSettings();

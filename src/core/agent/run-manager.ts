@@ -19,6 +19,8 @@ export interface RunManagerOptions {
   defaults(): RunOptions;
   connect: RunEngineDependencies['connect'];
   toolHost(settings: Settings): ToolHost;
+  /** Told when a run it drove has ended and let go of its tools (the app's Dreamer starts then). */
+  onRunEnded?(runId: string): void;
 }
 
 interface ActiveRun {
@@ -48,7 +50,10 @@ export class RunManager {
         this.options.runtime.log.error({ err: error, runId }, 'a run from the app ended with an error');
         return { runId, status: 'failed', answer: null, error: error instanceof Error ? error.message : String(error) };
       })
-      .finally(() => this.active.delete(runId));
+      .finally(() => {
+        this.active.delete(runId);
+        this.options.onRunEnded?.(runId);
+      });
     this.active.set(runId, { controller, done });
   }
 

@@ -11,6 +11,7 @@ import { RunStore } from './run-store';
 import { SecretRedactor } from '../secrets/redactor';
 import { ToolDefinitionStore } from './tool-definitions';
 import { MemoryStore } from '../memory/memory-store';
+import { DreamLog } from './dream-log';
 
 export const ARCHON_DB_FILE = 'archon.db';
 
@@ -32,6 +33,7 @@ export class ArchonStore {
   readonly toolDefinitions: ToolDefinitionStore;
   /** Long-term memory, bounded by the memoryMaxItems setting. */
   readonly memory: MemoryStore;
+  readonly dreams: DreamLog;
   /** Known secrets, blanked out of everything written here (and of events, by the event log). */
   readonly secrets = new SecretRedactor();
 
@@ -42,6 +44,7 @@ export class ArchonStore {
     this.runs = new RunStore(db, (write) => this.durably(write), this.secrets);
     this.toolDefinitions = new ToolDefinitionStore(db);
     this.memory = new MemoryStore(db, this.secrets, { maxItems: () => this.getSettings().memoryMaxItems });
+    this.dreams = new DreamLog(db, (write) => this.durably(write));
   }
 
   static open(dataDir: string): ArchonStore {

@@ -278,4 +278,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    name: 'the Dreamer: runs it has learned from, so none is dreamt twice',
+    sql: `
+      CREATE TABLE dreams (
+        run_id TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+        dreamt_at TEXT NOT NULL,
+        lessons INTEGER NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

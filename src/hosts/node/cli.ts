@@ -26,6 +26,7 @@ import { undoFromCli, type UndoFlags } from './undo-command';
 import { addMemoryListFlags, addMemoryOutputFlags, forgetMemory, listMemory, pinMemory, searchMemory, type MemoryListFlags } from './memory-command';
 import { addRunFlags, addRunSettingFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
 import { controlRunFromCli } from './stop-command';
+import { addDreamFlags, dreamFromCli, type DreamFlags } from './dream-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5 } as const;
 
@@ -251,6 +252,15 @@ export function buildProgram(): Command {
     .action(async (runId: string, options: DataDirOption) => {
       exitCode = await withRuntime(options, (runtime) => controlRunFromCli(runtime, runId, 'pause'));
     });
+
+  addDreamFlags(
+    program
+      .command('dream')
+      .description('learn lessons from finished runs not dreamt yet (the Dreamer); prints what it stored: exit 0 done, 1 unreadable answer, 2 model server unreachable')
+      .option(...dataDirOption),
+  ).action(async (options: DreamFlags & DataDirOption) => {
+    exitCode = await withRuntime(options, (runtime) => dreamFromCli(runtime, options));
+  });
 
   const audit = program.command('audit').description("the independent auditor's log and reports");
   audit

@@ -4,12 +4,13 @@ import { ApprovalDialog } from './features/approvals/approval-dialog';
 import { AuditView } from './features/audit/audit-view';
 import { EstopBanner } from './features/emergency-stop/estop-banner';
 import { EstopUndeliveredAlert } from './features/emergency-stop/estop-undelivered-alert';
+import { MemoryView } from './features/memory/memory-view';
 import { RunsView } from './features/runs/runs-view';
 import { SettingsView } from './features/settings/settings-view';
 import { TopBar } from './features/shell/top-bar';
 import { useAppStore } from './store/use-app-store';
 
-const VIEWS = { runs: RunsView, audit: AuditView, settings: SettingsView } as const;
+const VIEWS = { runs: RunsView, audit: AuditView, memory: MemoryView, settings: SettingsView } as const;
 
 /** Sets `data-theme` to light or dark; "system" follows the operating system, also when it changes. */
 function useTheme() {

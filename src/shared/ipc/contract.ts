@@ -5,6 +5,7 @@ import { EndpointProbeSchema } from '../schemas/endpoint';
 import { EstopStateSchema } from '../schemas/estop';
 import { UndoOutcomeSchema, UndoStepSchema } from '../schemas/file-effect';
 import { McpProbeSchema } from '../schemas/mcp-probe';
+import { MemoryIdSchema, MemoryItemSchema, MemoryKindSchema } from '../schemas/memory';
 import { RunDetailSchema, StartRunInputSchema } from '../schemas/run-detail';
 import { RunIdSchema, RunOptionsSchema, RunSummarySchema } from '../schemas/run';
 import { McpServerConfigSchema, McpServerNameSchema, SettingsPatchSchema, SettingsSchema } from '../schemas/settings';
@@ -60,6 +61,13 @@ export const contract = {
   'audit.verify': command(noInput, VerifyResultSchema),
   /** Starts one MCP server (a saved one, or a config the operator confirms outside the page) and lists its tools, or says what failed. */
   'mcp.probe': command(z.object({ name: McpServerNameSchema, config: McpServerConfigSchema }).strict(), McpProbeSchema),
+  /** Long-term memory, newest first; with a query, what matches it (lexical search), best first. */
+  'memory.list': command(
+    z.object({ kind: MemoryKindSchema.optional(), query: z.string().trim().min(1).max(500).optional(), limit: z.int().min(1).max(500).default(100) }).strict(),
+    z.array(MemoryItemSchema),
+  ),
+  'memory.update': command(z.object({ id: MemoryIdSchema, text: MemoryItemSchema.shape.text.optional(), pinned: z.boolean().optional() }).strict(), MemoryItemSchema),
+  'memory.forget': command(z.object({ id: MemoryIdSchema }).strict(), z.object({ forgotten: z.literal(true) })),
 };
 
 export type Contract = typeof contract;

@@ -2,6 +2,7 @@ import type { RunEvent } from '../../../../shared/schemas/events';
 import type { StepView } from '../../../../shared/schemas/run-detail';
 import { StepVerdicts } from '../validation/step-verdicts';
 import type { StepRecovery } from '../validation/validation-model';
+import { RecalledMemories } from './recalled-memories';
 import { StepTrace } from './step-trace';
 
 interface StepInspectorProps {
@@ -20,6 +21,7 @@ export function StepInspector({ step, events, recovery, onSelectStep }: StepInsp
       <p>{step.spec.description}</p>
       <p className={`status status-${step.status}`}>{step.status.replace('_', ' ')}</p>
       {recovery && <StepVerdicts recovery={recovery} onSelectStep={onSelectStep} />}
+      <RecalledMemories stepId={step.spec.id} events={events} />
       <StepTrace stepId={step.spec.id} events={events} />
     </section>
   );

@@ -5,6 +5,7 @@ import type { View } from './shell-slice';
 const VIEWS: { id: View; label: string }[] = [
   { id: 'runs', label: 'Runs' },
   { id: 'audit', label: 'Audit' },
+  { id: 'memory', label: 'Memory' },
   { id: 'settings', label: 'Settings' },
 ];
 

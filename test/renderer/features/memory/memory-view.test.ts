@@ -1,0 +1,101 @@
+import { describe, expect, it, vi } from 'vitest';
+import { ArchonStore } from '../../../../src/core/store/archon-store';
+import type { MemoryItem } from '../../../../src/shared/schemas/memory';
+import { planReply } from '../../../kit/scripted-model-server';
+import { axeViolations, startGoal, useAppPage } from '../../../support/app-page';
+
+// A browser, a host and a run on a loaded 2-core machine: the bound is against hangs, not a speed target.
+vi.setConfig({ testTimeout: 120_000 });
+const openApp = useAppPage();
+
+function withStore<T>(dataDir: string, use: (store: ArchonStore) => T): T {
+  const store = ArchonStore.open(dataDir);
+  try {
+    return use(store);
+  } finally {
+    store.close();
+  }
+}
+
+describe('the Memory view (Chromium through archon serve)', () => {
+  it('searches, reads with provenance to the run and step, edits, pins and forgets (asking first), each kept in archon.db', async () => {
+    const { page, dataDir } = await openApp((request) => {
+      if (request.purpose === 'plan') return planReply([{ id: 'collect', description: 'collect the invoice numbers' }]);
+      if (request.purpose === 'final') return { content: 'Invoices 10, 20 and 30.' };
+      return { content: 'Invoice numbers are 10, 20 and 30.' };
+    });
+    await startGoal(page, 'Collect the invoices');
+    await page.getByRole('dialog', { name: 'Approval: plan' }).getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('dialog', { name: 'Approval: final answer' }).getByRole('button', { name: 'Approve' }).click();
+    await page.locator('.run-header .status-completed').waitFor();
+    const runId = withStore(dataDir, (store) => store.runs.listRuns(1)[0]?.id ?? '');
+    const [fact, lesson, preference] = withStore(dataDir, (store) => [
+      store.memory.add({ kind: 'fact', text: 'The invoices of March total 60 euros.', source: { runId, stepId: 'collect' } }),
+      store.memory.add({ kind: 'lesson', text: 'Give the total, not only the amounts.', source: { runId, stepId: null }, evidence: [runId], appliesTo: 'sums' }),
+      store.memory.add({ kind: 'preference', text: 'Answer in British English.' }),
+    ]) as [MemoryItem, MemoryItem, MemoryItem];
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Memory' }).click();
+    const list = page.getByRole('list', { name: 'Memories' });
+    const entry = (item: MemoryItem) => list.getByRole('listitem', { name: `${item.kind} ${item.id}` });
+    await entry(preference).waitFor();
+    // The run left its own memories (its step's fact and its episode) beside the three written here.
+    const stored = withStore(dataDir, (store) => store.memory.count());
+    expect(stored).toBeGreaterThan(3);
+    expect(await list.getByRole('listitem').count()).toBe(stored);
+    await entry(fact).getByText('From run').waitFor();
+    await entry(preference).getByText('Written by the operator').waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+
+    await page.getByRole('searchbox', { name: 'Search memory' }).fill('March');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await entry(lesson).waitFor({ state: 'detached' });
+    expect(await list.getByRole('listitem').count()).toBe(1);
+    await entry(fact).waitFor();
+
+    await entry(fact).getByRole('button', { name: 'Pin' }).click();
+    await entry(fact).getByRole('button', { name: 'Pin', pressed: true }).waitFor();
+    expect(withStore(dataDir, (store) => store.memory.get(fact.id)?.pinned)).toBe(true);
+
+    await entry(fact).getByRole('button', { name: 'Edit' }).click();
+    await entry(fact).getByRole('textbox', { name: 'Memory text' }).fill('The invoices of March total 60 euros, paid.');
+    await entry(fact).getByRole('button', { name: 'Save' }).click();
+    await entry(fact).getByText('The invoices of March total 60 euros, paid.').waitFor();
+    expect(withStore(dataDir, (store) => store.memory.get(fact.id)?.text)).toBe('The invoices of March total 60 euros, paid.');
+
+    await page.getByRole('searchbox', { name: 'Search memory' }).fill('');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await entry(lesson).waitFor();
+    await entry(lesson).getByRole('button', { name: 'Forget' }).click();
+    const confirm = entry(lesson).getByRole('group', { name: 'Confirm forgetting' });
+    expect(withStore(dataDir, (store) => store.memory.get(lesson.id))).not.toBeNull();
+    expect(await axeViolations(page)).toEqual([]);
+    await confirm.getByRole('button', { name: 'Forget' }).click();
+    await entry(lesson).waitFor({ state: 'detached' });
+    expect(withStore(dataDir, (store) => store.memory.get(lesson.id))).toBeNull();
+    expect(await list.getByRole('listitem').count()).toBe(stored - 1);
+
+    await entry(fact).getByRole('button', { name: 'step collect' }).click();
+    await page.getByRole('region', { name: 'Step collect' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Runs' }).getAttribute('aria-current')).toBe('page');
+  });
+
+  it("the step inspector lists the memories the step recalled, with where each came from", async () => {
+    const { page, dataDir } = await openApp((request) => {
+      if (request.purpose === 'plan') return planReply([{ id: 'collect', description: 'collect the March invoice numbers' }]);
+      if (request.purpose === 'final') return { content: 'Invoices 10, 20 and 30.' };
+      return { content: 'Invoice numbers are 10, 20 and 30.' };
+    });
+    const fact = withStore(dataDir, (store) => store.memory.add({ kind: 'preference', text: 'March invoice numbers are kept in the ledger.' }));
+    await startGoal(page, 'Collect the March invoice numbers');
+    await page.getByRole('dialog', { name: 'Approval: plan' }).getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('dialog', { name: 'Approval: final answer' }).getByRole('button', { name: 'Approve' }).click();
+    await page.locator('.run-header .status-completed').waitFor();
+    await page.locator('[data-step-id="collect"]').click({ position: { x: 20, y: 10 } });
+    const recalled = page.getByRole('region', { name: 'Step collect' }).getByRole('region', { name: 'Recalled memories' });
+    await recalled.getByText(fact.id).waitFor();
+    expect(await recalled.textContent()).toContain('preference');
+    expect(await recalled.textContent()).toContain('written by the operator');
+    expect(await axeViolations(page)).toEqual([]);
+  });
+});
