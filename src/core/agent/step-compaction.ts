@@ -41,7 +41,8 @@ export async function compactIfNeeded(context: RunContext, step: PlanStep, conve
   const room = context.contextWindow.contextLength - budget.note - SUMMARY_MARGIN;
   const response = await callModel(context, { purpose: 'summary', messages: summaryRequest(step, previous, transcript, room), maxTokens: budget.note }, step.id);
   const { note, facts } = verifiedNote(response.content, `${previous ?? ''}\n\n${transcript}`, budget);
-  conversation.compact(cut, note);
+  // Facts first: a crash between the two summarises again, and the facts are kept once (deduplicated).
   rememberFacts(context, step.id, facts);
+  conversation.compact(cut, note);
   context.events.append(context.runId, 'memory.compacted', { stepId: step.id, turns: cut - from, tokensBefore, tokensAfter: promptTokens(conversation.sent(), undefined), pointer: conversation.pointer(cut) });
 }

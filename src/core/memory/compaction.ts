@@ -102,7 +102,7 @@ function transcriptLine(message: ChatMessage): string {
   return `${message.role === 'tool' ? 'tool result' : message.role}: ${message.content}`;
 }
 
-/** The turns to summarise as one text; `source` is everything they say, for the facts check. */
+/** The turns to summarise as one text: what the summariser reads, and what the facts check reads in full. */
 export function transcriptOf(messages: readonly ChatMessage[]): string {
   return messages.map(transcriptLine).join('\n\n');
 }
