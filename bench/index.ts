@@ -5,6 +5,7 @@ import { runtimeBenchmarks } from './runtime.bench';
 import { uiBenchmarks } from './ui.bench';
 import { toolBenchmarks } from './tools.bench';
 import { validationBenchmarks } from './validation.bench';
+import { memoryBenchmarks } from './memory.bench';
 
 /** `npm run bench`: every performance figure the issues ask for, printed; none is asserted here. */
 process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
@@ -15,3 +16,4 @@ await validationBenchmarks();
 await auditorBenchmarks();
 await crashLoopBenchmarks();
 await uiBenchmarks();
+await memoryBenchmarks();

@@ -52,6 +52,9 @@ const CANDIDATES = 50;
 /** How many recent items stand in when neither search finds anything. */
 const RECENT_FALLBACK = 3;
 const MIN_ID_PREFIX = 4;
+/** How many nearest quantised vectors are ranked again exactly. */
+const COARSE_CANDIDATES = 200;
+const MAX_DIMENSIONS = 8192;
 /** Most recently used (or, never used, made) first. */
 const RECENCY_ORDER = 'coalesce(m.last_used_at, m.created_at) DESC, m.seq DESC';
 
@@ -131,7 +134,7 @@ export class MemoryStore {
       this.insert(candidate);
       this.enforceBound();
     })();
-    return this.get(id) ?? candidate;
+    return candidate;
   }
 
   get(id: string): MemoryItem | null {
@@ -156,7 +159,7 @@ export class MemoryStore {
   }
 
   count(): number {
-    return (this.db.prepare('SELECT count(*) AS n FROM memory_items').get() as { n: number }).n;
+    return (this.db.prepare('SELECT n FROM memory_count').get() as { n: number }).n;
   }
 
   /**
@@ -209,9 +212,32 @@ export class MemoryStore {
   }
 
   setEmbedding(id: string, model: string, vector: readonly number[]): void {
-    this.db
-      .prepare('INSERT OR REPLACE INTO memory_embeddings (seq, model, dimensions, embedding) SELECT seq, ?, ?, ? FROM memory_items WHERE id = ?')
-      .run(model, vector.length, vectorBlob(vector), id);
+    const row = this.db.prepare('SELECT seq FROM memory_items WHERE id = ?').get(id) as { seq: number } | undefined;
+    if (!row || vector.length === 0) return;
+    const coarse = this.coarseTable(vector.length, true);
+    const blob = vectorBlob(vector);
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM memory_embeddings WHERE seq = ?').run(row.seq);
+      this.db.prepare('INSERT INTO memory_embeddings (seq, model, dimensions, embedding) VALUES (?, ?, ?, ?)').run(row.seq, model, vector.length, blob);
+      if (coarse) this.db.prepare(`INSERT INTO ${coarse} (seq, model, embedding) VALUES (?, ?, vec_quantize_binary(vec_f32(?)))`).run(BigInt(row.seq), model, blob);
+    })();
+  }
+
+  /**
+   * The vec0 table of binary-quantised vectors for one dimension (a bit each: a 32nd of the exact
+   * vectors to scan), made with the trigger that keeps it in step with memory_embeddings. Null for a
+   * dimension that is not a whole number of bytes: those are scanned exactly.
+   */
+  private coarseTable(dimensions: number, create: boolean): string | null {
+    if (!Number.isInteger(dimensions) || dimensions % 8 !== 0 || dimensions > MAX_DIMENSIONS) return null;
+    const table = `memory_vec_${dimensions}`;
+    if (this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)) return table;
+    if (!create) return null;
+    this.db.exec(`
+      CREATE VIRTUAL TABLE IF NOT EXISTS ${table} USING vec0 (seq INTEGER PRIMARY KEY, model TEXT PARTITION KEY, embedding BIT[${dimensions}]);
+      CREATE TRIGGER IF NOT EXISTS ${table}_delete AFTER DELETE ON memory_embeddings WHEN old.dimensions = ${dimensions} BEGIN DELETE FROM ${table} WHERE seq = old.seq; END;
+    `);
+    return table;
   }
 
   /** Items with no embedding from `model`, newest first: what to embed next. */
@@ -229,14 +255,18 @@ export class MemoryStore {
       .run(item.id, item.kind, item.text, item.source?.runId ?? null, item.source?.stepId ?? null, JSON.stringify(item.evidence), item.appliesTo, item.createdAt, item.lastUsedAt, item.pinned ? 1 : 0);
   }
 
+  /** Candidates by Hamming distance of the quantised vectors, then ranked and thresholded by exact cosine similarity. */
   private vectorMatches(embedding: QueryEmbedding, kinds: readonly MemoryKind[] | undefined, minSimilarity: number): string[] {
     const filter = kindFilter(kinds);
+    const blob = vectorBlob(embedding.vector);
+    const coarse = this.coarseTable(embedding.vector.length, false);
+    const candidates = coarse ? `JOIN (SELECT seq FROM ${coarse} WHERE embedding MATCH vec_quantize_binary(vec_f32(?)) AND k = ? AND model = ?) c ON c.seq = e.seq` : '';
     const rows = this.db
       .prepare(
-        `SELECT m.id, vec_distance_cosine(e.embedding, ?) AS distance FROM memory_embeddings e JOIN memory_items m ON m.seq = e.seq
+        `SELECT m.id, vec_distance_cosine(e.embedding, ?) AS distance FROM memory_embeddings e ${candidates} JOIN memory_items m ON m.seq = e.seq
          WHERE e.model = ? AND e.dimensions = ?${filter.sql} ORDER BY distance, ${RECENCY_ORDER} LIMIT ?`,
       )
-      .all(vectorBlob(embedding.vector), embedding.model, embedding.vector.length, ...filter.params, CANDIDATES) as { id: string; distance: number }[];
+      .all(blob, ...(coarse ? [blob, COARSE_CANDIDATES, embedding.model] : []), embedding.model, embedding.vector.length, ...filter.params, CANDIDATES) as { id: string; distance: number }[];
     return rows.filter((row) => 1 - row.distance >= minSimilarity).map((row) => row.id);
   }
 

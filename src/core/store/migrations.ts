@@ -211,7 +211,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    name: 'long-term memory: items with provenance, FTS5 over their text, embeddings of any dimension (the unused memory tables go)',
+    name: 'long-term memory: items with provenance, FTS5 over their text, their count, embeddings of any dimension (the unused memory tables go)',
     sql: `
       DROP TABLE memory_vec;
       DROP TABLE memory;
@@ -242,6 +242,12 @@ export const MIGRATIONS: readonly Migration[] = [
         INSERT INTO memory_fts (rowid, text) VALUES (new.seq, new.text);
       END;
 
+      CREATE TABLE memory_count (n INTEGER NOT NULL);
+      INSERT INTO memory_count (n) VALUES (0);
+      CREATE TRIGGER memory_items_count_insert AFTER INSERT ON memory_items BEGIN UPDATE memory_count SET n = n + 1; END;
+      CREATE TRIGGER memory_items_count_delete AFTER DELETE ON memory_items BEGIN UPDATE memory_count SET n = n - 1; END;
+
+      -- Exact vectors, for ranking; each dimension's binary-quantised copies (vec0 memory_vec_<dimensions>, made on first use) find the candidates.
       CREATE TABLE memory_embeddings (
         seq INTEGER PRIMARY KEY REFERENCES memory_items (seq) ON DELETE CASCADE,
         model TEXT NOT NULL,

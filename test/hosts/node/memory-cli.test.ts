@@ -17,6 +17,8 @@ afterEach(async () => {
 const FACT = 'The Zephyr vault code is 7731-KESTREL.';
 const LEARN = 'Read the expedition notes';
 const ASK = 'What is the vault code for Zephyr?';
+/** Three runs and a dozen CLI processes, each a cold Node start: a loaded machine needs more than the default. */
+const CLI_SCENARIO_TIMEOUT_MS = 180_000;
 
 function readDb<T>(dataDir: string, read: (db: Database.Database) => T): T {
   const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
@@ -98,7 +100,7 @@ describe('long-term memory through the built CLI', () => {
       expect(thirdRequests).not.toContain('7731-KESTREL');
       const recalledIds = recalled(dataDir, run3).flatMap((event) => event.items.map((item) => item.id));
       for (const match of matches) expect(recalledIds).not.toContain(match.id);
-    });
+    }, CLI_SCENARIO_TIMEOUT_MS);
   }
 
   it('lists, pins and unpins memories; an unknown id is refused with exit 2 and what to do', async () => {
@@ -125,7 +127,7 @@ describe('long-term memory through the built CLI', () => {
       expect(unknown.status).toBe(2);
       expect(unknown.stderr).toContain('There is no memory feedfacecafe. See `archon memory list`');
     }
-  });
+  }, CLI_SCENARIO_TIMEOUT_MS);
 
   it('--no-memory neither recalls nor stores', async () => {
     server = await startServer('bag-of-words');
@@ -138,5 +140,5 @@ describe('long-term memory through the built CLI', () => {
     expect(server.chatRequests.filter((request) => request.purpose === 'plan').map(requestText)[1]).not.toContain('Relevant memory');
     expect(runArchon(['memory', 'list', '--json', '--data-dir', dataDir]).stdout).toBe(before);
     expect(recalled(dataDir, runIds(dataDir)[1] as string)).toEqual([]);
-  });
+  }, CLI_SCENARIO_TIMEOUT_MS);
 });

@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { Writable } from 'node:stream';
+import { ArchonStore } from '../../../src/core/store/archon-store';
+import { Embedder } from '../../../src/core/memory/embedder';
+import { RunMemory, relevantMemorySection, withinBudget } from '../../../src/core/memory/recall';
+import { startModelServer, type ScriptedModelServer } from '../../kit/scripted-model-server';
+import { useTempDirs } from '../../support/temp-dir';
+
+const tempDir = useTempDirs();
+let server: ScriptedModelServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+function capturedLog(): { log: pino.Logger; lines: string[] } {
+  const lines: string[] = [];
+  const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (lines.push(chunk.toString('utf8')), done()) });
+  return { log: pino(sink), lines };
+}
+
+function storeWithFacts(): ArchonStore {
+  const store = ArchonStore.open(tempDir());
+  store.memory.add({ kind: 'fact', text: 'The harbour crane lifts 40 tonnes.', source: { runId: 'run-crane', stepId: 's1' } });
+  store.memory.add({ kind: 'fact', text: 'Invoices are filed under /srv/ledger/2026.', source: { runId: 'run-ledger', stepId: 's2' } });
+  return store;
+}
+
+describe('RunMemory', () => {
+  it('embeds stored items and the query through /v1/embeddings and recalls by vector and words; recalled items are marked used', async () => {
+    server = await startModelServer({ reply: [], embeddings: 'bag-of-words', embeddingDimensions: 64 });
+    const store = storeWithFacts();
+    try {
+      const memory = new RunMemory(store.memory, new Embedder({ baseUrl: server.url, model: 'embed-small' }), 4096);
+      const recalled = await memory.recall('how many tonnes does the harbour crane lift', new AbortController().signal);
+      expect(recalled[0]?.item.text).toBe('The harbour crane lifts 40 tonnes.');
+      expect(recalled[0]?.matchedBy).toEqual(['vector', 'lexical']);
+      expect(recalled.map((entry) => entry.item.text)).not.toContain('Invoices are filed under /srv/ledger/2026.');
+      expect(recalled[0]?.item.id && store.memory.get(recalled[0].item.id)?.lastUsedAt).not.toBeNull();
+      const embedded = server.requests.filter((request) => request.path === '/v1/embeddings');
+      expect(embedded).toHaveLength(1);
+      expect(embedded[0]?.body).toMatchObject({ model: 'embed-small', input: ['Invoices are filed under /srv/ledger/2026.', 'The harbour crane lifts 40 tonnes.', 'how many tonnes does the harbour crane lift'] });
+      expect(store.memory.missingEmbeddings('embed-small', 10)).toEqual([]);
+      const vec = store.db.prepare('SELECT count(*) AS n FROM memory_vec_64').get();
+      expect(vec).toEqual({ n: 2 });
+      store.memory.forget(recalled[0]?.item.id ?? '');
+      expect(store.db.prepare('SELECT count(*) AS n FROM memory_vec_64').get()).toEqual({ n: 1 });
+    } finally {
+      store.close();
+    }
+  });
+
+  it('falls back to FTS5 when the server has no embedding model: one log line, no second try, recall still works', async () => {
+    server = await startModelServer({ reply: [], embeddings: 'unavailable' });
+    const store = storeWithFacts();
+    const { log, lines } = capturedLog();
+    try {
+      const memory = new RunMemory(store.memory, new Embedder({ baseUrl: server.url, model: 'missing-embed' }), 4096, log);
+      const first = await memory.recall('where are invoices filed', new AbortController().signal);
+      const second = await memory.recall('harbour crane', new AbortController().signal);
+      expect(first.map((entry) => entry.item.text)).toEqual(['Invoices are filed under /srv/ledger/2026.']);
+      expect(first[0]?.matchedBy).toEqual(['lexical']);
+      expect(second[0]?.item.text).toBe('The harbour crane lifts 40 tonnes.');
+      expect(server.requests.filter((request) => request.path === '/v1/embeddings')).toHaveLength(1);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('memory recall uses FTS5 only');
+      expect(lines[0]).toContain('missing-embed');
+    } finally {
+      store.close();
+    }
+  });
+
+  it("keeps recalled text within 30% of the model's context, passing over an item too large for what is left", () => {
+    const store = ArchonStore.open(tempDir());
+    try {
+      const big = store.memory.add({ kind: 'episode', text: `crane ${'x'.repeat(3000)}` });
+      const small = store.memory.add({ kind: 'fact', text: 'crane small fact' });
+      const found = store.memory.search('crane', { limit: 5 });
+      expect(found.map((entry) => entry.item.id).sort()).toEqual([big.id, small.id].sort());
+      expect(withinBudget(found, Math.floor(2048 * 0.3)).map((entry) => entry.item.id)).toEqual([small.id]);
+      expect(withinBudget(found, Math.floor(16_384 * 0.3))).toHaveLength(2);
+      const section = relevantMemorySection(withinBudget(found, 600)) ?? '';
+      expect(section.split('\n')[0]).toMatch(/^Relevant memory/);
+      expect(section).toContain(`- fact ${small.id} (source: the operator):\ncrane small fact`);
+    } finally {
+      store.close();
+    }
+  });
+});
