@@ -145,6 +145,11 @@ export class AgentBus {
     return subscription;
   }
 
+  /** The task last handed to `agentId`: what a critique of its work correlates with. */
+  lastTask(runId: string, agentId: string): BusEnvelope | null {
+    return this.store.lastTo(runId, agentId, 'task')?.envelope ?? null;
+  }
+
   /** A run's messages in publishing order, with their numbers. */
   messages(runId: string): StoredBusMessage[] {
     return this.store.list(runId);
