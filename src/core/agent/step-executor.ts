@@ -1,7 +1,7 @@
 import { ArchonError } from '../../shared/errors';
 import type { PlanStep } from '../../shared/schemas/plan';
 import { confirmCriticalStep } from '../approval/checkpoints';
-import { stepAgent } from '../bus/agent-bus';
+import { stepAgentId } from '../../shared/schemas/bus';
 import type { HandOffRequest } from '../bus/hand-off';
 import { textProtocolInstructions } from '../model/text-protocol';
 import { asStoreError } from '../store/open-database';
@@ -16,7 +16,7 @@ export type StepOutcome = { status: 'completed'; result: string } | { status: 'f
 /** The coordinator's hand-off of a step to the agent that runs it, as the bus carries it. */
 export function stepTask(step: PlanStep): HandOffRequest {
   const lines = [`Step ${step.id}: ${step.description}`, ...(step.expected_output ? [`Expected output: ${step.expected_output}`] : [])];
-  return { from: 'coordinator', to: stepAgent(step), body: lines.join('\n') };
+  return { from: 'coordinator', to: stepAgentId(step), body: lines.join('\n') };
 }
 
 /** A step's outcome as its result message says it. */

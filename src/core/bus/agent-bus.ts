@@ -25,11 +25,6 @@ export function agentTopic(agentId: string): string {
   return `agent:${agentId}`;
 }
 
-/** The agent a plan step is: `executor:<stepId>`, or `<role>:<stepId>` for a specialist. */
-export function stepAgent(step: { id: string; role?: string }): string {
-  return `${step.role ?? 'executor'}:${step.id}`;
-}
-
 function clip(body: string): string {
   return body.length <= MAX_BODY ? body : `${body.slice(0, MAX_BODY - 20)}… [clipped]`;
 }

@@ -1,5 +1,5 @@
-import type { BusEnvelope, BusMessageKind } from '../../shared/schemas/bus';
-import { stepAgent, type AgentBus } from './agent-bus';
+import { stepAgentId, type BusEnvelope, type BusMessageKind } from '../../shared/schemas/bus';
+import type { AgentBus } from './agent-bus';
 
 /** Where a hand-off is published: the run's bus. */
 export interface HandOffScope {
@@ -35,7 +35,7 @@ export function planningTask(goal: string, feedback: readonly string[]): string 
 
 /** The critic's verdict on a step's result, to the coordinator, correlated with the step's task. */
 export function publishCritique(scope: HandOffScope, step: { id: string; role?: string }, verdict: { verdict: string; confidence: number | null; reasons: readonly string[] }): BusEnvelope {
-  const task = scope.bus.lastTask(scope.runId, stepAgent(step));
+  const task = scope.bus.lastTask(scope.runId, stepAgentId(step));
   const confidence = verdict.confidence === null ? '' : ` (confidence ${verdict.confidence.toFixed(2)})`;
   return scope.bus.publish(scope.runId, { from: 'critic', to: 'coordinator', kind: 'critique', body: `Step ${step.id}: ${verdict.verdict}${confidence}: ${verdict.reasons.join(' ')}`, ...(task ? { correlationId: task.correlationId } : {}) });
 }
