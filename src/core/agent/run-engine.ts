@@ -33,6 +33,7 @@ import { describeOutcome, executeStep, stepTask } from './step-executor';
 import { GoalGradient } from './goal-gradient';
 import { earlierRunBrief } from './follow-up';
 import { recoveryFor } from './recovery';
+import { settleConflicts } from './conflicts';
 
 export const DEFAULT_CONCURRENCY = 4;
 
@@ -159,7 +160,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) return finish(context, 'failed', { error: unfinishedError(context, unfinished.map((step) => step.id)) });
-    return finish(context, 'completed', { answer: await finalAnswer(context, ran.plan, ran.states) });
+    return finish(context, 'completed', { answer: await finalAnswer(context, ran.plan, await settleConflicts(context, ran.plan, ran.states)) });
   } catch (error) {
     try {
       return finishWithError(context, error);
