@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * What travels between agents. Agent ids: `coordinator` (the run itself), `planner`, `critic`,
  * `executor:<stepId>` (a step, or `<role>:<stepId>` for a specialist), `subagent:<childRunId>`,
- * `operator` (escalations answered by a person).
+ * `operator` (escalations answered by a person); `broadcast` as a recipient means every agent (topic `broadcast`).
  */
 export const BusMessageKindSchema = z.enum(['task', 'result', 'critique', 'escalation', 'decision']);
 export type BusMessageKind = z.infer<typeof BusMessageKindSchema>;
