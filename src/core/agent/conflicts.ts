@@ -96,11 +96,12 @@ async function disagreement(context: RunContext, group: readonly PlanStep[], sta
 }
 
 /**
- * Conflicts between specialists (MA-08): rival results the critic says disagree go to a weighted
+ * Conflicts between specialists (MA-08), with `critic` verification: rival results the critic says disagree go to a weighted
  * vote; a winner under VOTE_THRESHOLD goes to the operator where the policy asks critical decisions. Every step keeps
  * its stored result; the losers' results reach the final answer marked as superseded.
  */
 export async function settleConflicts(context: RunContext, plan: Plan, states: ReadonlyMap<string, StepState>): Promise<ReadonlyMap<string, StepState>> {
+  if (context.options.verification !== 'critic') return states;
   const settled = new Map(states);
   for (const group of rivalGroups(plan, states)) {
     const reason = await disagreement(context, group, states);

@@ -99,4 +99,11 @@ describe('conflicts in a run (scripted server, real openai client)', () => {
     expect(escalation).toMatchObject({ from: 'coordinator', to: 'operator' });
     expect(bus.find((event) => event.kind === 'decision')).toMatchObject({ from: 'operator', correlationId: escalation?.id, body: 'winner: b' });
   });
+
+  it('without critic verification no critic is asked and nothing is voted on', async () => {
+    const engine = await startEngine({ reply });
+    const result = await engine.run('population of Lyon');
+    expect(result).toMatchObject({ status: 'completed', answer: 'final: no conflict seen' });
+    expect(engine.server.chatRequests.filter((request) => request.purpose === 'critic')).toEqual([]);
+  });
 });
