@@ -12,6 +12,7 @@ import { BudgetMeter } from '../src/core/budget/budget-meter';
 import type { ModelClient } from '../src/core/model/chat';
 import { RoleModels } from '../src/core/roles/role-models';
 import { DEFAULT_STEP_ROLE, RoleRegistry } from '../src/core/roles/role-registry';
+import { AgentBus } from '../src/core/bus/agent-bus';
 import { planReply, startModelServer, stepIdOf } from '../test/kit/scripted-model-server';
 import { line, ms, withRuntime } from './support';
 
@@ -73,6 +74,7 @@ export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]
     toolApproval: {},
     runs: runtime.store.runs,
     events: runtime.events,
+    bus: new AgentBus(runtime.store.runs.busMessages, runtime.events),
     now: () => new Date(),
     newId: () => crypto.randomUUID(),
   };
