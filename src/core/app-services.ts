@@ -74,6 +74,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
       verification: settings.verification,
       repairBudget: settings.repairBudget,
       maxReplans: settings.maxReplans,
+      ...(Object.keys(settings.roles).length > 0 ? { roles: settings.roles } : {}),
       ...options.runDefaults,
     });
   };

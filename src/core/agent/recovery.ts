@@ -9,7 +9,7 @@ import { announcePlanVerdict } from '../planner/meta-validator';
 import { mergeReplacement, replanSubtree, revisionErrors, type ReplanScope } from '../planner/planner';
 import { dependentsOf } from '../planner/validate-plan';
 import { measureProgress, STRATEGY_CHANGE, type GoalGradient } from './goal-gradient';
-import { callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
+import { asRole, callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
 import { REPLACED, type PlanView, type Recover, type Recovery } from './scheduler';
 import { isRunLevel } from './step-executor';
 
@@ -43,7 +43,7 @@ function editedRevision(context: RunContext, scope: ReplanScope, proposal: Revis
   const replacement = steps.data.filter((step) => !kept.has(step.id));
   if (replacement.length === 0) return { ok: false, reason: 'The edited plan has no step in place of the replaced ones.' };
   const merged = mergeReplacement(scope.plan, scope.replaced, replacement, takenIds(context), proposal.revision);
-  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools);
+  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools, context.roles.registry);
   if (errors.length > 0) return { ok: false, reason: errors.join(' ') };
   const value = { ...proposal, ...merged };
   return { ok: true, value, action: revisionAction(value) };
@@ -52,11 +52,12 @@ function editedRevision(context: RunContext, scope: ReplanScope, proposal: Revis
 /** Re-plans the scope until the operator accepts a revision (where the policy asks), MAX_REVISION_REJECTIONS at most; `null` when none was accepted. */
 async function acceptedRevision(context: RunContext, scope: ReplanScope, revision: number): Promise<RevisionProposal | null> {
   const feedback: string[] = [];
+  const planner = asRole(context, 'planner');
   for (let rejections = 0; rejections < MAX_REVISION_REJECTIONS; rejections++) {
     const merged = await handOff(context, { from: 'coordinator', to: 'planner', body: `Re-plan step ${scope.failed.id} and the steps after it (${scope.replaced.join(', ')}): ${scope.reason}` }, () =>
       replanSubtree(
         { ...scope, operatorFeedback: feedback },
-        { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect), takenIds: takenIds(context), revision },
+        { mode: planner.mode, tools: context.tools, roles: context.roles.registry, callModel: (request) => callModel(planner, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), takenIds: takenIds(context), revision },
       ),
     (revised) => JSON.stringify(revised.plan));
     const proposal: RevisionProposal = { revision, failedStepId: scope.failed.id, reason: scope.reason, replaced: scope.replaced, ...merged };

@@ -24,7 +24,9 @@ import { planGoal } from '../planner/planner';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
-import { callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
+import { asRole, callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
+import { RoleModels } from '../roles/role-models';
+import { DEFAULT_STEP_ROLE, RoleRegistry, roleOfStep } from '../roles/role-registry';
 import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
@@ -34,8 +36,6 @@ import { GoalGradient } from './goal-gradient';
 import { earlierRunBrief } from './follow-up';
 import { recoveryFor } from './recovery';
 import { settleConflicts } from './conflicts';
-
-export const DEFAULT_CONCURRENCY = 4;
 
 export interface RunEngineDependencies {
   runs: RunStore;
@@ -115,7 +115,7 @@ function adaptAutonomy(context: RunContext, plan: Plan): void {
 async function finalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<string, StepState>): Promise<string> {
   const results = plan.steps.map((step) => `- ${step.id} (${step.description}): ${states.get(step.id)?.result ?? ''}`).join('\n');
   const response = await callModel(
-    context,
+    asRole(context, 'planner'),
     {
       purpose: 'final',
       messages: [
@@ -144,9 +144,10 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     if (existing) context.gradient = GoalGradient.fromEvents(context.runs.events(context.runId, Number.MAX_SAFE_INTEGER));
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
+      const planner = asRole(context, 'planner');
       plan = await approvePlan(context, (feedback) =>
           handOff(context, { from: 'coordinator', to: 'planner', body: planningTask(context.goal, feedback) }, () =>
-            planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun),
+            planGoal(context.goal, { mode: planner.mode, tools: context.tools, roles: context.roles.registry, callModel: (request) => callModel(planner, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect) }, feedback, context.earlierRun),
           JSON.stringify),
         (candidate) => announcePlanVerdict(context, candidate),
       );
@@ -156,7 +157,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     context.plan = plan;
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
-    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => handOff(context, stepTask(step), () => executeStep(context, step, results), describeOutcome), recoveryFor(context));
+    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, async (step, results) => handOff(context, stepTask(step), () => executeStep(asRole(context, roleOfStep(step)), step, results), describeOutcome), recoveryFor(context));
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) return finish(context, 'failed', { error: unfinishedError(context, unfinished.map((step) => step.id)) });
@@ -181,9 +182,8 @@ interface ContextInput {
   runId: string;
   goal: string;
   options: RunOptions;
-  model: ModelClient;
-  probe: EndpointProbe;
   tools: ToolRegistry;
+  roles: RoleModels;
 }
 
 function createContext(dependencies: RunEngineDependencies, run: ContextInput, signal: AbortSignal): RunContext {
@@ -203,18 +203,20 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     goal: run.goal,
     options: run.options,
     policy: run.options.policy,
-    mode: run.probe.toolCalling ? 'native' : 'text',
+    mode: run.roles.binding(DEFAULT_STEP_ROLE).server.mode,
     dialect: null,
     signal: AbortSignal.any([signal, controller.signal, ...(dependencies.estop ? [dependencies.estop.signal] : [])]),
     stopRun: (reason) => controller.abort(reason),
     tools: run.tools,
     lockedTools: new Set(),
     toolGrants: new Set(),
-    model: run.model,
+    model: run.roles.binding(DEFAULT_STEP_ROLE).server.model,
+    role: DEFAULT_STEP_ROLE,
+    roles: { registry: new RoleRegistry(run.options.roles), models: run.roles, tools: run.tools },
     approvals: dependencies.approvals,
     toolApproval: dependencies.toolApproval ?? {},
     expiryMs: dependencies.expiryMs ?? {},
-    budget: new BudgetMeter(caps, spend, priceOf(dependencies, { ...run.options, model: run.model.model })),
+    budget: new BudgetMeter(caps, spend, priceOf(dependencies, run.options)),
     plan: null,
     gradient: new GoalGradient(),
     earlierRun: earlierRunBrief(dependencies.runs, run.options.followUpOf),
@@ -232,13 +234,22 @@ function announceTools(context: RunContext): void {
   for (const { type, ...body } of context.tools.notices) context.events.append(context.runId, type, body);
 }
 
-function announceProbe(context: RunContext, probe: EndpointProbe): void {
-  const { model, toolCalling, streaming, reason, contextLength, contextSource, parallelSlots } = probe;
-  context.events.append(context.runId, 'model.probed', { model, toolCalling, streaming, reason, contextLength, contextSource, parallelSlots });
+/** Each server the run talks to, its own first, as its probe found it. */
+function announceProbes(context: RunContext): void {
+  for (const { probe } of context.roles.models.servers()) {
+    const { model, toolCalling, streaming, reason, contextLength, contextSource, parallelSlots } = probe;
+    context.events.append(context.runId, 'model.probed', { model, toolCalling, streaming, reason, contextLength, contextSource, parallelSlots });
+  }
 }
 
-function concurrencyFor(options: RunOptions, probe: EndpointProbe): number {
-  return options.concurrency ?? probe.parallelSlots ?? DEFAULT_CONCURRENCY;
+/** Every role's server, each probed once: the run's own is already connected. */
+function connectRoles(dependencies: RunEngineDependencies, options: RunOptions, connected: { probe: EndpointProbe; model: ModelClient }, signal: AbortSignal): Promise<RoleModels> {
+  return RoleModels.connect(
+    new RoleRegistry(options.roles),
+    { options, ...connected, price: priceOf(dependencies, options) },
+    { connect: dependencies.connect, priceOf: (url, model) => priceFor(url, model, { prices: dependencies.modelPrices }) },
+    signal,
+  );
 }
 
 /** The price given for this run (a flag), else the one it started with, else Settings, the machine or the table. */
@@ -253,19 +264,20 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   dependencies.estop?.assertArmed();
   const connected = { ...options, model: probe.model };
   const resolved = { ...connected, price: settlePrice(priceOf(dependencies, connected), connected) };
+  const roles = await connectRoles(dependencies, resolved, { probe, model }, signal);
   const tools = await dependencies.tools(resolved, signal);
   dependencies.estop?.assertArmed();
   const now = dependencies.now ?? (() => new Date());
   dependencies.runs.createRun({ id: runId, goal, policy: resolved.policy, options: resolved, now: now().toISOString() });
   const lease = leaseRun(dependencies.runs, runId);
   try {
-    const context = createContext(dependencies, { runId, goal, options: resolved, model, probe, tools }, signal);
+    const context = createContext(dependencies, { runId, goal, options: resolved, tools, roles }, signal);
     lease.onLost((error) => context.stopRun(error));
     lease.onControl((control) => context.stopRun(runControlError(runId, control)));
     context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
-    announceProbe(context, probe);
+    announceProbes(context);
     announceTools(context);
-    return await drive(context, concurrencyFor(resolved, probe), null);
+    return await drive(context, roles.fanOut(resolved.concurrency), null);
   } finally {
     lease.release();
   }
@@ -320,8 +332,9 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     const options = { ...stored.options, ...overrides };
     const { probe, model } = await dependencies.connect(options, signal);
     const resolved = { ...options, model: probe.model };
+    const roles = await connectRoles(dependencies, resolved, { probe, model }, signal);
     const tools = await dependencies.tools(resolved, signal);
-    const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: resolved, model, probe, tools }, signal);
+    const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: resolved, tools, roles }, signal);
     lease.onLost((error) => context.stopRun(error));
     lease.onControl((control) => context.stopRun(runControlError(runId, control)));
     context.runs.expireStaleApprovals(runId, context.now().toISOString());
@@ -337,10 +350,10 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     }
     if (rerun === null) return finish(context, 'failed', { error: 'Not resumed: the operator did not confirm running the failed steps again.' });
     context.events.append(runId, 'run.resumed', { completedSteps: steps.filter((step) => step.status === 'completed').map((step) => step.spec.id), rerunSteps: rerun });
-    announceProbe(context, probe);
+    announceProbes(context);
     announceTools(context);
     const plan = steps.length > 0 ? { goal: stored.summary.goal, steps: steps.map((step) => step.spec) } : null;
-    return await drive(context, concurrencyFor(context.options, probe), plan ? { plan, states: stepStates(steps, rerun) } : null);
+    return await drive(context, roles.fanOut(context.options.concurrency), plan ? { plan, states: stepStates(steps, rerun) } : null);
   } finally {
     lease.release();
   }

@@ -6,7 +6,7 @@ import type { HandOffRequest } from '../bus/hand-off';
 import { textProtocolInstructions } from '../model/text-protocol';
 import { asStoreError } from '../store/open-database';
 import { reviewResult } from './result-review';
-import { availableTools, callModel, type RunContext } from './run-context';
+import { availableTools, callModel, withRolePrompt, type RunContext } from './run-context';
 import { StepConversation } from './step-conversation';
 import { actOn, guardFor, type AssistantMessage, type TurnOutcome } from './step-turn';
 import { capObservation, observationOf, runToolCall } from './tool-call';
@@ -28,7 +28,7 @@ function stepPrompt(context: RunContext): string {
   const base =
     "You carry out one step of a plan toward the operator's goal. Use the tools when they help; " +
     'call several at once when they do not depend on each other. When the step is done, reply with its result as plain text.';
-  return context.mode === 'native' ? base : `${base}\n\n${textProtocolInstructions(availableTools(context).specs())}`;
+  return withRolePrompt(context, context.mode === 'native' ? base : `${base}\n\n${textProtocolInstructions(availableTools(context).specs())}`);
 }
 
 function stepBrief(context: RunContext, step: PlanStep, dependencyResults: ReadonlyMap<string, string>): string {

@@ -21,7 +21,7 @@ import { withoutSecretFields } from '../secrets/mcp-secrets';
  */
 
 /** What a checkpoint may read and change of a run: its identity, policy, approvals, tools and locks. */
-export type CheckpointContext = GateContext & Pick<RunContext, 'goal' | 'policy' | 'tools' | 'toolApproval' | 'model' | 'options' | 'toolGrants'>;
+export type CheckpointContext = GateContext & Pick<RunContext, 'goal' | 'policy' | 'tools' | 'toolApproval' | 'model' | 'options' | 'toolGrants' | 'roles'>;
 
 /** A plan rejected this many times ends the run as rejected; the rejections before it each bring a re-plan. */
 export const MAX_PLAN_REJECTIONS = 3;
@@ -73,7 +73,7 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
       (edited) => {
         const parsed = PlanSchema.safeParse({ goal: context.goal, ...(edited as object) });
         if (!parsed.success) return { ok: false, reason: `The edited plan does not match the schema: ${describeZodError(parsed.error)}.` };
-        const errors = validatePlan(parsed.data, context.tools);
+        const errors = validatePlan(parsed.data, context.tools, { roles: context.roles.registry });
         return errors.length > 0 ? { ok: false, reason: errors.join(' ') } : { ok: true, value: parsed.data, action: planAction(parsed.data) };
       },
     );

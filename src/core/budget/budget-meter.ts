@@ -63,8 +63,9 @@ export class BudgetMeter {
   }
 
   /** Null when the call fits; otherwise the cap it would break. */
-  check(estimateTokens: number): CapBreach | null {
-    const cost = costOf(this.price, estimateTokens, 0);
+  /** `price`: the model's the call goes to (a role's), else the run's. */
+  check(estimateTokens: number, price: Price = this.price): CapBreach | null {
+    const cost = costOf(price, estimateTokens, 0);
     const over = (used: number, reserved: number, extra: number, cap: number | null) => cap !== null && used + reserved + extra > cap;
     if (this.spend.modelCalls >= this.caps.maxModelCalls) return { cap: 'model_calls', message: `the run reached its cap of ${this.caps.maxModelCalls} model calls` };
     if (over(this.spend.tokens, this.reserved.tokens, estimateTokens, this.caps.maxTokens)) {
@@ -78,8 +79,8 @@ export class BudgetMeter {
     return null;
   }
 
-  reserve(estimateTokens: number): Reservation {
-    const reservation = { tokens: estimateTokens, costUsd: costOf(this.price, estimateTokens, 0) };
+  reserve(estimateTokens: number, price: Price = this.price): Reservation {
+    const reservation = { tokens: estimateTokens, costUsd: costOf(price, estimateTokens, 0) };
     this.reserved.tokens += reservation.tokens;
     this.reserved.costUsd += reservation.costUsd;
     this.spend.modelCalls++;
@@ -104,10 +105,10 @@ export class BudgetMeter {
     return new Promise((resolve) => this.releaseWaiters.push(resolve));
   }
 
-  /** Charges one attempt. */
-  charge(usage: Usage): { tokens: number; costUsd: number } {
+  /** Charges one attempt, at the price of the model that answered it. */
+  charge(usage: Usage, price: Price = this.price): { tokens: number; costUsd: number } {
     const tokens = usage.promptTokens + usage.completionTokens;
-    const costUsd = costOf(this.price, usage.promptTokens, usage.completionTokens);
+    const costUsd = costOf(price, usage.promptTokens, usage.completionTokens);
     this.spend.tokens += tokens;
     this.spend.costUsd += costUsd;
     this.spend.dayTokens += tokens;

@@ -6,6 +6,7 @@ import type { DialectName } from '../model/dialects/dialect';
 import { readToolCalls } from '../model/dialects/read-tool-calls';
 import { splitReasoning } from '../model/dialects/reasoning';
 import { extractFirstJsonObject, parseLenientJson } from '../model/lenient-json';
+import type { RoleRegistry } from '../roles/role-registry';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { validatePlan } from './validate-plan';
 
@@ -15,6 +16,8 @@ export const MAX_PLAN_REPAIRS = 2;
 export interface PlannerDependencies {
   mode: ModelMode;
   tools: ToolRegistry;
+  /** The roles a step may be given (the `planner` role's prompt addition included); absent: the built-in ones. */
+  roles?: RoleRegistry;
   callModel(request: { messages: ChatMessage[]; tools?: ToolSpec[] }): Promise<ChatResponse>;
   /** Told when a text-mode plan came as a submit_plan call in the model's own dialect. */
   onDialect?(dialect: DialectName): void;
@@ -26,16 +29,19 @@ const submitPlanSpec: ToolSpec = {
   parameters: z.toJSONSchema(PlanSchema, { io: 'input' }) as Record<string, unknown>,
 };
 
-function plannerPrompt(mode: ModelMode, tools: ToolRegistry): string {
+function plannerPrompt(mode: ModelMode, tools: ToolRegistry, roles?: RoleRegistry): string {
   const toolList = tools.specs().map((tool) => `- ${tool.name}: ${tool.description}`).join('\n') || '- (none)';
+  const addition = roles?.get('planner')?.systemPrompt;
   return [
     "You plan how to reach the operator's goal as a graph of steps.",
     'Each step has an id, a self-contained description of what to do, the ids of the steps whose results it needs (dependencies), and optionally expected_output, risk (low|medium|high|critical), and tool plus args when a single tool call does the whole step.',
     'Steps that do not need each other have no dependencies between them, so they run in parallel. Keep the plan as small as the goal allows.',
     `Tools the steps may use:\n${toolList}`,
+    ...(roles ? [`Roles a step may be given (its "role"; without one it runs as executor), each with only its tools:\n${roles.describeForPlanner()}`] : []),
     mode === 'native'
       ? `Call ${SUBMIT_PLAN} exactly once with {"goal": …, "steps": [{"id", "description", "dependencies", …}]}.`
       : 'Reply with one JSON object and nothing else: {"goal": "…", "steps": [{"id": "…", "description": "…", "dependencies": []}]}.',
+    ...(addition ? [addition] : []),
   ].join('\n\n');
 }
 
@@ -109,12 +115,12 @@ async function submitPlan<T>(goal: string, dependencies: PlannerDependencies, me
  */
 export async function planGoal(goal: string, dependencies: PlannerDependencies, operatorFeedback: string[] = [], earlierRun: string | null = null): Promise<Plan> {
   const messages: ChatMessage[] = [
-    { role: 'system', content: plannerPrompt(dependencies.mode, dependencies.tools) },
+    { role: 'system', content: plannerPrompt(dependencies.mode, dependencies.tools, dependencies.roles) },
     { role: 'user', content: earlierRun ? `${earlierRun}\n\nGoal: ${goal}` : `Goal: ${goal}` },
     ...operatorFeedback.map((text): ChatMessage => ({ role: 'user', content: `The operator rejected the previous plan and said: ${text}` })),
   ];
   return submitPlan(goal, dependencies, messages, (plan) => {
-    const errors = validatePlan(plan, dependencies.tools);
+    const errors = validatePlan(plan, dependencies.tools, { roles: dependencies.roles });
     return errors.length === 0 ? { ok: true, value: plan } : { ok: false, errors };
   });
 }
@@ -181,9 +187,9 @@ export function mergeReplacement(plan: Plan, replaced: readonly string[], replac
 }
 
 /** The errors of a revised plan: a valid DAG within the size limit, whose new steps lean on no replaced step. */
-export function revisionErrors(revised: Plan, added: readonly PlanStep[], replaced: readonly string[], tools: ToolRegistry): string[] {
+export function revisionErrors(revised: Plan, added: readonly PlanStep[], replaced: readonly string[], tools: ToolRegistry, roles?: RoleRegistry): string[] {
   const leaning = added.flatMap((step) => step.dependencies.filter((dependency) => replaced.includes(dependency)).map((dependency) => `Step "${step.id}" depends on "${dependency}", which is being replaced; depend on a step that stays or on a new one.`));
-  return [...leaning, ...validatePlan(revised, tools)];
+  return [...leaning, ...validatePlan(revised, tools, { roles })];
 }
 
 /**
@@ -192,12 +198,12 @@ export function revisionErrors(revised: Plan, added: readonly PlanStep[], replac
  */
 export async function replanSubtree(scope: ReplanScope, dependencies: PlannerDependencies & { takenIds: ReadonlySet<string>; revision: number }): Promise<{ plan: Plan; added: PlanStep[] }> {
   const messages: ChatMessage[] = [
-    { role: 'system', content: `${plannerPrompt(dependencies.mode, dependencies.tools)}\n\nA step of the running plan failed. Replace it, and the steps after it that have not started, with steps that reach the same results another way.` },
+    { role: 'system', content: `${plannerPrompt(dependencies.mode, dependencies.tools, dependencies.roles)}\n\nA step of the running plan failed. Replace it, and the steps after it that have not started, with steps that reach the same results another way.` },
     { role: 'user', content: replanBrief(scope) },
   ];
   return submitPlan(scope.plan.goal, dependencies, messages, (replacement) => {
     const merged = mergeReplacement(scope.plan, scope.replaced, replacement.steps, dependencies.takenIds, dependencies.revision);
-    const errors = revisionErrors(merged.plan, merged.added, scope.replaced, dependencies.tools);
+    const errors = revisionErrors(merged.plan, merged.added, scope.replaced, dependencies.tools, dependencies.roles);
     return errors.length === 0 ? { ok: true, value: merged } : { ok: false, errors };
   });
 }

@@ -1,14 +1,16 @@
 import { planGraphErrors } from '../../shared/plan-graph';
 import type { Plan } from '../../shared/schemas/plan';
+import { RoleRegistry } from '../roles/role-registry';
 import type { ToolRegistry } from '../tools/tool-registry';
 
 export const MAX_PLAN_STEPS = 64;
 
 /**
  * Everything wrong with a plan as a DAG, each as a sentence the model can act on: duplicate ids,
- * unknown dependencies, a cycle (named), unknown tools or bad direct arguments, too many steps.
+ * unknown dependencies, a cycle (named), unknown tools or bad direct arguments, too many steps, a
+ * role not in the registry or a direct call its role may not make.
  */
-export function validatePlan(plan: Plan, tools: ToolRegistry, maxSteps = MAX_PLAN_STEPS): string[] {
+export function validatePlan(plan: Plan, tools: ToolRegistry, { maxSteps = MAX_PLAN_STEPS, roles = new RoleRegistry() }: { maxSteps?: number; roles?: RoleRegistry } = {}): string[] {
   const errors: string[] = [];
   if (plan.steps.length > maxSteps) errors.push(`The plan has ${plan.steps.length} steps; at most ${maxSteps} are allowed. Merge related steps.`);
   errors.push(...planGraphErrors(plan.steps));
@@ -21,6 +23,7 @@ export function validatePlan(plan: Plan, tools: ToolRegistry, maxSteps = MAX_PLA
       }
     }
   }
+  errors.push(...roles.planErrors(plan));
   return errors;
 }
 
