@@ -11,6 +11,7 @@ import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/check
 import { announcePlanVerdict } from '../planner/meta-validator';
 import { adaptPolicy } from '../approval/policy';
 import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
+import { AgentBus } from '../bus/agent-bus';
 import { priceFor, settlePrice, type Price } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
@@ -50,6 +51,8 @@ export interface RunEngineDependencies {
   estop?: EmergencyStop;
   /** How many sub-agent runs of a top-level run run at once (Settings.maxSubagents). */
   maxSubagents?: number;
+  /** The agent bus, when a host shares one between runs (a parent and its sub-agents); else each run gets its own over the same store. */
+  agentBus?: AgentBus;
   /** Model prices the operator set (Settings), and a price for this run's model (a flag), which wins. */
   modelPrices?: Readonly<Record<string, ModelPrice>>;
   price?: ModelPrice | null;
@@ -226,6 +229,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     runs: dependencies.runs,
     events: dependencies.events,
     subagents: subagentHost(dependencies, run, () => context, parent),
+    bus: parent?.context.bus ?? dependencies.agentBus ?? new AgentBus(dependencies.runs.busMessages, dependencies.events, { now, newId: randomUUID }),
     log: dependencies.log,
     now,
     newId: dependencies.newId ?? randomUUID,

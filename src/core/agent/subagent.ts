@@ -44,6 +44,13 @@ function outcomeOf(context: RunContext, childRunId: string, child: ChildRunOutco
   return { failed: `subagent_failed: sub-agent run ${childRunId} ended ${child.status}: ${child.error ?? 'no reason was recorded'}` };
 }
 
+/** The hand-off to the child on the bus (`subagent:<childRunId>`); a resumed parent reuses the task it already sent. */
+function handOff(context: RunContext, childRunId: string, goal: string): string {
+  const to = `subagent:${childRunId}`;
+  const sent = context.bus.messages(context.runId).find((message) => message.envelope.kind === 'task' && message.envelope.to === to);
+  return sent?.envelope.id ?? context.bus.publish(context.runId, { from: 'coordinator', to, kind: 'task', body: goal }).id;
+}
+
 /** The step's opening, as the validator and the record of the step read it. */
 function subagentBrief(context: RunContext, step: PlanStep, goal: string, dependencyResults: ReadonlyMap<string, string>): string {
   const lines = [`Goal: ${context.goal}`, `Step ${step.id}: a sub-agent reaches this goal with its own plan: ${goal}`];
@@ -75,6 +82,7 @@ export async function runSubagentStep(context: RunContext, step: PlanStep, depen
   if ('refused' in child) return { status: 'failed', reason: child.refused };
   const release = await context.subagents.acquireSlot(context.signal);
   let ended: ChildRunOutcome;
+  let correlationId: string | null = null;
   try {
     ended = await context.subagents.run({
       runId: child.runId,
@@ -83,12 +91,16 @@ export async function runSubagentStep(context: RunContext, step: PlanStep, depen
       role: step.role ?? null,
       budget: context.budget.remaining(),
       resume: child.resume,
-      onCreated: () => context.events.append(context.runId, 'subagent.started', { stepId: step.id, childRunId: child.runId, goal, role: step.role ?? null, depth }),
+      onCreated: () => {
+        if (!child.resume) context.events.append(context.runId, 'subagent.started', { stepId: step.id, childRunId: child.runId, goal, role: step.role ?? null, depth });
+        correlationId = handOff(context, child.runId, goal);
+      },
     });
   } finally {
     release();
   }
   const outcome = outcomeOf(context, child.runId, ended);
+  if (correlationId) context.bus.publish(context.runId, { from: `subagent:${child.runId}`, to: 'coordinator', kind: 'result', correlationId, body: 'failed' in outcome ? outcome.failed : outcome.answer });
   return 'failed' in outcome ? { status: 'failed', reason: outcome.failed } : review(context, step, goal, dependencyResults, outcome.answer);
 }
 

@@ -88,6 +88,13 @@ describe('sub-agent steps (child runs with their own plan, budget and approvals)
     expect(eventsOf(engine.events, childId)[0]).toMatchObject({ type: 'run.started', goal: SUB_GOAL, parentRunId: result.runId, parentStepId: 'research' });
     expect(eventsOf(engine.events, childId).some((event) => event.type === 'validation.completed')).toBe(true);
     expect(parentEvents.some((event) => event.type === 'validation.completed' && event.stepId === 'research')).toBe(true);
+
+    const handOffs = parentEvents.flatMap((event) => (event.type === 'bus.message' && [event.from, event.to].includes(`subagent:${childId}`) ? [event] : []));
+    expect(handOffs.map(({ from, to, kind, body }) => ({ from, to, kind, body }))).toEqual([
+      { from: 'coordinator', to: `subagent:${childId}`, kind: 'task', body: SUB_GOAL },
+      { from: `subagent:${childId}`, to: 'coordinator', kind: 'result', body: CHILD_ANSWER },
+    ]);
+    expect(handOffs[1]?.correlationId).toBe(handOffs[0]?.id);
   });
 
   it("counts the child's spending against the parent's cap: a cap the child alone exceeds stops both as budget_exhausted", async () => {
