@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { approveAll, type ApprovalChannel } from '../../../src/core/approval/approval-channel';
+import { ArchonError } from '../../../src/shared/errors';
 import type { RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, requestText, stepIdOf, toolMessagesOf, type PlanStepScript, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
@@ -112,6 +113,26 @@ describe('sub-agent steps (child runs with their own plan, budget and approvals)
     expect(engine.runtime.store.runs.getRun(child?.id as string)?.options.maxTokens).toBeLessThan(20_000);
     expect(engine.server.chatRequests.some((request) => stepIdOf(request) === 'check' || stepIdOf(request) === 'report')).toBe(false);
     expect(engine.runtime.store.runs.spending(result.runId, new Date(0).toISOString()).tokens).toBeGreaterThan(20_000);
+  });
+
+  it("stopping the parent stops its child: both end stopped, the child's hanging request aborted", async () => {
+    const controller = new AbortController();
+    const engine = await startEngine({
+      reply: script({
+        plans: { [PARENT_GOAL]: parentPlan, [SUB_GOAL]: childPlan },
+        step: (_request, id) => {
+          if (id !== 'lookup') return { content: `result of ${id}` };
+          controller.abort(new ArchonError('CANCELLED', 'Stopped by the operator (archon stop).'));
+          return { hang: true };
+        },
+      }),
+    });
+    const result = await engine.run(PARENT_GOAL, {}, controller.signal);
+    expect(result.status).toBe('stopped');
+    const child = engine.runtime.store.runs.listRuns(10).find((run) => run.parentRunId === result.runId);
+    expect(child?.status).toBe('stopped');
+    expect(eventsOf(engine.events, child?.id as string).at(-1)).toMatchObject({ type: 'run.stopped', reason: 'Stopped by the operator (archon stop).' });
+    expect(engine.server.chatRequests.some((request) => stepIdOf(request) === 'report' || request.purpose === 'final')).toBe(false);
   });
 
   it('under strict asks subagent_spawn first (goal, role, depth, budget), before the child asks for its plan', async () => {
