@@ -274,7 +274,7 @@ export async function approveFinalAnswer(context: CheckpointContext, answer: str
 /** At a cap: a person may raise it to the value the request names (never `--approve auto`); otherwise the run ends, exit 4. */
 export async function askToRaiseBudget(context: CheckpointContext, breach: CapBreach, stepId: string | null): Promise<void> {
   if (!context.approvals.canRaiseBudgets) throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}.`);
-  const proposed = context.budget.proposedRaise(breach.cap);
+  const proposed = context.budget.proposedRaise(breach.cap, breach.above);
   const outcome = await requestApproval(context, {
     kind: 'budget_raise',
     stepId,
@@ -282,8 +282,8 @@ export async function askToRaiseBudget(context: CheckpointContext, breach: CapBr
     action: { cap: breach.cap, proposed, limits: context.budget.limits },
     explanation: explain(context, { summary: `The run has reached a budget cap: ${breach.message}.`, stepId, risk: 'medium', factors: [`cap: ${breach.cap}`], reversibility: 'not_applicable' }),
   });
-  if (outcome.decision.verdict === 'approve') context.budget.raise(breach.cap, proposed);
-  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach.cap, outcome.decision.edited);
+  if (outcome.decision.verdict === 'approve') context.budget.raise(breach.cap, proposed, breach.above);
+  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach.cap, outcome.decision.edited, breach.above);
   else throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}; the operator did not raise it.`);
 }
 
