@@ -25,11 +25,6 @@ export function agentTopic(agentId: string): string {
   return `agent:${agentId}`;
 }
 
-/** The agent a plan step is: `executor:<stepId>`, or `<role>:<stepId>` for a specialist. */
-export function stepAgent(step: { id: string; role?: string }): string {
-  return `${step.role ?? 'executor'}:${step.id}`;
-}
-
 function clip(body: string): string {
   return body.length <= MAX_BODY ? body : `${body.slice(0, MAX_BODY - 20)}… [clipped]`;
 }
@@ -143,6 +138,11 @@ export class AgentBus {
     const subscription = new BusSubscription(this.store, { runId, topic, afterSeq, behind: afterSeq < last, limit: options.limit ?? BUS_QUEUE_LIMIT }, (closed) => this.subscriptions.delete(closed));
     this.subscriptions.add(subscription);
     return subscription;
+  }
+
+  /** The task last handed to `agentId`: what a critique of its work correlates with. */
+  lastTask(runId: string, agentId: string): BusEnvelope | null {
+    return this.store.lastTo(runId, agentId, 'task')?.envelope ?? null;
   }
 
   /** A run's messages in publishing order, with their numbers. */

@@ -60,6 +60,12 @@ export class BusMessageStore {
     return row.last ?? 0;
   }
 
+  /** The last message of `kind` addressed to `to`: the task a later message about it correlates with. */
+  lastTo(runId: string, to: string, kind: string): StoredBusMessage | null {
+    const row = this.db.prepare(`SELECT ${COLUMNS} FROM bus_messages WHERE run_id = ? AND to_agent = ? AND kind = ? ORDER BY seq DESC LIMIT 1`).get(runId, to, kind);
+    return row === undefined ? null : RowSchema.parse(row);
+  }
+
   /** A run's messages in the order they were published. */
   list(runId: string): StoredBusMessage[] {
     return this.db.prepare(`SELECT ${COLUMNS} FROM bus_messages WHERE run_id = ? ORDER BY seq`).all(runId).map((row) => RowSchema.parse(row));
