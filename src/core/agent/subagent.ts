@@ -95,6 +95,10 @@ export async function runSubagentStep(context: RunContext, step: PlanStep, depen
         correlationId = handOff(context, child.runId, goal);
       },
     });
+  } catch (error) {
+    // Someone resumed the child on its own in another process: this step waits for nothing, it fails saying so.
+    if (ArchonError.isInstance(error) && error.code === 'RUN_LEASED') return { status: 'failed', reason: `subagent_failed: ${error.message}` };
+    throw error;
   } finally {
     release();
   }
