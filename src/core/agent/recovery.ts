@@ -43,7 +43,7 @@ function editedRevision(context: RunContext, scope: ReplanScope, proposal: Revis
   const replacement = steps.data.filter((step) => !kept.has(step.id));
   if (replacement.length === 0) return { ok: false, reason: 'The edited plan has no step in place of the replaced ones.' };
   const merged = mergeReplacement(scope.plan, scope.replaced, replacement, takenIds(context), proposal.revision);
-  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools, context.roles.registry);
+  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools, { roles: context.roles.registry, depth: context.options.depth });
   if (errors.length > 0) return { ok: false, reason: errors.join(' ') };
   const value = { ...proposal, ...merged };
   return { ok: true, value, action: revisionAction(value) };
@@ -57,7 +57,7 @@ async function acceptedRevision(context: RunContext, scope: ReplanScope, revisio
     const merged = await handOff(context, { from: 'coordinator', to: 'planner', body: `Re-plan step ${scope.failed.id} and the steps after it (${scope.replaced.join(', ')}): ${scope.reason}` }, () =>
       replanSubtree(
         { ...scope, operatorFeedback: feedback },
-        { mode: planner.mode, tools: context.tools, roles: context.roles.registry, callModel: (request) => callModel(planner, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), takenIds: takenIds(context), revision },
+        { mode: planner.mode, tools: context.tools, roles: context.roles.registry, depth: context.options.depth, callModel: (request) => callModel(planner, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), takenIds: takenIds(context), revision },
       ),
     (revised) => JSON.stringify(revised.plan));
     const proposal: RevisionProposal = { revision, failedStepId: scope.failed.id, reason: scope.reason, replaced: scope.replaced, ...merged };

@@ -73,7 +73,7 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
       (edited) => {
         const parsed = PlanSchema.safeParse({ goal: context.goal, ...(edited as object) });
         if (!parsed.success) return { ok: false, reason: `The edited plan does not match the schema: ${describeZodError(parsed.error)}.` };
-        const errors = validatePlan(parsed.data, context.tools, { roles: context.roles.registry });
+        const errors = validatePlan(parsed.data, context.tools, { roles: context.roles.registry, depth: context.options.depth });
         return errors.length > 0 ? { ok: false, reason: errors.join(' ') } : { ok: true, value: parsed.data, action: planAction(parsed.data) };
       },
     );
@@ -211,6 +211,50 @@ export async function confirmCriticalStep(context: CheckpointContext, step: Plan
   return `The operator rejected this critical step: ${verdict.feedback}`;
 }
 
+/** What a sub-agent step would start: its goal, role, depth and the budget carved for it (null: no cap). */
+export interface SubagentSpawn {
+  stepId: string;
+  goal: string;
+  role: string | null;
+  depth: number;
+  budget: { maxTokens: number | null; maxCostUsd: number | null };
+}
+
+function describeBudget(budget: SubagentSpawn['budget']): string {
+  const caps = [budget.maxTokens === null ? null : `${budget.maxTokens} tokens`, budget.maxCostUsd === null ? null : `$${budget.maxCostUsd.toFixed(4)}`].filter((cap) => cap !== null);
+  return caps.length > 0 ? caps.join(' and ') : "no cap of its own (the parent's caps hold)";
+}
+
+/** Under strict and supervised, a sub-agent's spawn is asked first. Returns why it may not start, or null. */
+export async function approveSubagentSpawn(context: CheckpointContext, spawn: SubagentSpawn): Promise<string | null> {
+  if (!asksAt(context.policy, 'subagent_spawn')) return null;
+  const budget = describeBudget(spawn.budget);
+  const verdict = await decide(
+    context,
+    {
+      kind: 'subagent_spawn',
+      stepId: spawn.stepId,
+      summary: `Sub-agent for step ${spawn.stepId} (depth ${spawn.depth}${spawn.role ? `, role ${spawn.role}` : ''}): ${spawn.goal} — budget ${budget}`,
+      action: { ...spawn },
+      explanation: explain(context, {
+        summary: `Step ${spawn.stepId} starts a child run with its own plan for: ${spawn.goal}`,
+        stepId: spawn.stepId,
+        risk: 'medium',
+        factors: [`depth ${spawn.depth}`, `role: ${spawn.role ?? 'executor'}`, `budget carved from this run's: ${budget}`],
+        reversibility: 'not_applicable',
+      }),
+    },
+    () => ({ ok: false, reason: 'A sub-agent spawn is approved or rejected; edit the plan instead.' }),
+  );
+  if (verdict.verdict === 'approve' || verdict.verdict === 'edit') return null;
+  if (verdict.verdict === 'lock') {
+    applyLock(context, verdict.outcome.decision);
+    return null;
+  }
+  if (verdict.stop) throw runRejected(`The operator stopped the run at the sub-agent of step ${spawn.stepId}: ${verdict.feedback}`);
+  return `subagent_refused: the operator did not approve the sub-agent: ${verdict.feedback}`;
+}
+
 /** Rival results the weighted vote left under its threshold (see agent/conflicts.ts). */
 export interface ConflictVote {
   question: string;
@@ -270,7 +314,7 @@ export async function approveFinalAnswer(context: CheckpointContext, answer: str
 /** At a cap: a person may raise it to the value the request names (never `--approve auto`); otherwise the run ends, exit 4. */
 export async function askToRaiseBudget(context: CheckpointContext, breach: CapBreach, stepId: string | null): Promise<void> {
   if (!context.approvals.canRaiseBudgets) throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}.`);
-  const proposed = context.budget.proposedRaise(breach.cap);
+  const proposed = context.budget.proposedRaise(breach.cap, breach.above);
   const outcome = await requestApproval(context, {
     kind: 'budget_raise',
     stepId,
@@ -278,8 +322,8 @@ export async function askToRaiseBudget(context: CheckpointContext, breach: CapBr
     action: { cap: breach.cap, proposed, limits: context.budget.limits },
     explanation: explain(context, { summary: `The run has reached a budget cap: ${breach.message}.`, stepId, risk: 'medium', factors: [`cap: ${breach.cap}`], reversibility: 'not_applicable' }),
   });
-  if (outcome.decision.verdict === 'approve') context.budget.raise(breach.cap, proposed);
-  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach.cap, outcome.decision.edited);
+  if (outcome.decision.verdict === 'approve') context.budget.raise(breach.cap, proposed, breach.above);
+  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach.cap, outcome.decision.edited, breach.above);
   else throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}; the operator did not raise it.`);
 }
 

@@ -18,7 +18,11 @@ const BUILT_IN_DESCRIPTIONS: Record<(typeof BUILT_IN_ROLES)[number], string> = {
 export class RoleRegistry {
   private readonly roles: ReadonlyMap<string, StoredRole>;
 
-  constructor(configured: Readonly<Record<string, StoredRole>> = {}) {
+  /** `stepDefault`: the role of a step whose plan names none (a sub-agent's steps: its step's role). */
+  constructor(
+    configured: Readonly<Record<string, StoredRole>> = {},
+    readonly stepDefault: string = DEFAULT_STEP_ROLE,
+  ) {
     const builtIn = BUILT_IN_ROLES.map((name): [string, StoredRole] => [name, StoredRoleSchema.parse({ description: BUILT_IN_DESCRIPTIONS[name] })]);
     this.roles = new Map([...builtIn, ...Object.entries(configured)]);
   }
@@ -45,14 +49,18 @@ export class RoleRegistry {
       .join('\n');
   }
 
+  /** The role a step runs as. */
+  roleOf(step: PlanStep): string {
+    return step.role ?? this.stepDefault;
+  }
+
   /** What is wrong with the plan's roles, each as a sentence the planner can act on. */
   planErrors(plan: Plan): string[] {
-    const steps = plan.steps.filter((step) => step.role !== undefined);
-    return steps.flatMap((step) => this.stepErrors(step));
+    return plan.steps.flatMap((step) => this.stepErrors(step));
   }
 
   private stepErrors(step: PlanStep): string[] {
-    const name = step.role as string;
+    const name = this.roleOf(step);
     const role = this.roles.get(name);
     if (!role || name === 'planner' || name === 'critic') return [`Step "${step.id}" names the role "${name}", which no step may have. Roles: ${this.stepRoles().join(', ')}.`];
     if (step.tool !== undefined && role.tools !== 'all' && !role.tools.includes(step.tool)) return [`Step "${step.id}" calls ${step.tool}, which its role "${name}" may not use (its tools: ${role.tools.join(', ') || 'none'}).`];
@@ -62,9 +70,4 @@ export class RoleRegistry {
   private stepRoles(): string[] {
     return this.names().filter((name) => name !== 'planner' && name !== 'critic');
   }
-}
-
-/** The role a step runs as. */
-export function roleOfStep(step: PlanStep): string {
-  return step.role ?? DEFAULT_STEP_ROLE;
 }
