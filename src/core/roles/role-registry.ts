@@ -17,14 +17,13 @@ const BUILT_IN_DESCRIPTIONS: Record<(typeof BUILT_IN_ROLES)[number], string> = {
  */
 export class RoleRegistry {
   private readonly roles: ReadonlyMap<string, StoredRole>;
+  /** The role of a step whose plan names none or one not defined (a sub-agent's steps: its step's role, when a step may have it). */
+  readonly stepDefault: string;
 
-  /** `stepDefault`: the role of a step whose plan names none (a sub-agent's steps: its step's role). */
-  constructor(
-    configured: Readonly<Record<string, StoredRole>> = {},
-    readonly stepDefault: string = DEFAULT_STEP_ROLE,
-  ) {
+  constructor(configured: Readonly<Record<string, StoredRole>> = {}, stepDefault: string = DEFAULT_STEP_ROLE) {
     const builtIn = BUILT_IN_ROLES.map((name): [string, StoredRole] => [name, StoredRoleSchema.parse({ description: BUILT_IN_DESCRIPTIONS[name] })]);
     this.roles = new Map([...builtIn, ...Object.entries(configured)]);
+    this.stepDefault = this.stepRoles().includes(stepDefault) ? stepDefault : DEFAULT_STEP_ROLE;
   }
 
   names(): string[] {
@@ -49,9 +48,9 @@ export class RoleRegistry {
       .join('\n');
   }
 
-  /** The role a step runs as. */
+  /** The role a step runs as: a role the operator did not define is no error (a model may name roles freely), the step runs as the default. */
   roleOf(step: PlanStep): string {
-    return step.role ?? this.stepDefault;
+    return step.role !== undefined && this.roles.has(step.role) ? step.role : this.stepDefault;
   }
 
   /** What is wrong with the plan's roles, each as a sentence the planner can act on. */
@@ -59,8 +58,13 @@ export class RoleRegistry {
     return plan.steps.flatMap((step) => this.stepErrors(step));
   }
 
+  /** The plan's roles no one defined, each as a note of the role its step runs as instead. */
+  undefinedRoleNotes(plan: Plan): string[] {
+    return plan.steps.filter((step) => step.role !== undefined && !this.roles.has(step.role)).map((step) => `Step "${step.id}" names the role "${step.role ?? ''}", which is not defined; it runs as ${this.stepDefault}.`);
+  }
+
   private stepErrors(step: PlanStep): string[] {
-    const name = this.roleOf(step);
+    const name = step.role !== undefined && (step.role === 'planner' || step.role === 'critic') ? step.role : this.roleOf(step);
     const role = this.roles.get(name);
     if (!role || name === 'planner' || name === 'critic') return [`Step "${step.id}" names the role "${name}", which no step may have. Roles: ${this.stepRoles().join(', ')}.`];
     if (step.tool !== undefined && role.tools !== 'all' && !role.tools.includes(step.tool)) return [`Step "${step.id}" calls ${step.tool}, which its role "${name}" may not use (its tools: ${role.tools.join(', ') || 'none'}).`];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planReply, stepIdOf, type ScriptedReply } from '../../kit/scripted-model-server';
+import { planReply, requestText, stepIdOf, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
 import { useModelServers } from '../../support/model-servers';
 
@@ -64,5 +64,28 @@ describe('a run with roles', () => {
     expect(resumed).toMatchObject({ status: 'completed', answer: 'all done' });
     expect(serverB.countByPurpose().step).toBe(2);
     expect(harness.server.countByPurpose().step ?? 0).toBe(0);
+  });
+  it("runs a specialist sub-agent's steps on its role's server; its plan and answer on the planner's", async () => {
+    const serverB = await modelServer({ reply: (request) => ({ content: `found by the researcher (${stepIdOf(request) ?? ''})` }) });
+    const plans: Record<string, ScriptedReply> = {
+      'Report on France': planReply([{ id: 'research', kind: 'subagent', goal: 'Find the capital of France', role: 'researcher' }]),
+      'Find the capital of France': planReply([{ id: 'lookup', description: 'Look it up' }, { id: 'check', description: 'Check it', dependencies: ['lookup'] }]),
+    };
+    const harness = await useRun({
+      reply: (request) => {
+        const goal = [...requestText(request).matchAll(/^Goal: (.+)$/gm)].at(-1)?.[1] ?? '';
+        if (request.purpose === 'plan') return plans[goal] ?? planReply([]);
+        return { content: `answer to ${goal}` };
+      },
+    });
+    const result = await harness.run('Report on France', { roles: { researcher: { description: 'Finds facts', tools: 'all', model: { url: serverB.url, name: 'scripted-model' } } } });
+    expect(result).toMatchObject({ status: 'completed', answer: 'answer to Report on France' });
+    // The child's two role-less steps ran as the researcher, on its server; both plans and both answers on the run's own.
+    expect(serverB.countByPurpose().step).toBe(2);
+    expect(harness.server.countByPurpose()).toMatchObject({ plan: 2, final: 2 });
+    expect(harness.server.countByPurpose().step ?? 0).toBe(0);
+    // The child talks to the parent's servers as they were probed before the run: no probe comes after a step.
+    const purposes = serverB.requests.map((request) => request.purpose);
+    expect(purposes.lastIndexOf('probe')).toBeLessThan(purposes.indexOf('step'));
   });
 });

@@ -4,7 +4,6 @@ import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { planReply, stepIdOf, startModelServer, type ModelServerOptions, type PlanStepScript, type ScriptedModelServer } from '../../../kit/scripted-model-server';
 import { MIN_ZOOM, READABLE_TEXT_PX } from '../../../../src/renderer/src/features/dag/dag-viewport';
-import { ArchonStore } from '../../../../src/core/store/archon-store';
 import { useServe } from '../../../support/archon-process';
 import { useBrowser } from '../../../support/browser';
 import { useTempDirs } from '../../../support/temp-dir';
@@ -22,12 +21,7 @@ afterEach(async () => {
 
 async function openRun(reply: ModelServerOptions['reply'], viewport: { width: number; height: number }) {
   server = await startModelServer({ reply });
-  const dataDir = tempDir();
-  // The plan's specialists are in the registry: a role it does not know is a plan error.
-  const store = ArchonStore.open(dataDir);
-  store.updateSettings({ roles: Object.fromEntries(['researcher', 'analyst', 'writer'].map((name) => [name, { description: `The ${name}.`, tools: 'all' as const }])) });
-  store.close();
-  const serve = await startServe(dataDir, ['--model-url', server.url, '--workspace', tempDir()]);
+  const serve = await startServe(tempDir(), ['--model-url', server.url, '--workspace', tempDir()]);
   const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(60_000);
