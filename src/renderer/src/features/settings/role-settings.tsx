@@ -58,6 +58,7 @@ function RoleEditor({ name, saved, settings }: { name: string; saved: StoredRole
   const updateSettings = useAppStore((state) => state.updateSettings);
   const testRole = useAppStore((state) => state.testRole);
   const testing = useAppStore((state) => state.roleProbes[name]?.state === 'testing');
+  const runDefaults = useAppStore((state) => state.info?.runDefaults ?? settings);
   const [form, setForm] = useState(() => formOf(saved));
   const ids = { description: useId(), url: useId(), model: useId(), prompt: useId(), concurrency: useId(), status: useId() };
   const edit = (change: Partial<RoleForm>) => setForm({ ...form, ...change });
@@ -103,7 +104,7 @@ function RoleEditor({ name, saved, settings }: { name: string; saved: StoredRole
         <button type="button" disabled={!checked.ok} onClick={() => checked.ok && void updateSettings({ roles: { ...settings.roles, [name]: checked.role } })}>
           Save role {name}
         </button>
-        <button type="button" disabled={testing} onClick={() => void testRole(name, form.url.trim() || settings.modelUrl, form.url.trim() ? form.model.trim() : settings.model)}>
+        <button type="button" disabled={testing} onClick={() => void testRole(name, form.url.trim() || runDefaults.modelUrl, form.url.trim() ? form.model.trim() : runDefaults.model)}>
           Test role {name}
         </button>
         {saved && (
