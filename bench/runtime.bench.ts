@@ -8,6 +8,7 @@ import { runPlan } from '../src/core/agent/scheduler';
 import { modelConnector } from '../src/core/model/connect';
 import { ToolRegistry } from '../src/core/tools/tool-registry';
 import { BudgetMeter } from '../src/core/budget/budget-meter';
+import { AgentBus } from '../src/core/bus/agent-bus';
 import { planReply, startModelServer, stepIdOf } from '../test/kit/scripted-model-server';
 import { line, ms, withRuntime } from './support';
 
@@ -62,6 +63,7 @@ export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]
     toolApproval: {},
     runs: runtime.store.runs,
     events: runtime.events,
+    bus: new AgentBus(runtime.store.runs.busMessages, runtime.events),
     now: () => new Date(),
     newId: () => crypto.randomUUID(),
   };

@@ -14,13 +14,18 @@ function runEvents(records: ReturnType<AuditLog['records']>): AuditedEvent[] {
 }
 
 function summarize(runId: string, events: readonly AuditedEvent[]): AuditRunSummary {
-  const summary: AuditRunSummary = { runId, goal: null, status: 'unfinished', steps: {}, toolCalls: {}, approvals: { asked: 0, answers: {} }, tokens: 0, costUsd: 0, durationMs: null };
+  const summary: AuditRunSummary = { runId, goal: null, status: 'unfinished', steps: {}, toolCalls: {}, approvals: { asked: 0, answers: {} }, tokens: 0, costUsd: 0, durationMs: null, agents: {} };
+  const agent = (id: string) => (summary.agents[id] ??= { sent: {}, received: {} });
   const count = (map: Record<string, number>, key: string) => (map[key] = (map[key] ?? 0) + 1);
   for (const { event } of events) {
     if (event.type === 'run.started') summary.goal = event.goal;
     else if (event.type === 'step.completed' || event.type === 'step.failed' || event.type === 'step.skipped') count(summary.steps, event.type.slice(5));
     else if (event.type === 'tool.started') count(summary.toolCalls, event.tool);
     else if (event.type === 'approval.requested') summary.approvals.asked++;
+    else if (event.type === 'bus.message') {
+      count(agent(event.from).sent, event.kind);
+      count(agent(event.to).received, event.kind);
+    }
     else if (event.type === 'approval.resolved') count(summary.approvals.answers, event.status);
     else if (event.type === 'budget.updated') {
       summary.tokens = event.tokens;

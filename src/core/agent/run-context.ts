@@ -7,6 +7,7 @@ import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { approveModelCall, askToRaiseBudget } from '../approval/checkpoints';
 import type { BudgetMeter } from '../budget/budget-meter';
+import type { AgentBus } from '../bus/agent-bus';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
 import type { DialectName } from '../model/dialects/dialect';
@@ -46,6 +47,8 @@ export interface RunContext {
   earlierRun?: string | null;
   runs: RunStore;
   events: RunEventLog;
+  /** Where every hand-off between agents is published (see bus/agent-bus.ts). */
+  bus: AgentBus;
   log?: Log;
   now(): Date;
   newId(): string;

@@ -11,6 +11,8 @@ import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/check
 import { announcePlanVerdict } from '../planner/meta-validator';
 import { adaptPolicy } from '../approval/policy';
 import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
+import { AgentBus } from '../bus/agent-bus';
+import { handOff, planningTask } from '../bus/hand-off';
 import { priceFor, settlePrice, type Price } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
@@ -27,10 +29,11 @@ import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
 import { runControlError } from './run-control';
-import { executeStep } from './step-executor';
+import { describeOutcome, executeStep, stepTask } from './step-executor';
 import { GoalGradient } from './goal-gradient';
 import { earlierRunBrief } from './follow-up';
 import { recoveryFor } from './recovery';
+import { settleConflicts } from './conflicts';
 
 export const DEFAULT_CONCURRENCY = 4;
 
@@ -45,6 +48,8 @@ export interface RunEngineDependencies {
   /** Caps beyond the run's own options: per day, and the runaway guards. */
   caps?: Partial<Pick<BudgetCaps, 'dayMaxTokens' | 'dayMaxCostUsd' | 'maxModelCalls' | 'maxToolCalls'>>;
   estop?: EmergencyStop;
+  /** The agent bus, when a host shares one between runs (a parent and its sub-agents); else each run gets its own over the same store. */
+  agentBus?: AgentBus;
   /** Model prices the operator set (Settings), and a price for this run's model (a flag), which wins. */
   modelPrices?: Readonly<Record<string, ModelPrice>>;
   price?: ModelPrice | null;
@@ -140,7 +145,9 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
       plan = await approvePlan(context, (feedback) =>
-          planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun),
+          handOff(context, { from: 'coordinator', to: 'planner', body: planningTask(context.goal, feedback) }, () =>
+            planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun),
+          JSON.stringify),
         (candidate) => announcePlanVerdict(context, candidate),
       );
       context.runs.savePlan(context.runId, plan.steps);
@@ -149,11 +156,11 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     context.plan = plan;
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
-    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results), recoveryFor(context));
+    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => handOff(context, stepTask(step), () => executeStep(context, step, results), describeOutcome), recoveryFor(context));
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) return finish(context, 'failed', { error: unfinishedError(context, unfinished.map((step) => step.id)) });
-    return finish(context, 'completed', { answer: await finalAnswer(context, ran.plan, ran.states) });
+    return finish(context, 'completed', { answer: await finalAnswer(context, ran.plan, await settleConflicts(context, ran.plan, ran.states)) });
   } catch (error) {
     try {
       return finishWithError(context, error);
@@ -213,6 +220,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     earlierRun: earlierRunBrief(dependencies.runs, run.options.followUpOf),
     runs: dependencies.runs,
     events: dependencies.events,
+    bus: dependencies.agentBus ?? new AgentBus(dependencies.runs.busMessages, dependencies.events, { now, newId: randomUUID }),
     log: dependencies.log,
     now,
     newId: dependencies.newId ?? randomUUID,

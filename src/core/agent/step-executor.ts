@@ -1,6 +1,8 @@
 import { ArchonError } from '../../shared/errors';
 import type { PlanStep } from '../../shared/schemas/plan';
 import { confirmCriticalStep } from '../approval/checkpoints';
+import { stepAgentId } from '../../shared/schemas/bus';
+import type { HandOffRequest } from '../bus/hand-off';
 import { textProtocolInstructions } from '../model/text-protocol';
 import { asStoreError } from '../store/open-database';
 import { reviewResult } from './result-review';
@@ -10,6 +12,17 @@ import { actOn, guardFor, type AssistantMessage, type TurnOutcome } from './step
 import { capObservation, observationOf, runToolCall } from './tool-call';
 
 export type StepOutcome = { status: 'completed'; result: string } | { status: 'failed'; reason: string };
+
+/** The coordinator's hand-off of a step to the agent that runs it, as the bus carries it. */
+export function stepTask(step: PlanStep): HandOffRequest {
+  const lines = [`Step ${step.id}: ${step.description}`, ...(step.expected_output ? [`Expected output: ${step.expected_output}`] : [])];
+  return { from: 'coordinator', to: stepAgentId(step), body: lines.join('\n') };
+}
+
+/** A step's outcome as its result message says it. */
+export function describeOutcome(outcome: StepOutcome): string {
+  return outcome.status === 'completed' ? outcome.result : `failed: ${outcome.reason}`;
+}
 
 function stepPrompt(context: RunContext): string {
   const base =

@@ -211,6 +211,46 @@ export async function confirmCriticalStep(context: CheckpointContext, step: Plan
   return `The operator rejected this critical step: ${verdict.feedback}`;
 }
 
+/** Rival results the weighted vote left under its threshold (see agent/conflicts.ts). */
+export interface ConflictVote {
+  question: string;
+  reason: string;
+  vote: { ballots: readonly { stepId: string; agent: string; score: number; factors: Readonly<Record<string, number>> }[]; winner: { stepId: string; score: number } };
+}
+
+/** The operator settles a conflict: approve keeps the vote's winner, an edit `{"winner": STEP_ID}` picks another, a rejection ends the run. */
+export async function chooseConflictWinner(context: CheckpointContext, conflict: ConflictVote): Promise<string> {
+  const { ballots, winner } = conflict.vote;
+  const ids = ballots.map((ballot) => ballot.stepId);
+  const action = { question: conflict.question, reason: conflict.reason, ballots, winner: winner.stepId };
+  const verdict = await decide(
+    context,
+    {
+      kind: 'critical_decision',
+      stepId: winner.stepId,
+      summary: `Steps ${ids.join(', ')} disagree on "${conflict.question}"; the weighted vote chose ${winner.stepId} with only ${winner.score.toFixed(2)}: which answer stands?`,
+      action,
+      explanation: explain(context, {
+        summary: `The critic found the answers contradict each other: ${conflict.reason.slice(0, 200)}`,
+        stepId: winner.stepId,
+        risk: 'medium',
+        factors: ballots.map((ballot) => `${ballot.stepId} (${ballot.agent}): ${ballot.score.toFixed(2)} — ${Object.entries(ballot.factors).map(([name, value]) => `${name} ${value.toFixed(2)}`).join(', ')}`),
+        reversibility: 'not_applicable',
+        alternatives: ids.map((id) => `keep step ${id}'s answer`),
+        confidence: winner.score,
+      }),
+    },
+    (edited) => {
+      const chosen = (edited as { winner?: unknown } | null)?.winner;
+      return typeof chosen === 'string' && ids.includes(chosen) ? { ok: true, value: chosen, action: { ...action, winner: chosen } } : { ok: false, reason: `Name the answer that stands: {"winner": one of ${ids.join(', ')}}.` };
+    },
+  );
+  if (verdict.verdict === 'edit') return verdict.value;
+  if (verdict.verdict === 'lock') applyLock(context, verdict.outcome.decision);
+  if (verdict.verdict !== 'reject') return winner.stepId;
+  throw runRejected(verdict.expired ? `The conflict between steps ${ids.join(', ')} was not settled in time: ${verdict.feedback}` : `The operator rejected the answers of steps ${ids.join(', ')}: ${verdict.feedback}`);
+}
+
 /** The final answer goes to a person where the policy asks; an edit replaces it, anything else ends the run as rejected. */
 export async function approveFinalAnswer(context: CheckpointContext, answer: string): Promise<string> {
   if (!asksAt(context.policy, 'final_answer')) return answer;

@@ -8,6 +8,7 @@ import { RunControlSchema, RunOptionsSchema, RunSummarySchema, StepStatusSchema,
 import { ToolResultSchema, type SideEffects, type ToolResult } from '../../shared/schemas/tool';
 import type { ChatMessage } from '../model/chat';
 import type { SecretRedactor } from '../secrets/redactor';
+import { BusMessageStore } from './bus-messages';
 import { FileEffectStore } from './file-effects';
 import type { SqliteDatabase } from './open-database';
 
@@ -105,6 +106,8 @@ const RUN_COLUMNS =
 export class RunStore {
   /** What each write of a run replaced (for undo). */
   readonly fileEffects: FileEffectStore;
+  /** The agent bus's envelopes. */
+  readonly busMessages: BusMessageStore;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -112,6 +115,7 @@ export class RunStore {
     private readonly secrets: SecretRedactor,
   ) {
     this.fileEffects = new FileEffectStore(db, durably);
+    this.busMessages = new BusMessageStore(db, secrets);
   }
 
   private clean<T>(value: T): T {
