@@ -63,6 +63,7 @@ export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]
     toolApproval: {},
     runs: runtime.store.runs,
     events: runtime.events,
+    subagents: { run: () => Promise.reject(new Error('no sub-agents in this bench')), acquireSlot: () => Promise.resolve(() => undefined) },
     bus: new AgentBus(runtime.store.runs.busMessages, runtime.events),
     now: () => new Date(),
     newId: () => crypto.randomUUID(),

@@ -44,13 +44,24 @@ function findingsFor(events: readonly AuditedEvent[], baseline: readonly Audited
   );
 }
 
-/** The auditor's report on one run, or on every run of a day: a summary and findings with evidence. */
+/** A run and its sub-agents' runs at every depth, as its `subagent.started` events name them. */
+function withSubagents(runId: string, byRun: ReadonlyMap<string, readonly AuditedEvent[]>): string[] {
+  const ids = [runId];
+  for (let index = 0; index < ids.length && index < byRun.size; index++) {
+    for (const { event } of byRun.get(ids[index] as string) ?? []) {
+      if (event.type === 'subagent.started' && !ids.includes(event.childRunId)) ids.push(event.childRunId);
+    }
+  }
+  return ids.filter((id) => byRun.has(id));
+}
+
+/** The auditor's report on one run (its sub-agents' runs included), or on every run of a day: a summary and findings with evidence. */
 export function buildReport(log: AuditLog, scope: { runId: string } | { day: string }, now: Date = new Date()): AuditReport {
   const thresholds = { ...DEFAULT_THRESHOLDS, ...log.thresholdOverrides() };
   const all = runEvents(log.records());
   const byRun = new Map<string, AuditedEvent[]>();
   for (const item of all) byRun.set(item.event.runId, [...(byRun.get(item.event.runId) ?? []), item]);
-  const runIds = 'runId' in scope ? (byRun.has(scope.runId) ? [scope.runId] : []) : [...byRun.keys()].filter((id) => byRun.get(id)?.[0]?.event.ts.startsWith(scope.day));
+  const runIds = 'runId' in scope ? withSubagents(scope.runId, byRun) : [...byRun.keys()].filter((id) => byRun.get(id)?.[0]?.event.ts.startsWith(scope.day));
   const runs: AuditRunSummary[] = [];
   const findings: Finding[] = [];
   for (const runId of runIds) {

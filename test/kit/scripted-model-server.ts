@@ -427,8 +427,11 @@ export function toolMessagesOf(request: RecordedRequest): string[] {
 
 export interface PlanStepScript {
   id: string;
-  description: string;
+  /** A sub-agent step may leave it out (Archon fills it from `goal`). */
+  description?: string;
   dependencies?: string[];
+  kind?: 'task' | 'subagent';
+  goal?: string;
   tool?: string;
   args?: Record<string, unknown>;
   expected_output?: string;

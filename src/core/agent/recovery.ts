@@ -43,7 +43,7 @@ function editedRevision(context: RunContext, scope: ReplanScope, proposal: Revis
   const replacement = steps.data.filter((step) => !kept.has(step.id));
   if (replacement.length === 0) return { ok: false, reason: 'The edited plan has no step in place of the replaced ones.' };
   const merged = mergeReplacement(scope.plan, scope.replaced, replacement, takenIds(context), proposal.revision);
-  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools);
+  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools, context.options.depth);
   if (errors.length > 0) return { ok: false, reason: errors.join(' ') };
   const value = { ...proposal, ...merged };
   return { ok: true, value, action: revisionAction(value) };
@@ -56,7 +56,7 @@ async function acceptedRevision(context: RunContext, scope: ReplanScope, revisio
     const merged = await handOff(context, { from: 'coordinator', to: 'planner', body: `Re-plan step ${scope.failed.id} and the steps after it (${scope.replaced.join(', ')}): ${scope.reason}` }, () =>
       replanSubtree(
         { ...scope, operatorFeedback: feedback },
-        { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect), takenIds: takenIds(context), revision },
+        { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect), depth: context.options.depth, takenIds: takenIds(context), revision },
       ),
     (revised) => JSON.stringify(revised.plan));
     const proposal: RevisionProposal = { revision, failedStepId: scope.failed.id, reason: scope.reason, replaced: scope.replaced, ...merged };

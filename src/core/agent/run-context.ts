@@ -2,7 +2,7 @@ import { raceAbort } from '../../shared/abort';
 import { ArchonError } from '../../shared/errors';
 import type { ApprovalKind } from '../../shared/schemas/approval';
 import type { Plan } from '../../shared/schemas/plan';
-import type { Policy, RunOptions } from '../../shared/schemas/run';
+import type { Policy, RunOptions, RunStatus } from '../../shared/schemas/run';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { approveModelCall, askToRaiseBudget } from '../approval/checkpoints';
@@ -15,6 +15,31 @@ import { estimateTokens, type ChatRequest, type ChatResponse, type ModelClient, 
 import type { RunStore } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
 import type { GoalGradient } from './goal-gradient';
+
+/** A sub-agent's child run to start, or (`resume`) to continue where a crash left it. */
+export interface ChildRunRequest {
+  runId: string;
+  goal: string;
+  stepId: string;
+  role: string | null;
+  /** Carved from the parent's remaining budget when it starts; the parent's caps hold besides. */
+  budget: { maxTokens: number | null; maxCostUsd: number | null };
+  resume: boolean;
+  /** Told once the child's run row exists, before it plans. */
+  onCreated(): void;
+}
+
+export interface ChildRunOutcome {
+  status: RunStatus;
+  answer: string | null;
+  error: string | null;
+}
+
+/** How a run starts its sub-agents (run-engine.ts wires it), and the slots that bound how many run at once. */
+export interface SubagentHost {
+  run(request: ChildRunRequest): Promise<ChildRunOutcome>;
+  acquireSlot(signal: AbortSignal): Promise<() => void>;
+}
 
 /** Everything one run's code needs, passed down explicitly: no globals, one signal for the run. */
 export interface RunContext {
@@ -47,6 +72,7 @@ export interface RunContext {
   earlierRun?: string | null;
   runs: RunStore;
   events: RunEventLog;
+  subagents: SubagentHost;
   /** Where every hand-off between agents is published (see bus/agent-bus.ts). */
   bus: AgentBus;
   log?: Log;

@@ -17,6 +17,8 @@ import { priceFor, settlePrice, type Price } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
 import { DIALECT_NAMES, type DialectName } from '../model/dialects/dialect';
+import { runSubagentStep } from './subagent';
+import { Slots } from './slots';
 import { asStoreError } from '../store/open-database';
 import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
@@ -24,7 +26,7 @@ import { planGoal } from '../planner/planner';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
-import { callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
+import { callModel, noteDialect, resumeAdvice, type ChildRunRequest, type RunContext, type SubagentHost } from './run-context';
 import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
@@ -36,6 +38,7 @@ import { recoveryFor } from './recovery';
 import { settleConflicts } from './conflicts';
 
 export const DEFAULT_CONCURRENCY = 4;
+export const DEFAULT_MAX_SUBAGENTS = 2;
 
 export interface RunEngineDependencies {
   runs: RunStore;
@@ -48,6 +51,8 @@ export interface RunEngineDependencies {
   /** Caps beyond the run's own options: per day, and the runaway guards. */
   caps?: Partial<Pick<BudgetCaps, 'dayMaxTokens' | 'dayMaxCostUsd' | 'maxModelCalls' | 'maxToolCalls'>>;
   estop?: EmergencyStop;
+  /** How many sub-agent runs of a top-level run run at once (Settings.maxSubagents). */
+  maxSubagents?: number;
   /** The agent bus, when a host shares one between runs (a parent and its sub-agents); else each run gets its own over the same store. */
   agentBus?: AgentBus;
   /** Model prices the operator set (Settings), and a price for this run's model (a flag), which wins. */
@@ -146,7 +151,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
       plan = await approvePlan(context, (feedback) =>
           handOff(context, { from: 'coordinator', to: 'planner', body: planningTask(context.goal, feedback) }, () =>
-            planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun),
+            planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect), depth: context.options.depth }, feedback, context.earlierRun),
           JSON.stringify),
         (candidate) => announcePlanVerdict(context, candidate),
       );
@@ -156,7 +161,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     context.plan = plan;
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
-    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => handOff(context, stepTask(step), () => executeStep(context, step, results), describeOutcome), recoveryFor(context));
+    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => (step.kind === 'subagent' ? runSubagentStep(context, step, results) : handOff(context, stepTask(step), () => executeStep(context, step, results), describeOutcome)), recoveryFor(context));
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) return finish(context, 'failed', { error: unfinishedError(context, unfinished.map((step) => step.id)) });
@@ -186,7 +191,14 @@ interface ContextInput {
   tools: ToolRegistry;
 }
 
-function createContext(dependencies: RunEngineDependencies, run: ContextInput, signal: AbortSignal): RunContext {
+/** A sub-agent's run is created inside its parent's: the parent's model, tools, signal, budget (its caps hold for both) and sub-agent slots. */
+interface ParentLink {
+  context: RunContext;
+  probe: EndpointProbe;
+  slots: Slots;
+}
+
+function createContext(dependencies: RunEngineDependencies, run: ContextInput, signal: AbortSignal, parent: ParentLink | null = null): RunContext {
   const now = dependencies.now ?? (() => new Date());
   const controller = new AbortController();
   const spend = dependencies.runs.spending(run.runId, startOfToday(now()));
@@ -198,14 +210,14 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     maxModelCalls: dependencies.caps?.maxModelCalls ?? 500,
     maxToolCalls: dependencies.caps?.maxToolCalls ?? 1000,
   };
-  return {
+  const context: RunContext = {
     runId: run.runId,
     goal: run.goal,
     options: run.options,
     policy: run.options.policy,
     mode: run.probe.toolCalling ? 'native' : 'text',
     dialect: null,
-    signal: AbortSignal.any([signal, controller.signal, ...(dependencies.estop ? [dependencies.estop.signal] : [])]),
+    signal: AbortSignal.any([signal, controller.signal, ...(parent ? [parent.context.signal] : []), ...(dependencies.estop ? [dependencies.estop.signal] : [])]),
     stopRun: (reason) => controller.abort(reason),
     tools: run.tools,
     lockedTools: new Set(),
@@ -214,16 +226,31 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     approvals: dependencies.approvals,
     toolApproval: dependencies.toolApproval ?? {},
     expiryMs: dependencies.expiryMs ?? {},
-    budget: new BudgetMeter(caps, spend, priceOf(dependencies, { ...run.options, model: run.model.model })),
+    budget: new BudgetMeter(caps, spend, priceOf(dependencies, { ...run.options, model: run.model.model }), parent?.context.budget ?? null),
     plan: null,
     gradient: new GoalGradient(),
     earlierRun: earlierRunBrief(dependencies.runs, run.options.followUpOf),
     runs: dependencies.runs,
     events: dependencies.events,
-    bus: dependencies.agentBus ?? new AgentBus(dependencies.runs.busMessages, dependencies.events, { now, newId: randomUUID }),
+    subagents: subagentHost(dependencies, run, () => context, parent),
+    bus: parent?.context.bus ?? dependencies.agentBus ?? new AgentBus(dependencies.runs.busMessages, dependencies.events, { now, newId: randomUUID }),
     log: dependencies.log,
     now,
     newId: dependencies.newId ?? randomUUID,
+  };
+  return context;
+}
+
+/**
+ * How a run starts its sub-agents: each a child run driven here, in this process, under this run's
+ * signal. A top-level run's children share Settings.maxSubagents slots; a sub-agent's own children run
+ * one at a time inside the slot it holds (so nesting never waits on a slot an ancestor holds).
+ */
+function subagentHost(dependencies: RunEngineDependencies, run: ContextInput, parentContext: () => RunContext, parent: ParentLink | null): SubagentHost {
+  const slots = new Slots(parent ? 1 : (dependencies.maxSubagents ?? DEFAULT_MAX_SUBAGENTS));
+  return {
+    acquireSlot: (signal) => slots.acquire(signal),
+    run: (request) => driveChild(dependencies, { context: parentContext(), probe: run.probe, slots }, request),
   };
 }
 
@@ -302,6 +329,28 @@ function stepStates(steps: readonly StoredStep[], rerun: readonly string[]): Map
   return new Map(steps.map((step) => [step.spec.id, stateOf(step)]));
 }
 
+/** A resumed run goes on: stale approvals expire, orphans die, the operator confirms re-running failed steps, and the DAG continues. */
+async function continueRun(context: RunContext, probe: EndpointProbe): Promise<RunResult> {
+  const runId = context.runId;
+    context.runs.expireStaleApprovals(runId, context.now().toISOString());
+    restoreRunState(context);
+    killOrphans(context);
+    // Steps a scoped re-plan replaced stay in the store (greyed in the app) but are no longer part of the plan.
+    const steps = context.runs.getSteps(runId).filter((step) => step.replacedIn === null);
+    let rerun: string[] | null;
+    try {
+      rerun = await confirmRerunOf(context, steps);
+    } catch (error) {
+      return finishWithError(context, error);
+    }
+    if (rerun === null) return finish(context, 'failed', { error: 'Not resumed: the operator did not confirm running the failed steps again.' });
+    context.events.append(runId, 'run.resumed', { completedSteps: steps.filter((step) => step.status === 'completed').map((step) => step.spec.id), rerunSteps: rerun });
+    announceProbe(context, probe);
+    announceTools(context);
+    const plan = steps.length > 0 ? { goal: context.goal, steps: steps.map((step) => step.spec) } : null;
+    return await drive(context, concurrencyFor(context.options, probe), plan ? { plan, states: stepStates(steps, rerun) } : null);
+}
+
 /**
  * `archon resume`: one process drives a run (a live holder is refused by PID); tool processes a dead
  * one left behind are killed; completed steps keep their results and are not asked again; the others
@@ -324,23 +373,35 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: resolved, model, probe, tools }, signal);
     lease.onLost((error) => context.stopRun(error));
     lease.onControl((control) => context.stopRun(runControlError(runId, control)));
-    context.runs.expireStaleApprovals(runId, context.now().toISOString());
-    restoreRunState(context);
-    killOrphans(context);
-    // Steps a scoped re-plan replaced stay in the store (greyed in the app) but are no longer part of the plan.
-    const steps = dependencies.runs.getSteps(runId).filter((step) => step.replacedIn === null);
-    let rerun: string[] | null;
-    try {
-      rerun = await confirmRerunOf(context, steps);
-    } catch (error) {
-      return finishWithError(context, error);
+    return await continueRun(context, probe);
+  } finally {
+    lease.release();
+  }
+}
+
+/** A child run's options: its parent's, with the carved budget and its place in the tree. */
+function childOptions(parent: RunContext, request: ChildRunRequest): RunOptions {
+  const { followUpOf: _followUp, ...inherited } = parent.options;
+  return { ...inherited, maxTokens: request.budget.maxTokens, maxCostUsd: request.budget.maxCostUsd, parentRunId: parent.runId, parentStepId: request.stepId, depth: (parent.options.depth ?? 0) + 1 };
+}
+
+/** Starts a sub-agent's run, or continues the one a crashed parent left (completed steps keep their results). */
+async function driveChild(dependencies: RunEngineDependencies, parent: ParentLink, request: ChildRunRequest): Promise<RunResult> {
+  const stored = request.resume ? dependencies.runs.getRun(request.runId) : null;
+  const options = stored?.options ?? childOptions(parent.context, request);
+  if (!stored) dependencies.runs.createRun({ id: request.runId, goal: request.goal, policy: options.policy, options, now: parent.context.now().toISOString() });
+  request.onCreated();
+  const lease = leaseRun(dependencies.runs, request.runId);
+  try {
+    const input = { runId: request.runId, goal: request.goal, options, model: parent.context.model, probe: parent.probe, tools: parent.context.tools };
+    const context = createContext(dependencies, input, parent.context.signal, parent);
+    lease.onLost((error) => context.stopRun(error));
+    lease.onControl((control) => context.stopRun(runControlError(request.runId, control)));
+    if (!stored) {
+      context.events.append(request.runId, 'run.started', { goal: request.goal, policy: options.policy, toolApproval: { ...context.toolApproval }, parentRunId: parent.context.runId, parentStepId: request.stepId });
+      return await drive(context, concurrencyFor(options, parent.probe), null);
     }
-    if (rerun === null) return finish(context, 'failed', { error: 'Not resumed: the operator did not confirm running the failed steps again.' });
-    context.events.append(runId, 'run.resumed', { completedSteps: steps.filter((step) => step.status === 'completed').map((step) => step.spec.id), rerunSteps: rerun });
-    announceProbe(context, probe);
-    announceTools(context);
-    const plan = steps.length > 0 ? { goal: stored.summary.goal, steps: steps.map((step) => step.spec) } : null;
-    return await drive(context, concurrencyFor(context.options, probe), plan ? { plan, states: stepStates(steps, rerun) } : null);
+    return await continueRun(context, parent.probe);
   } finally {
     lease.release();
   }

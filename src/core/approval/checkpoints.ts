@@ -9,7 +9,7 @@ import type { RunContext } from '../agent/run-context';
 import type { CapBreach } from '../budget/budget-meter';
 import type { ChatRequest } from '../model/chat';
 import type { PlanVerdict } from '../planner/meta-validator';
-import { validatePlan } from '../planner/validate-plan';
+import { MAX_PLAN_STEPS, validatePlan } from '../planner/validate-plan';
 import { toolResult, type Elicitation, type ElicitationAnswer, type ToolDefinition } from '../tools/tool-registry';
 import { applyLock, explain, requestApproval, runRejected, type GateContext } from './approval-gate';
 import { decide, MAX_EDIT_ATTEMPTS, type EditCheck } from './edit-loop';
@@ -73,7 +73,7 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
       (edited) => {
         const parsed = PlanSchema.safeParse({ goal: context.goal, ...(edited as object) });
         if (!parsed.success) return { ok: false, reason: `The edited plan does not match the schema: ${describeZodError(parsed.error)}.` };
-        const errors = validatePlan(parsed.data, context.tools);
+        const errors = validatePlan(parsed.data, context.tools, MAX_PLAN_STEPS, context.options.depth);
         return errors.length > 0 ? { ok: false, reason: errors.join(' ') } : { ok: true, value: parsed.data, action: planAction(parsed.data) };
       },
     );
@@ -249,6 +249,50 @@ export async function chooseConflictWinner(context: CheckpointContext, conflict:
   if (verdict.verdict === 'lock') applyLock(context, verdict.outcome.decision);
   if (verdict.verdict !== 'reject') return winner.stepId;
   throw runRejected(verdict.expired ? `The conflict between steps ${ids.join(', ')} was not settled in time: ${verdict.feedback}` : `The operator rejected the answers of steps ${ids.join(', ')}: ${verdict.feedback}`);
+}
+
+/** What a sub-agent step would start: its goal, role, depth and the budget carved for it (null: no cap). */
+export interface SubagentSpawn {
+  stepId: string;
+  goal: string;
+  role: string | null;
+  depth: number;
+  budget: { maxTokens: number | null; maxCostUsd: number | null };
+}
+
+function describeBudget(budget: SubagentSpawn['budget']): string {
+  const caps = [budget.maxTokens === null ? null : `${budget.maxTokens} tokens`, budget.maxCostUsd === null ? null : `$${budget.maxCostUsd.toFixed(4)}`].filter((cap) => cap !== null);
+  return caps.length > 0 ? caps.join(' and ') : "no cap of its own (the parent's caps hold)";
+}
+
+/** Under strict and supervised, a sub-agent's spawn is asked first. Returns why it may not start, or null. */
+export async function approveSubagentSpawn(context: CheckpointContext, spawn: SubagentSpawn): Promise<string | null> {
+  if (!asksAt(context.policy, 'subagent_spawn')) return null;
+  const budget = describeBudget(spawn.budget);
+  const verdict = await decide(
+    context,
+    {
+      kind: 'subagent_spawn',
+      stepId: spawn.stepId,
+      summary: `Sub-agent for step ${spawn.stepId} (depth ${spawn.depth}${spawn.role ? `, role ${spawn.role}` : ''}): ${spawn.goal} — budget ${budget}`,
+      action: { ...spawn },
+      explanation: explain(context, {
+        summary: `Step ${spawn.stepId} starts a child run with its own plan for: ${spawn.goal}`,
+        stepId: spawn.stepId,
+        risk: 'medium',
+        factors: [`depth ${spawn.depth}`, `role: ${spawn.role ?? 'executor'}`, `budget carved from this run's: ${budget}`],
+        reversibility: 'not_applicable',
+      }),
+    },
+    () => ({ ok: false, reason: 'A sub-agent spawn is approved or rejected; edit the plan instead.' }),
+  );
+  if (verdict.verdict === 'approve' || verdict.verdict === 'edit') return null;
+  if (verdict.verdict === 'lock') {
+    applyLock(context, verdict.outcome.decision);
+    return null;
+  }
+  if (verdict.stop) throw runRejected(`The operator stopped the run at the sub-agent of step ${spawn.stepId}: ${verdict.feedback}`);
+  return `subagent_refused: the operator did not approve the sub-agent: ${verdict.feedback}`;
 }
 
 /** The final answer goes to a person where the policy asks; an edit replaces it, anything else ends the run as rejected. */

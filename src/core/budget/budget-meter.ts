@@ -44,10 +44,12 @@ export class BudgetMeter {
   private warned = false;
   private readonly raising = new Map<CapName, Promise<void>>();
 
+  /** `parent`: a sub-agent's meter counts against its parent's too, so the parent's caps hold for the whole tree. */
   constructor(
     private caps: BudgetCaps,
     private readonly spend: BudgetSpend,
     readonly price: Price,
+    private readonly parent: BudgetMeter | null = null,
   ) {}
 
   get totals(): Readonly<BudgetSpend> {
@@ -75,10 +77,21 @@ export class BudgetMeter {
     }
     if (over(this.spend.dayTokens, this.reserved.tokens, estimateTokens, this.caps.dayMaxTokens)) return { cap: 'day_tokens', message: `today's cap of ${this.caps.dayMaxTokens} tokens is reached` };
     if (over(this.spend.dayCostUsd, this.reserved.costUsd, cost, this.caps.dayMaxCostUsd)) return { cap: 'day_cost', message: `today's cap of $${this.caps.dayMaxCostUsd} is reached` };
-    return null;
+    const parentBreach = this.parent?.check(estimateTokens) ?? null;
+    return parentBreach && { ...parentBreach, message: `${parentBreach.message} (the parent run's cap, which covers its sub-agents)` };
+  }
+
+  /** What is left under the token and cost caps, for a sub-agent's carved budget (null: no cap). */
+  remaining(): { maxTokens: number | null; maxCostUsd: number | null } {
+    const cost = this.caps.maxCostUsd === null ? null : Math.max(0, this.caps.maxCostUsd - this.spend.costUsd - this.reserved.costUsd);
+    const own = { maxTokens: this.tokensLeft(), maxCostUsd: cost };
+    const parent = this.parent?.remaining();
+    const least = (a: number | null, b: number | null | undefined) => (a === null ? (b ?? null) : b === null || b === undefined ? a : Math.min(a, b));
+    return { maxTokens: least(own.maxTokens, parent?.maxTokens), maxCostUsd: least(own.maxCostUsd, parent?.maxCostUsd) };
   }
 
   reserve(estimateTokens: number): Reservation {
+    this.parent?.reserve(estimateTokens);
     const reservation = { tokens: estimateTokens, costUsd: costOf(this.price, estimateTokens, 0) };
     this.reserved.tokens += reservation.tokens;
     this.reserved.costUsd += reservation.costUsd;
@@ -88,6 +101,7 @@ export class BudgetMeter {
   }
 
   release(reservation: Reservation): void {
+    this.parent?.release({ tokens: reservation.tokens, costUsd: costOf(this.parent.price, reservation.tokens, 0) });
     this.reserved.tokens -= reservation.tokens;
     this.reserved.costUsd -= reservation.costUsd;
     this.inFlight--;
@@ -106,6 +120,7 @@ export class BudgetMeter {
 
   /** Charges one attempt. */
   charge(usage: Usage): { tokens: number; costUsd: number } {
+    this.parent?.charge(usage);
     const tokens = usage.promptTokens + usage.completionTokens;
     const costUsd = costOf(this.price, usage.promptTokens, usage.completionTokens);
     this.spend.tokens += tokens;
@@ -127,6 +142,7 @@ export class BudgetMeter {
   }
 
   countToolCall(): void {
+    this.parent?.countToolCall();
     if (this.spend.toolCalls >= this.caps.maxToolCalls) {
       throw new ArchonError('BUDGET_EXCEEDED', `The run reached its cap of ${this.caps.maxToolCalls} tool calls.`);
     }
