@@ -53,7 +53,7 @@ export function rivalGroups(plan: Plan, states: ReadonlyMap<string, StepState>):
     const question = questionOf(step);
     if (question === null || states.get(step.id)?.status !== 'completed') continue;
     const group = groups.get(question) ?? [];
-    if (group.every((other) => !other.dependencies?.includes(step.id) && !step.dependencies?.includes(other.id))) groups.set(question, [...group, step]);
+    if (group.every((other) => !other.dependencies.includes(step.id) && !step.dependencies.includes(other.id))) groups.set(question, [...group, step]);
   }
   return [...groups.values()].filter((group) => group.length > 1);
 }

@@ -30,15 +30,15 @@ describe('the weighted conflict vote (MA-08)', () => {
 
   it('measures the domain as the overlap of the question and the role; only completed, independent steps with the same expected output are rivals', () => {
     const roles = { statistician: { description: 'population statistics', tools: 'all' as const } };
-    expect(domainMatch({ id: 'a', description: 'Find the population of Lyon', role: 'statistician' }, roles)).toBeCloseTo(1 / 3);
-    expect(domainMatch({ id: 'a', description: 'Find the population of Lyon' }, roles)).toBe(0);
+    expect(domainMatch({ id: 'a', description: 'Find the population of Lyon', dependencies: [], role: 'statistician' }, roles)).toBeCloseTo(1 / 3);
+    expect(domainMatch({ id: 'a', description: 'Find the population of Lyon', dependencies: [] }, roles)).toBe(0);
     const plan = {
       goal: 'g',
       steps: [
-        { id: 'a', description: 'x', expected_output: 'The population ' },
-        { id: 'b', description: 'y', expected_output: 'the  population' },
+        { id: 'a', description: 'x', expected_output: 'The population ', dependencies: [] },
+        { id: 'b', description: 'y', expected_output: 'the  population', dependencies: [] },
         { id: 'c', description: 'z', expected_output: 'the population', dependencies: ['a'] },
-        { id: 'd', description: 'w', expected_output: 'the population' },
+        { id: 'd', description: 'w', expected_output: 'the population', dependencies: [] },
       ],
     };
     const states = new Map([
