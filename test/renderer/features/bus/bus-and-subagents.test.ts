@@ -3,7 +3,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { Auditor } from '../../../../src/auditor/auditor';
 import { ArchonStore } from '../../../../src/core/store/archon-store';
 import { RunOptionsSchema } from '../../../../src/shared/schemas/run';
-import { axeViolations } from '../../../support/app-page';
+import { planReply, requestText, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../../kit/scripted-model-server';
+import { axeViolations, startGoal, useAppPage } from '../../../support/app-page';
 import { useServe } from '../../../support/archon-process';
 import { useBrowser } from '../../../support/browser';
 import { useTempDirs } from '../../../support/temp-dir';
@@ -15,6 +16,7 @@ vi.setConfig({ testTimeout: 120_000 });
 const tempDir = useTempDirs();
 const startServe = useServe();
 const launchBrowser = useBrowser();
+const openApp = useAppPage();
 
 /** A data dir holding the finished parent run and its sub-agent's run, recorded through the store as the engine records them, and audited. */
 function recordedRuns(): string {
@@ -120,5 +122,61 @@ describe('the bus and sub-agents in the app (Chromium through archon serve; runs
     await expect.poll(() => childNodes(page).count()).toBe(0);
     expect(await research.getAttribute('data-expanded')).toBe('false');
     await close();
+  });
+});
+
+const SUB_GOAL = 'Find the capital of France';
+const isChild = (request: RecordedRequest) => new RegExp(`^Goal: ${SUB_GOAL}$`, 'm').test(requestText(request));
+
+/** The parent plans a sub-agent step and a report after it; the child plans `lookup` then `check`, which waits until the test ends. */
+function parentWithSubagent(request: RecordedRequest): ScriptedReply {
+  if (request.purpose === 'plan') {
+    return isChild(request)
+      ? planReply([{ id: 'lookup', description: 'look the capital up' }, { id: 'check', description: 'check it', dependencies: ['lookup'] }])
+      : planReply([{ id: 'research', kind: 'subagent', goal: SUB_GOAL }, { id: 'report', description: 'Write the report', dependencies: ['research'] }]);
+  }
+  return stepIdOf(request) === 'lookup' ? { content: 'Paris' } : { hang: true };
+}
+
+describe('a live run with a sub-agent (Chromium through archon serve, the real engine against a scripted model server)', () => {
+  it('the sub-agent step follows its child run live, expands to the child’s steps as they run, and the Bus tab shows the hand-offs to it', async () => {
+    const { page, server } = await openApp(parentWithSubagent);
+    await startGoal(page, 'Write a short report on the capital of France');
+    // The run's plan, and the child's if the policy asks for it, are approved as they come; the child then reaches its second step.
+    await expect
+      .poll(
+        async () => {
+          const dialog = page.getByRole('dialog', { name: 'Approval: plan' });
+          if (await dialog.isVisible()) await dialog.getByRole('button', { name: 'Approve' }).click();
+          return server.chatRequests.some((request) => stepIdOf(request) === 'check');
+        },
+        { timeout: 90_000, interval: 500 },
+      )
+      .toBe(true);
+    const research = page.locator('[data-step-id="research"]');
+    await expect.poll(() => research.textContent()).toContain('sub-agent: 1 of 2 steps done');
+    expect(await research.getAttribute('data-status')).toBe('running');
+
+    await research.getByRole('button', { name: 'Expand sub-agent research' }).click();
+    const inner = page.locator('[data-run-id]');
+    await expect.poll(() => inner.evaluateAll((nodes) => nodes.map((node) => [node.getAttribute('data-step-id'), node.getAttribute('data-status')]))).toEqual([
+      ['lookup', 'completed'],
+      ['check', 'running'],
+    ]);
+    const childRunId = (await inner.first().getAttribute('data-run-id')) as string;
+    await research.getByRole('button', { name: 'Collapse sub-agent research' }).click();
+    await expect.poll(() => inner.count()).toBe(0);
+
+    await page.getByRole('tab', { name: 'Bus' }).click();
+    const bus = page.getByRole('region', { name: 'Bus' });
+    await bus.getByLabel('Agent', { exact: true }).selectOption(`subagent:${childRunId}`);
+    const shown = bus.getByRole('listitem');
+    await shown.first().waitFor();
+    for (const text of await shown.allTextContents()) expect(text).toContain(`subagent:${childRunId}`);
+    await shown.first().getByRole('button', { name: 'Go to step research' }).click();
+    await inspector(page, 'research').waitFor();
+    await bus.getByLabel('Agent', { exact: true }).selectOption('planner');
+    await expect.poll(() => shown.allTextContents()).toEqual([expect.stringMatching(/task.*coordinator → planner/), expect.stringMatching(/result.*planner → coordinator/)]);
+    expect(await axeViolations(page)).toEqual([]);
   });
 });
