@@ -382,7 +382,7 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
 /** A child run's options: its parent's, with the carved budget and its place in the tree. */
 function childOptions(parent: RunContext, request: ChildRunRequest): RunOptions {
   const { followUpOf: _followUp, ...inherited } = parent.options;
-  return { ...inherited, maxTokens: request.budget.maxTokens, maxCostUsd: request.budget.maxCostUsd, parentRunId: parent.runId, parentStepId: request.stepId, depth: (parent.options.depth ?? 0) + 1 };
+  return { ...inherited, policy: parent.policy, maxTokens: request.budget.maxTokens, maxCostUsd: request.budget.maxCostUsd, parentRunId: parent.runId, parentStepId: request.stepId, depth: (parent.options.depth ?? 0) + 1 };
 }
 
 /** Starts a sub-agent's run, or continues the one a crashed parent left (completed steps keep their results). */

@@ -47,8 +47,7 @@ function outcomeOf(context: RunContext, childRunId: string, child: ChildRunOutco
 /** The hand-off to the child on the bus (`subagent:<childRunId>`); a resumed parent reuses the task it already sent. */
 function handOff(context: RunContext, childRunId: string, goal: string): string {
   const to = `subagent:${childRunId}`;
-  const sent = context.bus.messages(context.runId).find((message) => message.envelope.kind === 'task' && message.envelope.to === to);
-  return sent?.envelope.id ?? context.bus.publish(context.runId, { from: 'coordinator', to, kind: 'task', body: goal }).id;
+  return (context.bus.lastTask(context.runId, to) ?? context.bus.publish(context.runId, { from: 'coordinator', to, kind: 'task', body: goal })).id;
 }
 
 /** The step's opening, as the validator and the record of the step read it. */

@@ -211,46 +211,6 @@ export async function confirmCriticalStep(context: CheckpointContext, step: Plan
   return `The operator rejected this critical step: ${verdict.feedback}`;
 }
 
-/** Rival results the weighted vote left under its threshold (see agent/conflicts.ts). */
-export interface ConflictVote {
-  question: string;
-  reason: string;
-  vote: { ballots: readonly { stepId: string; agent: string; score: number; factors: Readonly<Record<string, number>> }[]; winner: { stepId: string; score: number } };
-}
-
-/** The operator settles a conflict: approve keeps the vote's winner, an edit `{"winner": STEP_ID}` picks another, a rejection ends the run. */
-export async function chooseConflictWinner(context: CheckpointContext, conflict: ConflictVote): Promise<string> {
-  const { ballots, winner } = conflict.vote;
-  const ids = ballots.map((ballot) => ballot.stepId);
-  const action = { question: conflict.question, reason: conflict.reason, ballots, winner: winner.stepId };
-  const verdict = await decide(
-    context,
-    {
-      kind: 'critical_decision',
-      stepId: winner.stepId,
-      summary: `Steps ${ids.join(', ')} disagree on "${conflict.question}"; the weighted vote chose ${winner.stepId} with only ${winner.score.toFixed(2)}: which answer stands?`,
-      action,
-      explanation: explain(context, {
-        summary: `The critic found the answers contradict each other: ${conflict.reason.slice(0, 200)}`,
-        stepId: winner.stepId,
-        risk: 'medium',
-        factors: ballots.map((ballot) => `${ballot.stepId} (${ballot.agent}): ${ballot.score.toFixed(2)} — ${Object.entries(ballot.factors).map(([name, value]) => `${name} ${value.toFixed(2)}`).join(', ')}`),
-        reversibility: 'not_applicable',
-        alternatives: ids.map((id) => `keep step ${id}'s answer`),
-        confidence: winner.score,
-      }),
-    },
-    (edited) => {
-      const chosen = (edited as { winner?: unknown } | null)?.winner;
-      return typeof chosen === 'string' && ids.includes(chosen) ? { ok: true, value: chosen, action: { ...action, winner: chosen } } : { ok: false, reason: `Name the answer that stands: {"winner": one of ${ids.join(', ')}}.` };
-    },
-  );
-  if (verdict.verdict === 'edit') return verdict.value;
-  if (verdict.verdict === 'lock') applyLock(context, verdict.outcome.decision);
-  if (verdict.verdict !== 'reject') return winner.stepId;
-  throw runRejected(verdict.expired ? `The conflict between steps ${ids.join(', ')} was not settled in time: ${verdict.feedback}` : `The operator rejected the answers of steps ${ids.join(', ')}: ${verdict.feedback}`);
-}
-
 /** What a sub-agent step would start: its goal, role, depth and the budget carved for it (null: no cap). */
 export interface SubagentSpawn {
   stepId: string;
@@ -295,6 +255,46 @@ export async function approveSubagentSpawn(context: CheckpointContext, spawn: Su
   return `subagent_refused: the operator did not approve the sub-agent: ${verdict.feedback}`;
 }
 
+/** Rival results the weighted vote left under its threshold (see agent/conflicts.ts). */
+export interface ConflictVote {
+  question: string;
+  reason: string;
+  vote: { ballots: readonly { stepId: string; agent: string; score: number; factors: Readonly<Record<string, number>> }[]; winner: { stepId: string; score: number } };
+}
+
+/** The operator settles a conflict: approve keeps the vote's winner, an edit `{"winner": STEP_ID}` picks another, a rejection ends the run. */
+export async function chooseConflictWinner(context: CheckpointContext, conflict: ConflictVote): Promise<string> {
+  const { ballots, winner } = conflict.vote;
+  const ids = ballots.map((ballot) => ballot.stepId);
+  const action = { question: conflict.question, reason: conflict.reason, ballots, winner: winner.stepId };
+  const verdict = await decide(
+    context,
+    {
+      kind: 'critical_decision',
+      stepId: winner.stepId,
+      summary: `Steps ${ids.join(', ')} disagree on "${conflict.question}"; the weighted vote chose ${winner.stepId} with only ${winner.score.toFixed(2)}: which answer stands?`,
+      action,
+      explanation: explain(context, {
+        summary: `The critic found the answers contradict each other: ${conflict.reason.slice(0, 200)}`,
+        stepId: winner.stepId,
+        risk: 'medium',
+        factors: ballots.map((ballot) => `${ballot.stepId} (${ballot.agent}): ${ballot.score.toFixed(2)} — ${Object.entries(ballot.factors).map(([name, value]) => `${name} ${value.toFixed(2)}`).join(', ')}`),
+        reversibility: 'not_applicable',
+        alternatives: ids.map((id) => `keep step ${id}'s answer`),
+        confidence: winner.score,
+      }),
+    },
+    (edited) => {
+      const chosen = (edited as { winner?: unknown } | null)?.winner;
+      return typeof chosen === 'string' && ids.includes(chosen) ? { ok: true, value: chosen, action: { ...action, winner: chosen } } : { ok: false, reason: `Name the answer that stands: {"winner": one of ${ids.join(', ')}}.` };
+    },
+  );
+  if (verdict.verdict === 'edit') return verdict.value;
+  if (verdict.verdict === 'lock') applyLock(context, verdict.outcome.decision);
+  if (verdict.verdict !== 'reject') return winner.stepId;
+  throw runRejected(verdict.expired ? `The conflict between steps ${ids.join(', ')} was not settled in time: ${verdict.feedback}` : `The operator rejected the answers of steps ${ids.join(', ')}: ${verdict.feedback}`);
+}
+
 /** The final answer goes to a person where the policy asks; an edit replaces it, anything else ends the run as rejected. */
 export async function approveFinalAnswer(context: CheckpointContext, answer: string): Promise<string> {
   if (!asksAt(context.policy, 'final_answer')) return answer;
@@ -314,7 +314,7 @@ export async function approveFinalAnswer(context: CheckpointContext, answer: str
 /** At a cap: a person may raise it to the value the request names (never `--approve auto`); otherwise the run ends, exit 4. */
 export async function askToRaiseBudget(context: CheckpointContext, breach: CapBreach, stepId: string | null): Promise<void> {
   if (!context.approvals.canRaiseBudgets) throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}.`);
-  const proposed = context.budget.proposedRaise(breach.cap);
+  const proposed = context.budget.proposedRaise(breach.cap, breach.above);
   const outcome = await requestApproval(context, {
     kind: 'budget_raise',
     stepId,
@@ -322,8 +322,8 @@ export async function askToRaiseBudget(context: CheckpointContext, breach: CapBr
     action: { cap: breach.cap, proposed, limits: context.budget.limits },
     explanation: explain(context, { summary: `The run has reached a budget cap: ${breach.message}.`, stepId, risk: 'medium', factors: [`cap: ${breach.cap}`], reversibility: 'not_applicable' }),
   });
-  if (outcome.decision.verdict === 'approve') context.budget.raise(breach.cap, proposed);
-  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach.cap, outcome.decision.edited);
+  if (outcome.decision.verdict === 'approve') context.budget.raise(breach.cap, proposed, breach.above);
+  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach.cap, outcome.decision.edited, breach.above);
   else throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}; the operator did not raise it.`);
 }
 

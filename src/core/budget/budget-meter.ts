@@ -30,7 +30,8 @@ export interface Reservation {
 export const WARNING_FRACTION = 0.8;
 
 /** Which cap a call would break, in words an operator reads. */
-export type CapBreach = { cap: CapName; message: string };
+/** `above`: how many runs up the cap belongs to (a sub-agent breaking its parent's cap: 1); a raise goes there. */
+export type CapBreach = { cap: CapName; message: string; above?: number };
 
 /**
  * One budget for a whole run, however many steps run at once: before every model call, what was
@@ -78,7 +79,7 @@ export class BudgetMeter {
     if (over(this.spend.dayTokens, this.reserved.tokens, estimateTokens, this.caps.dayMaxTokens)) return { cap: 'day_tokens', message: `today's cap of ${this.caps.dayMaxTokens} tokens is reached` };
     if (over(this.spend.dayCostUsd, this.reserved.costUsd, cost, this.caps.dayMaxCostUsd)) return { cap: 'day_cost', message: `today's cap of $${this.caps.dayMaxCostUsd} is reached` };
     const parentBreach = this.parent?.check(estimateTokens) ?? null;
-    return parentBreach && { ...parentBreach, message: `${parentBreach.message} (the parent run's cap, which covers its sub-agents)` };
+    return parentBreach && { ...parentBreach, message: `${parentBreach.message} (the parent run's cap, which covers its sub-agents)`, above: (parentBreach.above ?? 0) + 1 };
   }
 
   /** What is left under the token and cost caps, for a sub-agent's carved budget (null: no cap). */
@@ -108,13 +109,14 @@ export class BudgetMeter {
     for (const wake of this.releaseWaiters.splice(0)) wake();
   }
 
-  /** Calls of this run still holding a reservation; what they really use may leave room. */
+  /** Calls of this run still holding a reservation (for a sub-agent: of the whole tree, whose caps it shares); what they really use may leave room. */
   callsInFlight(): number {
-    return this.inFlight;
+    return this.parent ? this.parent.callsInFlight() : this.inFlight;
   }
 
-  /** Resolves when a call in flight releases its reservation. */
+  /** Resolves when a call in flight releases its reservation (anywhere in the tree, for a sub-agent). */
   nextRelease(): Promise<void> {
+    if (this.parent) return this.parent.nextRelease();
     return new Promise((resolve) => this.releaseWaiters.push(resolve));
   }
 
@@ -150,7 +152,8 @@ export class BudgetMeter {
   }
 
   /** The value a raise of this cap proposes: twice the cap in force. */
-  proposedRaise(cap: CapName): number {
+  proposedRaise(cap: CapName, above = 0): number {
+    if (above > 0 && this.parent) return this.parent.proposedRaise(cap, above - 1);
     return this.capValue(cap) * 2;
   }
 
@@ -172,7 +175,8 @@ export class BudgetMeter {
   }
 
   /** A person raised the budget: the broken cap takes exactly the value they approved. */
-  raise(cap: CapName, value: number): void {
+  raise(cap: CapName, value: number, above = 0): void {
+    if (above > 0 && this.parent) return this.parent.raise(cap, value, above - 1);
     if (cap === 'tokens') this.caps = { ...this.caps, maxTokens: value };
     else if (cap === 'cost') this.caps = { ...this.caps, maxCostUsd: value };
     else if (cap === 'day_tokens') this.caps = { ...this.caps, dayMaxTokens: value };
