@@ -100,17 +100,19 @@ function SubagentToggle({ stepId, subagent }: { stepId: string; subagent: Subage
       <span>
         sub-agent: {subagent.total === 0 ? 'planning' : `${subagent.done} of ${subagent.total} steps done`}
       </span>
-      <button
-        type="button"
-        className="link nodrag"
-        aria-expanded={subagent.expanded}
-        onClick={(event) => {
-          event.stopPropagation();
-          toggle(stepId);
-        }}
-      >
-        {subagent.expanded ? `Collapse sub-agent ${stepId}` : `Expand sub-agent ${stepId}`}
-      </button>
+      {subagent.total > 0 && (
+        <button
+          type="button"
+          className="link nodrag"
+          aria-expanded={subagent.expanded}
+          onClick={(event) => {
+            event.stopPropagation();
+            toggle(stepId);
+          }}
+        >
+          {subagent.expanded ? `Collapse sub-agent ${stepId}` : `Expand sub-agent ${stepId}`}
+        </button>
+      )}
     </div>
   );
 }

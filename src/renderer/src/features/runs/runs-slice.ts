@@ -94,7 +94,9 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
       if (child) {
         children[event.runId] = { ...child, steps: foldStepEvents(child.steps, [event], approvalSteps), events: [...child.events, event] };
         if (REFETCH.has(event.type)) refetch.add(event.runId);
-      } else fetching.get(event.runId)?.push(event);
+      }
+      // A child being fetched (again) gets the events that arrive meanwhile on top of what it fetches.
+      fetching.get(event.runId)?.push(event);
     }
     set({ children });
     trackChildren(events);
