@@ -297,7 +297,8 @@ export async function chooseConflictWinner(context: CheckpointContext, conflict:
 
 /** The final answer goes to a person where the policy asks; an edit replaces it, anything else ends the run as rejected. */
 export async function approveFinalAnswer(context: CheckpointContext, answer: string): Promise<string> {
-  if (!asksAt(context.policy, 'final_answer')) return answer;
+  // A sub-agent's answer is a step result of its parent, reviewed there; the operator approves the parent's final answer.
+  if (context.options.parentRunId || !asksAt(context.policy, 'final_answer')) return answer;
   const outcome = await requestApproval(context, {
     kind: 'final_answer',
     stepId: null,

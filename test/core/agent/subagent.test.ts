@@ -135,6 +135,17 @@ describe('sub-agent steps (child runs with their own plan, budget and approvals)
     expect(engine.server.chatRequests.some((request) => stepIdOf(request) === 'report' || request.purpose === 'final')).toBe(false);
   });
 
+  it("under balanced asks no final_answer of the child: its answer is a step result, reviewed in the parent; only the parent's answer is approved", async () => {
+    const engine = await startEngine({ reply: script({ plans: { [PARENT_GOAL]: parentPlan, [SUB_GOAL]: childPlan } }) });
+    const result = await engine.run(PARENT_GOAL, { policy: 'balanced' });
+    expect(result.status).toBe('completed');
+    const childId = engine.runtime.store.runs.listRuns(10).find((run) => run.parentRunId === result.runId)?.id as string;
+    const finalAsks = engine.events.filter((event) => event.type === 'approval.requested' && event.kind === 'final_answer').map((event) => event.runId);
+    expect(finalAsks).toEqual([result.runId]);
+    expect(eventsOf(engine.events, childId).find((event) => event.type === 'run.completed')).toMatchObject({ answer: CHILD_ANSWER });
+    expect(eventsOf(engine.events, result.runId).some((event) => event.type === 'validation.completed' && event.stepId === 'research')).toBe(true);
+  });
+
   it('under strict asks subagent_spawn first (goal, role, depth, budget), before the child asks for its plan', async () => {
     const log: string[] = [];
     const handler = script({ plans: { [PARENT_GOAL]: parentPlan, [SUB_GOAL]: childPlan } });
