@@ -81,18 +81,21 @@ describe('archon run --roles', () => {
     expect(databaseBytes(dataDir, 'audit.db').includes(ROLE_KEY)).toBe(false);
   });
 
-  it('feeds a step role not in the registry back to the planner as a plan error', async () => {
+  it('feeds critic as a step role back to the planner as a plan error; a role no one defined runs as executor, noted in the plan\'s validation', async () => {
     const server = await modelServer({
       reply: (request, index) => {
-        if (request.purpose === 'plan') return planReply([{ id: 'a', description: 'think', role: index === 0 ? 'ghost' : 'executor' }]);
+        if (request.purpose === 'plan') return planReply([{ id: 'a', description: 'think', role: index === 0 ? 'critic' : 'ghost' }]);
         return { content: 'done' };
       },
     });
-    const result = await archon(['run', 'think', '--model-url', server.url, '--data-dir', tempDir(), '--approve', 'auto']).done;
+    const result = await archon(['run', 'think', '--model-url', server.url, '--data-dir', tempDir(), '--approve', 'auto', '--json']).done;
     expect(result.status, result.stderr).toBe(0);
     const plans = server.chatRequests.filter((request) => request.purpose === 'plan');
     expect(plans).toHaveLength(2);
-    expect(toolMessagesOf(plans[1] as RecordedRequest).join()).toContain('Step "a" names the role "ghost"');
+    expect(toolMessagesOf(plans[1] as RecordedRequest).join()).toContain('Step "a" names the role "critic", which no step may have');
+    expect(server.countByPurpose().step).toBe(1);
+    const verdict = eventsOf(result.stdout).find((event) => event.type === 'validation.completed' && event.stepId === null);
+    expect(verdict).toMatchObject({ reasons: expect.arrayContaining(['Step "a" names the role "ghost", which is not defined; it runs as executor.']) as string[] });
   });
 
   it('refuses to start when a role’s server is unreachable, naming the role and its URL (exit 2)', async () => {
