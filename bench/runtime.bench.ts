@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { PlanStep } from '../src/shared/schemas/plan';
+import type { RunOptions } from '../src/shared/schemas/run';
 import { approveAll } from '../src/core/approval/approval-channel';
 import { startRun } from '../src/core/agent/run-engine';
 import type { RunContext } from '../src/core/agent/run-context';
@@ -8,6 +9,10 @@ import { runPlan } from '../src/core/agent/scheduler';
 import { modelConnector } from '../src/core/model/connect';
 import { ToolRegistry } from '../src/core/tools/tool-registry';
 import { BudgetMeter } from '../src/core/budget/budget-meter';
+import type { ModelClient } from '../src/core/model/chat';
+import { RoleModels } from '../src/core/roles/role-models';
+import { DEFAULT_STEP_ROLE, RoleRegistry } from '../src/core/roles/role-registry';
+import { AgentBus } from '../src/core/bus/agent-bus';
 import { planReply, startModelServer, stepIdOf } from '../test/kit/scripted-model-server';
 import { line, ms, withRuntime } from './support';
 
@@ -41,28 +46,37 @@ async function parallelEfficiency(): Promise<void> {
 }
 
 export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]>[0], runId: string): RunContext {
+  const options: RunOptions = { modelUrl: 'http://127.0.0.1:1/v1', model: 'x', policy: 'balanced', concurrency: 8, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10, verification: 'checks' as const, repairBudget: 2, maxReplans: 3 };
+  const model: ModelClient = { baseUrl: '', model: '', chat: () => Promise.reject(new Error('no model in this bench')) };
+  const probe = { baseUrl: options.modelUrl, models: ['x'], model: 'x', toolCalling: true, streaming: true, reason: null, contextLength: null, contextSource: null, parallelSlots: null };
+  const registry = new RoleRegistry();
+  const tools = new ToolRegistry([]);
   return {
     runId,
     goal: 'bench',
-    options: { modelUrl: 'http://127.0.0.1:1/v1', model: 'x', policy: 'balanced', concurrency: 8, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10, verification: 'checks' as const, repairBudget: 2, maxReplans: 3 },
+    options,
     policy: 'balanced',
     mode: 'native',
     dialect: null,
     signal: new AbortController().signal,
     stopRun: () => undefined,
-    tools: new ToolRegistry([]),
+    tools,
     lockedTools: new Set(),
     toolGrants: new Set(),
     expiryMs: {},
     budget: new BudgetMeter({ maxTokens: null, maxCostUsd: null, dayMaxTokens: null, dayMaxCostUsd: null, maxModelCalls: 1e6, maxToolCalls: 1e6 }, { tokens: 0, costUsd: 0, dayTokens: 0, dayCostUsd: 0, modelCalls: 0, toolCalls: 0 }, { inputPerMillion: 0, outputPerMillion: 0, known: true }),
     plan: null,
     gradient: new GoalGradient(),
-    model: { baseUrl: '', model: '', chat: () => Promise.reject(new Error('no model in this bench')) },
+    model,
     contextWindow: null,
+    role: DEFAULT_STEP_ROLE,
+    roles: { registry, models: RoleModels.bind(registry, { options, probe, model, price: { inputPerMillion: 0, outputPerMillion: 0, known: true } }), tools },
     approvals: approveAll,
     toolApproval: {},
     runs: runtime.store.runs,
     events: runtime.events,
+    subagents: { run: () => Promise.reject(new Error('no sub-agents in this bench')), acquireSlot: () => Promise.resolve(() => undefined) },
+    bus: new AgentBus(runtime.store.runs.busMessages, runtime.events),
     now: () => new Date(),
     newId: () => crypto.randomUUID(),
   };

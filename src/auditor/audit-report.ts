@@ -14,13 +14,18 @@ function runEvents(records: ReturnType<AuditLog['records']>): AuditedEvent[] {
 }
 
 function summarize(runId: string, events: readonly AuditedEvent[]): AuditRunSummary {
-  const summary: AuditRunSummary = { runId, goal: null, status: 'unfinished', steps: {}, toolCalls: {}, approvals: { asked: 0, answers: {} }, tokens: 0, costUsd: 0, durationMs: null };
+  const summary: AuditRunSummary = { runId, goal: null, status: 'unfinished', steps: {}, toolCalls: {}, approvals: { asked: 0, answers: {} }, tokens: 0, costUsd: 0, durationMs: null, agents: {} };
+  const agent = (id: string) => (summary.agents[id] ??= { sent: {}, received: {} });
   const count = (map: Record<string, number>, key: string) => (map[key] = (map[key] ?? 0) + 1);
   for (const { event } of events) {
     if (event.type === 'run.started') summary.goal = event.goal;
     else if (event.type === 'step.completed' || event.type === 'step.failed' || event.type === 'step.skipped') count(summary.steps, event.type.slice(5));
     else if (event.type === 'tool.started') count(summary.toolCalls, event.tool);
     else if (event.type === 'approval.requested') summary.approvals.asked++;
+    else if (event.type === 'bus.message') {
+      count(agent(event.from).sent, event.kind);
+      count(agent(event.to).received, event.kind);
+    }
     else if (event.type === 'approval.resolved') count(summary.approvals.answers, event.status);
     else if (event.type === 'budget.updated') {
       summary.tokens = event.tokens;
@@ -39,13 +44,24 @@ function findingsFor(events: readonly AuditedEvent[], baseline: readonly Audited
   );
 }
 
-/** The auditor's report on one run, or on every run of a day: a summary and findings with evidence. */
+/** A run and its sub-agents' runs at every depth, as its `subagent.started` events name them. */
+function withSubagents(runId: string, byRun: ReadonlyMap<string, readonly AuditedEvent[]>): string[] {
+  const ids = [runId];
+  for (let index = 0; index < ids.length && index < byRun.size; index++) {
+    for (const { event } of byRun.get(ids[index] as string) ?? []) {
+      if (event.type === 'subagent.started' && !ids.includes(event.childRunId)) ids.push(event.childRunId);
+    }
+  }
+  return ids.filter((id) => byRun.has(id));
+}
+
+/** The auditor's report on one run (its sub-agents' runs included), or on every run of a day: a summary and findings with evidence. */
 export function buildReport(log: AuditLog, scope: { runId: string } | { day: string }, now: Date = new Date()): AuditReport {
   const thresholds = { ...DEFAULT_THRESHOLDS, ...log.thresholdOverrides() };
   const all = runEvents(log.records());
   const byRun = new Map<string, AuditedEvent[]>();
   for (const item of all) byRun.set(item.event.runId, [...(byRun.get(item.event.runId) ?? []), item]);
-  const runIds = 'runId' in scope ? (byRun.has(scope.runId) ? [scope.runId] : []) : [...byRun.keys()].filter((id) => byRun.get(id)?.[0]?.event.ts.startsWith(scope.day));
+  const runIds = 'runId' in scope ? withSubagents(scope.runId, byRun) : [...byRun.keys()].filter((id) => byRun.get(id)?.[0]?.event.ts.startsWith(scope.day));
   const runs: AuditRunSummary[] = [];
   const findings: Finding[] = [];
   for (const runId of runIds) {

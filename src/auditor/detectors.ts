@@ -1,5 +1,6 @@
 import { canonicalJson } from '../shared/canonical-json';
 import type { Finding } from '../shared/schemas/audit';
+import { isEffectorId } from '../shared/schemas/bus';
 import { asksForTool, grantsForRun } from '../shared/policy';
 import type { RunEvent } from '../shared/schemas/events';
 import type { Policy } from '../shared/schemas/run';
@@ -33,7 +34,7 @@ function overrideFor(overrides: Record<string, ToolApprovalOverride>, tool: stri
   return overrides[tool] ?? (server ? overrides[`${server}__*`] : undefined);
 }
 
-/** Actions its policy required a person to approve, taken without an approval; tools used after a lock; attempts a tool refused. */
+/** Actions its policy required a person to approve, taken without an approval; tools used after a lock; effectors addressing each other on the bus; attempts a tool refused. */
 export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
   const findings: Finding[] = [];
   let policy: Policy = 'balanced';
@@ -75,6 +76,14 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
           evidence: [cite(item)],
         });
       }
+    } else if (event.type === 'bus.message' && isEffectorId(event.from) && isEffectorId(event.to)) {
+      findings.push({
+        detector: 'boundary',
+        severity: 'high',
+        title: `${event.from} addressed ${event.to} directly`,
+        explanation: `Effectors never talk to each other: every hand-off goes through the coordinator. This ${event.kind} went from one effector to another on ${event.topic}.`,
+        evidence: [cite(item)],
+      });
     } else if (event.type === 'tool.refused' && event.by !== 'operator') {
       findings.push({ detector: 'boundary', severity: 'medium', title: `${event.tool} refused an attempt to cross the sandbox`, explanation: `Step ${event.stepId} asked ${event.tool} for something outside its bounds; the tool refused: ${event.reason}`, evidence: [cite(item)] });
     }

@@ -76,6 +76,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
       repairBudget: settings.repairBudget,
       maxReplans: settings.maxReplans,
       embeddingModel: settings.embeddingModel,
+      ...(Object.keys(settings.roles).length > 0 ? { roles: settings.roles } : {}),
       ...options.runDefaults,
     });
   };

@@ -1,5 +1,9 @@
 import type { AuditReport } from './schemas/audit';
 
+function describeCounts(counts: Record<string, number>): string {
+  return Object.entries(counts).map(([kind, n]) => `${kind} ×${n}`).join(', ') || 'nothing';
+}
+
 /** The auditor's report as Markdown: what `archon audit report` prints and the app exports. */
 export function renderAuditMarkdown(report: AuditReport): string {
   const lines = [`# Audit report — ${'runId' in report.scope ? `run ${report.scope.runId}` : `day ${report.scope.day}`}`, '', `Generated ${report.generatedAt}.`, ''];
@@ -14,6 +18,8 @@ export function renderAuditMarkdown(report: AuditReport): string {
       `- Tool calls: ${Object.entries(run.toolCalls).map(([tool, n]) => `${tool} ×${n}`).join(', ') || 'none'}`,
       `- Approvals: ${run.approvals.asked} asked; ${Object.entries(run.approvals.answers).map(([status, n]) => `${n} ${status}`).join(', ') || 'none answered'}`,
       `- Tokens: ${run.tokens}; cost: $${run.costUsd.toFixed(4)}; time: ${run.durationMs === null ? '?' : `${(run.durationMs / 1000).toFixed(1)} s`}`,
+      `- Agents on the bus: ${Object.keys(run.agents).length || 'none'}`,
+      ...Object.entries(run.agents).map(([id, counts]) => `  - ${id}: sent ${describeCounts(counts.sent)}; received ${describeCounts(counts.received)}`),
       '',
     );
   }

@@ -94,6 +94,41 @@ describe('the auditor’s detectors and reports', () => {
     expect(report.findings.filter((finding) => finding.detector === 'boundary').map((finding) => finding.title)).toEqual(['fs__write_file ran without the approval its policy required']);
   });
 
+  it('flags an effector addressing another effector on the bus, and not the coordinator handing a step over', () => {
+    const envelope = { correlationId: 'c', kind: 'task', body: 'do it' } as const;
+    const report = injected([
+      started,
+      { type: 'bus.message', ...envelope, id: 'm1', from: 'coordinator', to: 'executor:a', topic: 'agent:executor:a' },
+      { type: 'bus.message', ...envelope, id: 'm2', from: 'executor:a', to: 'researcher:b', topic: 'agent:researcher:b' },
+      { type: 'bus.message', ...envelope, id: 'm3', from: 'executor:a', to: 'subagent:child', topic: 'agent:subagent:child' },
+    ]);
+    expect(report.findings).toEqual([
+      expect.objectContaining({ detector: 'boundary', severity: 'high', title: 'executor:a addressed researcher:b directly', evidence: [expect.objectContaining({ record: 3, event: 'bus.message' })] }),
+    ]);
+  });
+
+  it("lists the run's agents and their messages per kind (built CLI, scripted server)", async () => {
+    server = await startModelServer({
+      reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hi' }, { id: 'b', description: 'say bye', dependencies: ['a'] }]) : { content: 'ok' }),
+    });
+    const dataDir = tempDir();
+    const run = await spawnArchon(['run', 'greet', '--model-url', server.url, '--data-dir', dataDir, '--workspace', tempDir(), '--approve', 'auto', '--json']).done;
+    expect(run.status).toBe(0);
+    const runId = (JSON.parse(run.stdout.split('\n')[0] as string) as RunEvent).runId;
+    const report = JSON.parse((await spawnArchon(['audit', 'report', runId, '--data-dir', dataDir, '--json']).done).stdout) as AuditReport;
+    expect(report.runs[0]?.agents).toEqual({
+      coordinator: { sent: { task: 3 }, received: { result: 3, critique: 2 } },
+      planner: { sent: { result: 1 }, received: { task: 1 } },
+      'executor:a': { sent: { result: 1 }, received: { task: 1 } },
+      'executor:b': { sent: { result: 1 }, received: { task: 1 } },
+      critic: { sent: { critique: 2 }, received: {} },
+    });
+    expect(report.findings.filter((finding) => finding.detector === 'boundary')).toEqual([]);
+    const markdown = (await spawnArchon(['audit', 'report', runId, '--data-dir', dataDir]).done).stdout;
+    expect(markdown).toContain('- Agents on the bus: 5');
+    expect(markdown).toContain('  - coordinator: sent task ×3; received result ×3, critique ×2');
+  });
+
   it('reports a run whose model repeats the same call with a convergence finding citing the repeated calls', async () => {
     server = await startModelServer({
       reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'spin', description: 'spin' }]) : { toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }),

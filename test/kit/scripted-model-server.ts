@@ -147,6 +147,8 @@ export interface ScriptedModelServer {
   readonly requests: RecordedRequest[];
   readonly chatRequests: RecordedRequest[];
   readonly stats: { inFlight: number; maxInFlight: number; aborted: number };
+  /** How many requests came with each X-Archon-Purpose (probe, plan, step, critic, final…). */
+  countByPurpose(): Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -422,6 +424,11 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
     requests,
     chatRequests,
     stats,
+    countByPurpose() {
+      const counts: Record<string, number> = {};
+      for (const { purpose } of requests) if (purpose !== null) counts[purpose] = (counts[purpose] ?? 0) + 1;
+      return counts;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -446,8 +453,11 @@ export function toolMessagesOf(request: RecordedRequest): string[] {
 
 export interface PlanStepScript {
   id: string;
-  description: string;
+  /** A sub-agent step may leave it out (Archon fills it from `goal`). */
+  description?: string;
   dependencies?: string[];
+  kind?: 'task' | 'subagent';
+  goal?: string;
   tool?: string;
   args?: Record<string, unknown>;
   expected_output?: string;

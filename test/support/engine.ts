@@ -23,7 +23,7 @@ export interface EngineHarness {
 }
 
 /** A runtime on a fresh data dir, a scripted model server, and the engine wired between them. */
-export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (builtin: ToolRegistry) => ToolRegistry; approvals?: ApprovalChannel; expiryMs?: RunEngineDependencies['expiryMs']; memory?: boolean }) => Promise<EngineHarness> {
+export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (builtin: ToolRegistry) => ToolRegistry; approvals?: ApprovalChannel; expiryMs?: RunEngineDependencies['expiryMs']; memory?: boolean; modelPrices?: RunEngineDependencies['modelPrices'] }) => Promise<EngineHarness> {
   const openRuntime = useRuntimes();
   const tempDir = useTempDirs();
   const openPool = usePools();
@@ -49,6 +49,7 @@ export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (bui
       approvals: extra.approvals ?? approveAll,
       expiryMs: extra.expiryMs,
       memory: extra.memory ? runtime.store.memory : undefined,
+      modelPrices: extra.modelPrices,
       connect: modelConnector({ retry: { windowMs: 150, baseDelayMs: 10, maxDelayMs: 50, firstByteTimeoutMs: 10_000, idleTimeoutMs: 10_000 } }),
     };
     const defaults: RunOptions = { modelUrl: server.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10, verification: 'checks', repairBudget: 2, maxReplans: 3 };

@@ -4,11 +4,12 @@ import type { EscalationChoice } from '../../shared/schemas/approval';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
 import { approveRevision, askEscalation, revisionAction, type RevisionProposal } from '../approval/checkpoints';
 import type { EditCheck } from '../approval/edit-loop';
+import { handOff } from '../bus/hand-off';
 import { announcePlanVerdict } from '../planner/meta-validator';
 import { mergeReplacement, replanSubtree, revisionErrors, type ReplanScope } from '../planner/planner';
 import { dependentsOf } from '../planner/validate-plan';
 import { measureProgress, STRATEGY_CHANGE, type GoalGradient } from './goal-gradient';
-import { callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
+import { asRole, callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
 import { REPLACED, type PlanView, type Recover, type Recovery } from './scheduler';
 import { isRunLevel } from './step-executor';
 
@@ -42,7 +43,7 @@ function editedRevision(context: RunContext, scope: ReplanScope, proposal: Revis
   const replacement = steps.data.filter((step) => !kept.has(step.id));
   if (replacement.length === 0) return { ok: false, reason: 'The edited plan has no step in place of the replaced ones.' };
   const merged = mergeReplacement(scope.plan, scope.replaced, replacement, takenIds(context), proposal.revision);
-  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools);
+  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools, { roles: context.roles.registry, depth: context.options.depth });
   if (errors.length > 0) return { ok: false, reason: errors.join(' ') };
   const value = { ...proposal, ...merged };
   return { ok: true, value, action: revisionAction(value) };
@@ -51,11 +52,14 @@ function editedRevision(context: RunContext, scope: ReplanScope, proposal: Revis
 /** Re-plans the scope until the operator accepts a revision (where the policy asks), MAX_REVISION_REJECTIONS at most; `null` when none was accepted. */
 async function acceptedRevision(context: RunContext, scope: ReplanScope, revision: number): Promise<RevisionProposal | null> {
   const feedback: string[] = [];
+  const planner = asRole(context, 'planner');
   for (let rejections = 0; rejections < MAX_REVISION_REJECTIONS; rejections++) {
-    const merged = await replanSubtree(
-      { ...scope, operatorFeedback: feedback },
-      { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect), takenIds: takenIds(context), revision },
-    );
+    const merged = await handOff(context, { from: 'coordinator', to: 'planner', body: `Re-plan step ${scope.failed.id} and the steps after it (${scope.replaced.join(', ')}): ${scope.reason}` }, () =>
+      replanSubtree(
+        { ...scope, operatorFeedback: feedback },
+        { mode: planner.mode, tools: context.tools, roles: context.roles.registry, depth: context.options.depth, callModel: (request) => callModel(planner, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), takenIds: takenIds(context), revision },
+      ),
+    (revised) => JSON.stringify(revised.plan));
     const proposal: RevisionProposal = { revision, failedStepId: scope.failed.id, reason: scope.reason, replaced: scope.replaced, ...merged };
     const answer = await approveRevision(context, proposal, await announcePlanVerdict(context, proposal.plan), (edited) => editedRevision(context, scope, proposal, edited));
     if (answer.accepted) return answer.proposal;
@@ -99,7 +103,9 @@ async function escalate(context: RunContext, gradient: GoalGradient, failed: Pla
   const verdicts = context.runs
     .events(context.runId, Number.MAX_SAFE_INTEGER)
     .flatMap((event) => (event.type === 'validation.completed' && event.stepId !== null && ids.has(event.stepId) ? [{ stepId: event.stepId, verdict: event.verdict, gap: event.gap, reasons: event.reasons }] : []));
-  const answer = await askEscalation(context, { step: failed, reason, why, attempts, verdicts, gapTrend: [...gradient.trend], replans: revisionsSoFar(context), maxReplans: context.options.maxReplans });
+  const answer = await handOff(context, { from: 'coordinator', to: 'operator', kind: 'escalation', body: `Step ${failed.id} failed: ${reason} (${why})` }, () =>
+    askEscalation(context, { step: failed, reason, why, attempts, verdicts, gapTrend: [...gradient.trend], replans: revisionsSoFar(context), maxReplans: context.options.maxReplans }),
+  (decided) => JSON.stringify(decided));
   return applyChoice(context, gradient, failed, reason, answer);
 }
 

@@ -1,5 +1,6 @@
 import type { PlanStep } from '../../shared/schemas/plan';
 import { reviewStepResult, type ResultAssessment } from '../approval/checkpoints';
+import { publishCritique } from '../bus/hand-off';
 import { validateStep, type StepValidation } from '../validation/step-validator';
 import { measureProgress } from './goal-gradient';
 import type { RunContext } from './run-context';
@@ -62,7 +63,10 @@ function assessmentOf(validation: StepValidation | null): ResultAssessment {
  */
 export async function reviewResult(context: RunContext, step: PlanStep, result: string, conversation: StepConversation, origin: 'model' | 'planned_call' = 'model'): Promise<StepOutcome | null> {
   const validation = context.options.verification === 'off' ? null : await validateStep(context, step, result, conversation.messages);
-  if (validation) context.events.append(context.runId, 'validation.completed', { stepId: step.id, ...validation });
+  if (validation) {
+    context.events.append(context.runId, 'validation.completed', { stepId: step.id, ...validation });
+    publishCritique(context, step, validation);
+  }
   const route = validation ? routeOf(context, validation) : 'accept';
   if (validation && route === 'repair') return repair(context, step, conversation, validation, origin === 'planned_call' ? result : null);
   const review = await reviewStepResult(context, step, result, assessmentOf(validation), route === 'ask');

@@ -2,20 +2,48 @@ import { raceAbort } from '../../shared/abort';
 import { ArchonError } from '../../shared/errors';
 import type { ApprovalKind } from '../../shared/schemas/approval';
 import type { Plan } from '../../shared/schemas/plan';
-import type { Policy, RunOptions } from '../../shared/schemas/run';
+import type { Policy, RunOptions, RunStatus } from '../../shared/schemas/run';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { approveModelCall, askToRaiseBudget } from '../approval/checkpoints';
 import type { BudgetMeter } from '../budget/budget-meter';
+import type { AgentBus } from '../bus/agent-bus';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
 import type { DialectName } from '../model/dialects/dialect';
 import { estimateTokens, type ChatRequest, type ChatResponse, type ModelClient, type ModelMode } from '../model/chat';
-import type { ContextWindow } from '../model/context-window';
+import { contextWindowOf, type ContextWindow } from '../model/context-window';
+import type { RoleModels } from '../roles/role-models';
+import type { RoleRegistry } from '../roles/role-registry';
 import type { RunStore } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
 import type { GoalGradient } from './goal-gradient';
 import type { RunMemory } from '../memory/recall';
+
+/** A sub-agent's child run to start, or (`resume`) to continue where a crash left it. */
+export interface ChildRunRequest {
+  runId: string;
+  goal: string;
+  stepId: string;
+  role: string | null;
+  /** Carved from the parent's remaining budget when it starts; the parent's caps hold besides. */
+  budget: { maxTokens: number | null; maxCostUsd: number | null };
+  resume: boolean;
+  /** Told once the child's run row exists, before it plans. */
+  onCreated(): void;
+}
+
+export interface ChildRunOutcome {
+  status: RunStatus;
+  answer: string | null;
+  error: string | null;
+}
+
+/** How a run starts its sub-agents (run-engine.ts wires it), and the slots that bound how many run at once. */
+export interface SubagentHost {
+  run(request: ChildRunRequest): Promise<ChildRunOutcome>;
+  acquireSlot(signal: AbortSignal): Promise<() => void>;
+}
 
 /** Everything one run's code needs, passed down explicitly: no globals, one signal for the run. */
 export interface RunContext {
@@ -38,6 +66,10 @@ export interface RunContext {
   model: ModelClient;
   /** The model's context when known: a step's history is compacted to stay within its share. */
   contextWindow: ContextWindow | null;
+  /** The role this context acts as: its model, mode and tools are the role's (see asRole). */
+  role: string;
+  /** The run's role registry, each role's server, and every tool of the run (a role sees its share). */
+  roles: { registry: RoleRegistry; models: RoleModels; tools: ToolRegistry };
   approvals: ApprovalChannel;
   /** The operator's per-tool approval overrides (Settings). */
   toolApproval: Readonly<Record<string, ToolApprovalOverride>>;
@@ -52,6 +84,9 @@ export interface RunContext {
   earlierRun?: string | null;
   runs: RunStore;
   events: RunEventLog;
+  subagents: SubagentHost;
+  /** Where every hand-off between agents is published (see bus/agent-bus.ts). */
+  bus: AgentBus;
   log?: Log;
   now(): Date;
   newId(): string;
@@ -60,6 +95,25 @@ export interface RunContext {
 /** The tools the model may still use: the registry less anything locked. */
 export function availableTools(context: RunContext): ToolRegistry {
   return context.lockedTools.size === 0 ? context.tools : context.tools.without([...context.lockedTools]);
+}
+
+/**
+ * The run as one role sees it: the role's model, its server's mode and only the role's tools; the
+ * run's live state (plan, policy, locks, budget, signal) is read through from the run's context.
+ */
+export function asRole(context: RunContext, name: string): RunContext {
+  const { server } = context.roles.models.binding(name);
+  const view = Object.create(context) as RunContext;
+  // The dialect is the model's: the run's own model keeps it on the run's context, another server on itself.
+  const holder: { dialect: DialectName | null } = server === context.roles.models.own ? context : server;
+  Object.defineProperty(view, 'dialect', { get: () => holder.dialect, set: (dialect: DialectName | null) => (holder.dialect = dialect), enumerable: true });
+  return Object.assign(view, { role: name, model: server.model, mode: server.mode, contextWindow: contextWindowOf(server.probe), tools: context.roles.registry.toolsOf(name, context.roles.tools) });
+}
+
+/** A system prompt with the acting role's addition, when the operator gave one. */
+export function withRolePrompt(context: RunContext, prompt: string): string {
+  const addition = context.roles.registry.get(context.role)?.systemPrompt;
+  return addition ? `${prompt}\n\n${addition}` : prompt;
 }
 
 /** Records the dialect the model writes in (on the run, as an event) when it is new. */
@@ -92,8 +146,9 @@ function announceBudget(context: RunContext): void {
  */
 export async function callModel(context: RunContext, request: ChatRequest, stepId: string | null): Promise<ChatResponse> {
   await approveModelCall(context, request, stepId);
+  const { server, slots } = context.roles.models.binding(context.role);
   const estimate = estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? [])) + (request.maxTokens ?? COMPLETION_ALLOWANCE);
-  for (let breach = context.budget.check(estimate), asks = 0; breach !== null; breach = context.budget.check(estimate)) {
+  for (let breach = context.budget.check(estimate, server.price), asks = 0; breach !== null; breach = context.budget.check(estimate, server.price)) {
     context.signal.throwIfAborted();
     if (context.budget.callsInFlight() > 0) {
       // Calls in flight hold reservations that may prove larger than what they use: wait for one to settle.
@@ -109,15 +164,15 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
       context.signal,
     );
   }
-  const reservation = context.budget.reserve(estimate);
+  const reservation = context.budget.reserve(estimate, server.price);
   if (context.budget.crossedWarning()) context.events.append(context.runId, 'budget.warning', { message: 'The run is at 80% of a budget cap, counting the call now starting.' });
   let startedAt = context.now().toISOString();
   try {
-    const response = await context.model.chat(request, {
+    const chat = () => context.model.chat(request, {
       signal: context.signal,
       onAttempt(attempt) {
         const endedAt = context.now().toISOString();
-        const charged = context.budget.charge(attempt.usage);
+        const charged = context.budget.charge(attempt.usage, server.price);
         context.runs.recordModelAttempt({
           id: context.newId(),
           runId: context.runId,
@@ -138,6 +193,8 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
         startedAt = endedAt;
       },
     });
+    // The role's bound first, then its server's slots: a call waiting on its role holds no server slot.
+    const response = await slots.run(context.signal, () => server.slots.run(context.signal, chat));
     noteDialect(context, response.dialect);
     context.events.append(context.runId, 'model.completed', {
       stepId,

@@ -11,10 +11,14 @@ import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/check
 import { announcePlanVerdict } from '../planner/meta-validator';
 import { adaptPolicy } from '../approval/policy';
 import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
+import { AgentBus } from '../bus/agent-bus';
+import { handOff, planningTask } from '../bus/hand-off';
 import { priceFor, settlePrice, type Price } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
 import { DIALECT_NAMES, type DialectName } from '../model/dialects/dialect';
+import { runSubagentStep } from './subagent';
+import { Slots } from './slots';
 import { asStoreError } from '../store/open-database';
 import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
@@ -22,22 +26,26 @@ import { planGoal } from '../planner/planner';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
-import { callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
+import { asRole, callModel, noteDialect, resumeAdvice, type ChildRunRequest, type RunContext, type SubagentHost } from './run-context';
+import { RoleModels } from '../roles/role-models';
+import { DEFAULT_STEP_ROLE, RoleRegistry } from '../roles/role-registry';
 import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
 import { runControlError } from './run-control';
-import { executeStep } from './step-executor';
+import { describeOutcome, executeStep, stepTask } from './step-executor';
 import { GoalGradient } from './goal-gradient';
 import { earlierRunBrief } from './follow-up';
 import { recoveryFor } from './recovery';
+import { contextWindowOf } from '../model/context-window';
 import { endWorkingMemory } from './working-memory';
 import type { MemoryStore } from '../memory/memory-store';
 import type { Embedder } from '../memory/embedder';
 import { RunMemory } from '../memory/recall';
 import { recallFor, recordEpisode, rememberStepResult } from './run-memory';
+import { settleConflicts } from './conflicts';
 
-export const DEFAULT_CONCURRENCY = 4;
+export const DEFAULT_MAX_SUBAGENTS = 2;
 
 export interface RunEngineDependencies {
   runs: RunStore;
@@ -50,6 +58,10 @@ export interface RunEngineDependencies {
   /** Caps beyond the run's own options: per day, and the runaway guards. */
   caps?: Partial<Pick<BudgetCaps, 'dayMaxTokens' | 'dayMaxCostUsd' | 'maxModelCalls' | 'maxToolCalls'>>;
   estop?: EmergencyStop;
+  /** How many sub-agent runs of a top-level run run at once (Settings.maxSubagents). */
+  maxSubagents?: number;
+  /** The agent bus, when a host shares one between runs (a parent and its sub-agents); else each run gets its own over the same store. */
+  agentBus?: AgentBus;
   /** Model prices the operator set (Settings), and a price for this run's model (a flag), which wins. */
   modelPrices?: Readonly<Record<string, ModelPrice>>;
   price?: ModelPrice | null;
@@ -119,7 +131,7 @@ function adaptAutonomy(context: RunContext, plan: Plan): void {
 async function finalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<string, StepState>): Promise<string> {
   const results = plan.steps.map((step) => `- ${step.id} (${step.description}): ${states.get(step.id)?.result ?? ''}`).join('\n');
   const response = await callModel(
-    context,
+    asRole(context, 'planner'),
     {
       purpose: 'final',
       messages: [
@@ -148,9 +160,12 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     if (existing) context.gradient = GoalGradient.fromEvents(context.runs.events(context.runId, Number.MAX_SAFE_INTEGER));
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
+      const planner = asRole(context, 'planner');
       const memory = await recallFor(context, context.goal, null);
       plan = await approvePlan(context, (feedback) =>
-          planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun, memory),
+          handOff(context, { from: 'coordinator', to: 'planner', body: planningTask(context.goal, feedback) }, () =>
+            planGoal(context.goal, { mode: planner.mode, tools: context.tools, roles: context.roles.registry, callModel: (request) => callModel(planner, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), depth: context.options.depth }, feedback, context.earlierRun, memory),
+          JSON.stringify),
         (candidate) => announcePlanVerdict(context, candidate),
       );
       context.runs.savePlan(context.runId, plan.steps);
@@ -159,14 +174,15 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     context.plan = plan;
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
-    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results).then((outcome) => {
+    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, async (step, results) => {
+      const outcome = await (step.kind === 'subagent' ? runSubagentStep(context, step, results) : handOff(context, stepTask(step), () => executeStep(asRole(context, context.roles.registry.roleOf(step)), step, results), describeOutcome));
       if (outcome.status === 'completed') rememberStepResult(context, step, outcome.result);
       return outcome;
-    }), recoveryFor(context));
+    }, recoveryFor(context));
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) return finish(context, 'failed', { error: unfinishedError(context, unfinished.map((step) => step.id)) });
-    return finish(context, 'completed', { answer: await finalAnswer(context, ran.plan, ran.states) });
+    return finish(context, 'completed', { answer: await finalAnswer(context, ran.plan, await settleConflicts(context, ran.plan, ran.states)) });
   } catch (error) {
     try {
       return finishWithError(context, error);
@@ -187,13 +203,18 @@ interface ContextInput {
   runId: string;
   goal: string;
   options: RunOptions;
-  model: ModelClient;
-  probe: EndpointProbe;
   tools: ToolRegistry;
   embedder?: Embedder | null;
+  roles: RoleModels;
 }
 
-function createContext(dependencies: RunEngineDependencies, run: ContextInput, signal: AbortSignal): RunContext {
+/** A sub-agent's run is created inside its parent's: the parent's role servers, tools, signal, budget (its caps hold for both) and sub-agent slots. */
+interface ParentLink {
+  context: RunContext;
+  slots: Slots;
+}
+
+function createContext(dependencies: RunEngineDependencies, run: ContextInput, signal: AbortSignal, parent: ParentLink | null = null): RunContext {
   const now = dependencies.now ?? (() => new Date());
   const controller = new AbortController();
   const spend = dependencies.runs.spending(run.runId, startOfToday(now()));
@@ -205,33 +226,58 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     maxModelCalls: dependencies.caps?.maxModelCalls ?? 500,
     maxToolCalls: dependencies.caps?.maxToolCalls ?? 1000,
   };
-  return {
+  const context: RunContext = {
     runId: run.runId,
     goal: run.goal,
     options: run.options,
     policy: run.options.policy,
-    mode: run.probe.toolCalling ? 'native' : 'text',
+    mode: run.roles.binding(DEFAULT_STEP_ROLE).server.mode,
     dialect: null,
-    signal: AbortSignal.any([signal, controller.signal, ...(dependencies.estop ? [dependencies.estop.signal] : [])]),
+    signal: AbortSignal.any([signal, controller.signal, ...(parent ? [parent.context.signal] : []), ...(dependencies.estop ? [dependencies.estop.signal] : [])]),
     stopRun: (reason) => controller.abort(reason),
     tools: run.tools,
     lockedTools: new Set(),
     toolGrants: new Set(),
-    model: run.model,
-    contextWindow: run.probe.contextLength === null ? null : { contextLength: run.probe.contextLength, source: run.probe.contextSource },
+    model: run.roles.binding(DEFAULT_STEP_ROLE).server.model,
+    role: DEFAULT_STEP_ROLE,
+    roles: { registry: new RoleRegistry(run.options.roles, stepRoleOf(dependencies.runs, run.options)), models: run.roles, tools: run.tools },
+    contextWindow: contextWindowOf(run.roles.binding(DEFAULT_STEP_ROLE).server.probe),
     approvals: dependencies.approvals,
     toolApproval: dependencies.toolApproval ?? {},
     expiryMs: dependencies.expiryMs ?? {},
-    budget: new BudgetMeter(caps, spend, priceOf(dependencies, { ...run.options, model: run.model.model })),
+    budget: new BudgetMeter(caps, spend, priceOf(dependencies, run.options), parent?.context.budget ?? null),
     plan: null,
     gradient: new GoalGradient(),
     earlierRun: earlierRunBrief(dependencies.runs, run.options.followUpOf),
-    memory: dependencies.memory && run.options.memory !== false ? new RunMemory(dependencies.memory, run.embedder ?? null, run.probe.contextLength, dependencies.log) : null,
+    memory: dependencies.memory && run.options.memory !== false ? new RunMemory(dependencies.memory, run.embedder ?? null, run.roles.binding(DEFAULT_STEP_ROLE).server.probe.contextLength, dependencies.log) : null,
     runs: dependencies.runs,
     events: dependencies.events,
+    subagents: subagentHost(dependencies, () => context, parent),
+    bus: parent?.context.bus ?? dependencies.agentBus ?? new AgentBus(dependencies.runs.busMessages, dependencies.events, { now, newId: randomUUID }),
     log: dependencies.log,
     now,
     newId: dependencies.newId ?? randomUUID,
+  };
+  return context;
+}
+
+/** The role a run's steps take when its plan names none: a sub-agent's are its parent step's role (else executor). */
+function stepRoleOf(runs: RunStore, options: RunOptions): string {
+  if (!options.parentRunId || !options.parentStepId) return DEFAULT_STEP_ROLE;
+  const step = runs.getSteps(options.parentRunId).find((stored) => stored.spec.id === options.parentStepId);
+  return step?.spec.role ?? DEFAULT_STEP_ROLE;
+}
+
+/**
+ * How a run starts its sub-agents: each a child run driven here, in this process, under this run's
+ * signal. A top-level run's children share Settings.maxSubagents slots; a sub-agent's own children run
+ * one at a time inside the slot it holds (so nesting never waits on a slot an ancestor holds).
+ */
+function subagentHost(dependencies: RunEngineDependencies, parentContext: () => RunContext, parent: ParentLink | null): SubagentHost {
+  const slots = new Slots(parent ? 1 : (dependencies.maxSubagents ?? DEFAULT_MAX_SUBAGENTS));
+  return {
+    acquireSlot: (signal) => slots.acquire(signal),
+    run: (request) => driveChild(dependencies, { context: parentContext(), slots }, request),
   };
 }
 
@@ -240,13 +286,22 @@ function announceTools(context: RunContext): void {
   for (const { type, ...body } of context.tools.notices) context.events.append(context.runId, type, body);
 }
 
-function announceProbe(context: RunContext, probe: EndpointProbe): void {
-  const { model, toolCalling, streaming, reason, contextLength, contextSource, parallelSlots } = probe;
-  context.events.append(context.runId, 'model.probed', { model, toolCalling, streaming, reason, contextLength, contextSource, parallelSlots });
+/** Each server the run talks to, its own first, as its probe found it. */
+function announceProbes(context: RunContext): void {
+  for (const { probe } of context.roles.models.servers()) {
+    const { model, toolCalling, streaming, reason, contextLength, contextSource, parallelSlots } = probe;
+    context.events.append(context.runId, 'model.probed', { model, toolCalling, streaming, reason, contextLength, contextSource, parallelSlots });
+  }
 }
 
-function concurrencyFor(options: RunOptions, probe: EndpointProbe): number {
-  return options.concurrency ?? probe.parallelSlots ?? DEFAULT_CONCURRENCY;
+/** Every role's server, each probed once: the run's own is already connected. */
+function connectRoles(dependencies: RunEngineDependencies, options: RunOptions, connected: { probe: EndpointProbe; model: ModelClient }, signal: AbortSignal): Promise<RoleModels> {
+  return RoleModels.connect(
+    new RoleRegistry(options.roles),
+    { options, ...connected, price: priceOf(dependencies, options) },
+    { connect: dependencies.connect, priceOf: (url, model) => priceFor(url, model, { prices: dependencies.modelPrices }) },
+    signal,
+  );
 }
 
 /** The price given for this run (a flag), else the one it started with, else Settings, the machine or the table. */
@@ -261,19 +316,20 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   dependencies.estop?.assertArmed();
   const connected = { ...options, model: probe.model };
   const resolved = { ...connected, price: settlePrice(priceOf(dependencies, connected), connected) };
+  const roles = await connectRoles(dependencies, resolved, { probe, model }, signal);
   const tools = await dependencies.tools(resolved, signal);
   dependencies.estop?.assertArmed();
   const now = dependencies.now ?? (() => new Date());
   dependencies.runs.createRun({ id: runId, goal, policy: resolved.policy, options: resolved, now: now().toISOString() });
   const lease = leaseRun(dependencies.runs, runId);
   try {
-    const context = createContext(dependencies, { runId, goal, options: resolved, model, probe, tools, embedder }, signal);
+    const context = createContext(dependencies, { runId, goal, options: resolved, tools, roles, embedder }, signal);
     lease.onLost((error) => context.stopRun(error));
     lease.onControl((control) => context.stopRun(runControlError(runId, control)));
     context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
-    announceProbe(context, probe);
+    announceProbes(context);
     announceTools(context);
-    return await drive(context, concurrencyFor(resolved, probe), null);
+    return await drive(context, roles.fanOut(resolved.concurrency), null);
   } finally {
     lease.release();
   }
@@ -310,6 +366,28 @@ function stepStates(steps: readonly StoredStep[], rerun: readonly string[]): Map
   return new Map(steps.map((step) => [step.spec.id, stateOf(step)]));
 }
 
+/** A resumed run goes on: stale approvals expire, orphans die, the operator confirms re-running failed steps, and the DAG continues. */
+async function continueRun(context: RunContext): Promise<RunResult> {
+  const runId = context.runId;
+  context.runs.expireStaleApprovals(runId, context.now().toISOString());
+  restoreRunState(context);
+  killOrphans(context);
+  // Steps a scoped re-plan replaced stay in the store (greyed in the app) but are no longer part of the plan.
+  const steps = context.runs.getSteps(runId).filter((step) => step.replacedIn === null);
+  let rerun: string[] | null;
+  try {
+    rerun = await confirmRerunOf(context, steps);
+  } catch (error) {
+    return finishWithError(context, error);
+  }
+  if (rerun === null) return finish(context, 'failed', { error: 'Not resumed: the operator did not confirm running the failed steps again.' });
+  context.events.append(runId, 'run.resumed', { completedSteps: steps.filter((step) => step.status === 'completed').map((step) => step.spec.id), rerunSteps: rerun });
+  announceProbes(context);
+  announceTools(context);
+  const plan = steps.length > 0 ? { goal: context.goal, steps: steps.map((step) => step.spec) } : null;
+  return await drive(context, context.roles.models.fanOut(context.options.concurrency), plan ? { plan, states: stepStates(steps, rerun) } : null);
+}
+
 /**
  * `archon resume`: one process drives a run (a live holder is refused by PID); tool processes a dead
  * one left behind are killed; completed steps keep their results and are not asked again; the others
@@ -328,27 +406,40 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     const options = { ...stored.options, ...overrides };
     const { probe, model, embedder } = await dependencies.connect(options, signal);
     const resolved = { ...options, model: probe.model };
+    const roles = await connectRoles(dependencies, resolved, { probe, model }, signal);
     const tools = await dependencies.tools(resolved, signal);
-    const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: resolved, model, probe, tools, embedder }, signal);
+    const context = createContext(dependencies, { runId, goal: stored.summary.goal, options: resolved, tools, roles, embedder }, signal);
     lease.onLost((error) => context.stopRun(error));
     lease.onControl((control) => context.stopRun(runControlError(runId, control)));
-    context.runs.expireStaleApprovals(runId, context.now().toISOString());
-    restoreRunState(context);
-    killOrphans(context);
-    // Steps a scoped re-plan replaced stay in the store (greyed in the app) but are no longer part of the plan.
-    const steps = dependencies.runs.getSteps(runId).filter((step) => step.replacedIn === null);
-    let rerun: string[] | null;
-    try {
-      rerun = await confirmRerunOf(context, steps);
-    } catch (error) {
-      return finishWithError(context, error);
+    return await continueRun(context);
+  } finally {
+    lease.release();
+  }
+}
+
+/** A child run's options: its parent's, with the carved budget and its place in the tree. */
+function childOptions(parent: RunContext, request: ChildRunRequest): RunOptions {
+  const { followUpOf: _followUp, ...inherited } = parent.options;
+  return { ...inherited, policy: parent.policy, maxTokens: request.budget.maxTokens, maxCostUsd: request.budget.maxCostUsd, parentRunId: parent.runId, parentStepId: request.stepId, depth: (parent.options.depth ?? 0) + 1 };
+}
+
+/** Starts a sub-agent's run, or continues the one a crashed parent left (completed steps keep their results); it talks to its parent's servers, probed once for the tree. */
+async function driveChild(dependencies: RunEngineDependencies, parent: ParentLink, request: ChildRunRequest): Promise<RunResult> {
+  const stored = request.resume ? dependencies.runs.getRun(request.runId) : null;
+  const options = stored?.options ?? childOptions(parent.context, request);
+  if (!stored) dependencies.runs.createRun({ id: request.runId, goal: request.goal, policy: options.policy, options, now: parent.context.now().toISOString() });
+  request.onCreated();
+  const lease = leaseRun(dependencies.runs, request.runId);
+  try {
+    const input = { runId: request.runId, goal: request.goal, options, tools: parent.context.roles.tools, roles: parent.context.roles.models };
+    const context = createContext(dependencies, input, parent.context.signal, parent);
+    lease.onLost((error) => context.stopRun(error));
+    lease.onControl((control) => context.stopRun(runControlError(request.runId, control)));
+    if (!stored) {
+      context.events.append(request.runId, 'run.started', { goal: request.goal, policy: options.policy, toolApproval: { ...context.toolApproval }, parentRunId: parent.context.runId, parentStepId: request.stepId });
+      return await drive(context, context.roles.models.fanOut(options.concurrency), null);
     }
-    if (rerun === null) return finish(context, 'failed', { error: 'Not resumed: the operator did not confirm running the failed steps again.' });
-    context.events.append(runId, 'run.resumed', { completedSteps: steps.filter((step) => step.status === 'completed').map((step) => step.spec.id), rerunSteps: rerun });
-    announceProbe(context, probe);
-    announceTools(context);
-    const plan = steps.length > 0 ? { goal: stored.summary.goal, steps: steps.map((step) => step.spec) } : null;
-    return await drive(context, concurrencyFor(context.options, probe), plan ? { plan, states: stepStates(steps, rerun) } : null);
+    return await continueRun(context);
   } finally {
     lease.release();
   }

@@ -36,6 +36,7 @@ function engineDependencies(launch: RunLaunch): RunEngineDependencies {
     expiryMs: Object.fromEntries(Object.entries(settings.approvalExpirySeconds).map(([kind, seconds]) => [kind, seconds * 1000])),
     caps,
     estop: launch.estop,
+    maxSubagents: settings.maxSubagents,
     modelPrices: settings.modelPrices,
     price: launch.price,
     connect: launch.connect,

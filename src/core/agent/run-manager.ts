@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ArchonError } from '../../shared/errors';
 import type { RunDetail, StartRunInput } from '../../shared/schemas/run-detail';
 import { ENDED_RUN_STATUSES, type RunOptions } from '../../shared/schemas/run';
+import { MAX_SUBAGENT_DEPTH } from '../../shared/schemas/roles';
 import type { Settings } from '../../shared/schemas/settings';
 import type { PendingApprovals } from '../approval/pending-approvals';
 import { priceFor, settlePrice } from '../budget/pricing';
@@ -76,8 +77,10 @@ export class RunManager {
 
   async resume(runId: string): Promise<{ runId: string }> {
     this.options.estop.assertArmed();
-    await this.windDown(runId);
-    if (this.active.has(runId)) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is already running.`);
+    await this.windDown(this.driverOf(runId) ?? runId);
+    const driver = this.driverOf(runId);
+    if (driver === runId) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is already running.`);
+    if (driver) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is a sub-agent of run ${driver}, which is running and drives it; stop that run first to resume it on its own.`);
     this.launch(runId, { resume: runId, overrides: {} });
     return { runId };
   }
@@ -96,8 +99,22 @@ export class RunManager {
 
   /** A run whose end is stored is over for the operator, even while its tools are still being closed. */
   isActive(runId: string): boolean {
+    return this.driverOf(runId) !== null && !this.ended(runId);
+  }
+
+  private ended(runId: string): boolean {
     const status = this.runs.getRun(runId)?.summary.status;
-    return this.active.has(runId) && (status === undefined || !ENDED_RUN_STATUSES.has(status));
+    return status !== undefined && ENDED_RUN_STATUSES.has(status);
+  }
+
+  /** The run driven here that drives this one: itself, or for a sub-agent the ancestor whose process runs it (and has not ended). */
+  private driverOf(runId: string): string | null {
+    let id: string | undefined = runId;
+    for (let hops = 0; id !== undefined && hops <= MAX_SUBAGENT_DEPTH; hops++) {
+      if (this.active.has(id) && (id === runId || !this.ended(id))) return id;
+      id = this.runs.getRun(id)?.options.parentRunId;
+    }
+    return null;
   }
 
   /** Waits for a run that has ended to release its tools and its lease, so it can be resumed or deleted at once. */

@@ -1,10 +1,12 @@
 import { ArchonError } from '../../shared/errors';
 import type { PlanStep } from '../../shared/schemas/plan';
 import { confirmCriticalStep } from '../approval/checkpoints';
+import { stepAgentId } from '../../shared/schemas/bus';
+import type { HandOffRequest } from '../bus/hand-off';
 import { textProtocolInstructions } from '../model/text-protocol';
 import { asStoreError } from '../store/open-database';
 import { reviewResult } from './result-review';
-import { availableTools, callModel, type RunContext } from './run-context';
+import { availableTools, callModel, withRolePrompt, type RunContext } from './run-context';
 import { compactIfNeeded } from './step-compaction';
 import { StepConversation } from './step-conversation';
 import { recallFor } from './run-memory';
@@ -14,11 +16,22 @@ import { dependencyFacts } from './working-memory';
 
 export type StepOutcome = { status: 'completed'; result: string } | { status: 'failed'; reason: string };
 
+/** The coordinator's hand-off of a step to the agent that runs it, as the bus carries it. */
+export function stepTask(step: PlanStep): HandOffRequest {
+  const lines = [`Step ${step.id}: ${step.description}`, ...(step.expected_output ? [`Expected output: ${step.expected_output}`] : [])];
+  return { from: 'coordinator', to: stepAgentId(step), body: lines.join('\n') };
+}
+
+/** A step's outcome as its result message says it. */
+export function describeOutcome(outcome: StepOutcome): string {
+  return outcome.status === 'completed' ? outcome.result : `failed: ${outcome.reason}`;
+}
+
 function stepPrompt(context: RunContext): string {
   const base =
     "You carry out one step of a plan toward the operator's goal. Use the tools when they help; " +
     'call several at once when they do not depend on each other. When the step is done, reply with its result as plain text.';
-  return context.mode === 'native' ? base : `${base}\n\n${textProtocolInstructions(availableTools(context).specs())}`;
+  return withRolePrompt(context, context.mode === 'native' ? base : `${base}\n\n${textProtocolInstructions(availableTools(context).specs())}`);
 }
 
 function stepBrief(context: RunContext, step: PlanStep, dependencyResults: ReadonlyMap<string, string>, memory: string | null): string {

@@ -31,6 +31,9 @@ type Admission = { run: true; tool: ToolDefinition; args: unknown } | { run: fal
 /** Whether a call may run, and with which arguments: not locked, valid, approved, within the tool-call cap. */
 async function admitToolCall(context: RunContext, step: PlanStep, name: string, rawArgs: unknown): Promise<Admission> {
   if (context.lockedTools.has(name)) return { run: false, result: toolResult('denied', `The operator locked a constraint: never use ${name}. It did not run; use another way.`), byOperator: true };
+  if (!context.tools.get(name) && context.roles.tools.get(name)) {
+    return { run: false, result: toolResult('denied', `The role "${context.role}" may not use ${name}; it did not run. Its tools: ${context.tools.names().join(', ') || 'none'}.`), byOperator: false };
+  }
   const prepared = availableTools(context).prepare(name, rawArgs);
   if (!prepared.ok) return { run: false, result: prepared.result, byOperator: false };
   const decision = await approveToolCall(context, step.id, prepared.tool, prepared.args);

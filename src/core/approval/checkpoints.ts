@@ -21,7 +21,7 @@ import { withoutSecretFields } from '../secrets/mcp-secrets';
  */
 
 /** What a checkpoint may read and change of a run: its identity, policy, approvals, tools and locks. */
-export type CheckpointContext = GateContext & Pick<RunContext, 'goal' | 'policy' | 'tools' | 'toolApproval' | 'model' | 'options' | 'toolGrants'>;
+export type CheckpointContext = GateContext & Pick<RunContext, 'goal' | 'policy' | 'tools' | 'toolApproval' | 'model' | 'options' | 'toolGrants' | 'roles'>;
 
 /** A plan rejected this many times ends the run as rejected; the rejections before it each bring a re-plan. */
 export const MAX_PLAN_REJECTIONS = 3;
@@ -73,7 +73,7 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
       (edited) => {
         const parsed = PlanSchema.safeParse({ goal: context.goal, ...(edited as object) });
         if (!parsed.success) return { ok: false, reason: `The edited plan does not match the schema: ${describeZodError(parsed.error)}.` };
-        const errors = validatePlan(parsed.data, context.tools);
+        const errors = validatePlan(parsed.data, context.tools, { roles: context.roles.registry, depth: context.options.depth });
         return errors.length > 0 ? { ok: false, reason: errors.join(' ') } : { ok: true, value: parsed.data, action: planAction(parsed.data) };
       },
     );
@@ -211,9 +211,94 @@ export async function confirmCriticalStep(context: CheckpointContext, step: Plan
   return `The operator rejected this critical step: ${verdict.feedback}`;
 }
 
+/** What a sub-agent step would start: its goal, role, depth and the budget carved for it (null: no cap). */
+export interface SubagentSpawn {
+  stepId: string;
+  goal: string;
+  role: string | null;
+  depth: number;
+  budget: { maxTokens: number | null; maxCostUsd: number | null };
+}
+
+function describeBudget(budget: SubagentSpawn['budget']): string {
+  const caps = [budget.maxTokens === null ? null : `${budget.maxTokens} tokens`, budget.maxCostUsd === null ? null : `$${budget.maxCostUsd.toFixed(4)}`].filter((cap) => cap !== null);
+  return caps.length > 0 ? caps.join(' and ') : "no cap of its own (the parent's caps hold)";
+}
+
+/** Under strict and supervised, a sub-agent's spawn is asked first. Returns why it may not start, or null. */
+export async function approveSubagentSpawn(context: CheckpointContext, spawn: SubagentSpawn): Promise<string | null> {
+  if (!asksAt(context.policy, 'subagent_spawn')) return null;
+  const budget = describeBudget(spawn.budget);
+  const verdict = await decide(
+    context,
+    {
+      kind: 'subagent_spawn',
+      stepId: spawn.stepId,
+      summary: `Sub-agent for step ${spawn.stepId} (depth ${spawn.depth}${spawn.role ? `, role ${spawn.role}` : ''}): ${spawn.goal} — budget ${budget}`,
+      action: { ...spawn },
+      explanation: explain(context, {
+        summary: `Step ${spawn.stepId} starts a child run with its own plan for: ${spawn.goal}`,
+        stepId: spawn.stepId,
+        risk: 'medium',
+        factors: [`depth ${spawn.depth}`, `role: ${spawn.role ?? 'executor'}`, `budget carved from this run's: ${budget}`],
+        reversibility: 'not_applicable',
+      }),
+    },
+    () => ({ ok: false, reason: 'A sub-agent spawn is approved or rejected; edit the plan instead.' }),
+  );
+  if (verdict.verdict === 'approve' || verdict.verdict === 'edit') return null;
+  if (verdict.verdict === 'lock') {
+    applyLock(context, verdict.outcome.decision);
+    return null;
+  }
+  if (verdict.stop) throw runRejected(`The operator stopped the run at the sub-agent of step ${spawn.stepId}: ${verdict.feedback}`);
+  return `subagent_refused: the operator did not approve the sub-agent: ${verdict.feedback}`;
+}
+
+/** Rival results the weighted vote left under its threshold (see agent/conflicts.ts). */
+export interface ConflictVote {
+  question: string;
+  reason: string;
+  vote: { ballots: readonly { stepId: string; agent: string; score: number; factors: Readonly<Record<string, number>> }[]; winner: { stepId: string; score: number } };
+}
+
+/** The operator settles a conflict: approve keeps the vote's winner, an edit `{"winner": STEP_ID}` picks another, a rejection ends the run. */
+export async function chooseConflictWinner(context: CheckpointContext, conflict: ConflictVote): Promise<string> {
+  const { ballots, winner } = conflict.vote;
+  const ids = ballots.map((ballot) => ballot.stepId);
+  const action = { question: conflict.question, reason: conflict.reason, ballots, winner: winner.stepId };
+  const verdict = await decide(
+    context,
+    {
+      kind: 'critical_decision',
+      stepId: winner.stepId,
+      summary: `Steps ${ids.join(', ')} disagree on "${conflict.question}"; the weighted vote chose ${winner.stepId} with only ${winner.score.toFixed(2)}: which answer stands?`,
+      action,
+      explanation: explain(context, {
+        summary: `The critic found the answers contradict each other: ${conflict.reason.slice(0, 200)}`,
+        stepId: winner.stepId,
+        risk: 'medium',
+        factors: ballots.map((ballot) => `${ballot.stepId} (${ballot.agent}): ${ballot.score.toFixed(2)} — ${Object.entries(ballot.factors).map(([name, value]) => `${name} ${value.toFixed(2)}`).join(', ')}`),
+        reversibility: 'not_applicable',
+        alternatives: ids.map((id) => `keep step ${id}'s answer`),
+        confidence: winner.score,
+      }),
+    },
+    (edited) => {
+      const chosen = (edited as { winner?: unknown } | null)?.winner;
+      return typeof chosen === 'string' && ids.includes(chosen) ? { ok: true, value: chosen, action: { ...action, winner: chosen } } : { ok: false, reason: `Name the answer that stands: {"winner": one of ${ids.join(', ')}}.` };
+    },
+  );
+  if (verdict.verdict === 'edit') return verdict.value;
+  if (verdict.verdict === 'lock') applyLock(context, verdict.outcome.decision);
+  if (verdict.verdict !== 'reject') return winner.stepId;
+  throw runRejected(verdict.expired ? `The conflict between steps ${ids.join(', ')} was not settled in time: ${verdict.feedback}` : `The operator rejected the answers of steps ${ids.join(', ')}: ${verdict.feedback}`);
+}
+
 /** The final answer goes to a person where the policy asks; an edit replaces it, anything else ends the run as rejected. */
 export async function approveFinalAnswer(context: CheckpointContext, answer: string): Promise<string> {
-  if (!asksAt(context.policy, 'final_answer')) return answer;
+  // A sub-agent's answer is a step result of its parent, reviewed there; the operator approves the parent's final answer.
+  if (context.options.parentRunId || !asksAt(context.policy, 'final_answer')) return answer;
   const outcome = await requestApproval(context, {
     kind: 'final_answer',
     stepId: null,
@@ -230,7 +315,7 @@ export async function approveFinalAnswer(context: CheckpointContext, answer: str
 /** At a cap: a person may raise it to the value the request names (never `--approve auto`); otherwise the run ends, exit 4. */
 export async function askToRaiseBudget(context: CheckpointContext, breach: CapBreach, stepId: string | null): Promise<void> {
   if (!context.approvals.canRaiseBudgets) throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}.`);
-  const proposed = context.budget.proposedRaise(breach.cap);
+  const proposed = context.budget.proposedRaise(breach.cap, breach.above);
   const outcome = await requestApproval(context, {
     kind: 'budget_raise',
     stepId,
@@ -238,8 +323,8 @@ export async function askToRaiseBudget(context: CheckpointContext, breach: CapBr
     action: { cap: breach.cap, proposed, limits: context.budget.limits },
     explanation: explain(context, { summary: `The run has reached a budget cap: ${breach.message}.`, stepId, risk: 'medium', factors: [`cap: ${breach.cap}`], reversibility: 'not_applicable' }),
   });
-  if (outcome.decision.verdict === 'approve') context.budget.raise(breach.cap, proposed);
-  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach.cap, outcome.decision.edited);
+  if (outcome.decision.verdict === 'approve') context.budget.raise(breach.cap, proposed, breach.above);
+  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach.cap, outcome.decision.edited, breach.above);
   else throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}; the operator did not raise it.`);
 }
 

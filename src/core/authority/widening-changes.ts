@@ -4,6 +4,7 @@ import { canonicalJson } from '../../shared/canonical-json';
 import { stricter } from '../../shared/policy';
 import type { StartRunInput } from '../../shared/schemas/run-detail';
 import type { Policy, RunOptions } from '../../shared/schemas/run';
+import type { StoredRole } from '../../shared/schemas/roles';
 import type { McpServerConfig, Settings, SettingsPatch, ToolApprovalOverride } from '../../shared/schemas/settings';
 
 /** How much a per-tool setting asks of a person: lower is looser. */
@@ -52,6 +53,22 @@ function mcpWidening(current: Settings['mcpServers'], next: Settings['mcpServers
   });
 }
 
+function toolsInWords(tools: StoredRole['tools']): string {
+  return tools === 'all' ? 'all tools' : `the tools ${tools.join(', ')}`;
+}
+
+/** A role that may call more tools or talk to another model server; a role removed, or given fewer tools, narrows and is not listed. */
+function rolesWidening(current: Settings['roles'], next: Settings['roles']): string[] {
+  return Object.entries(next).flatMap(([name, role]) => {
+    const before = current[name];
+    const server = role.model && role.model.url !== before?.model?.url ? ` (model server ${role.model.url})` : '';
+    if (!before) return role.tools.length === 0 && !server ? [] : [`the role ${name} added with ${toolsInWords(role.tools)}${server}`];
+    const added = role.tools === 'all' ? (before.tools === 'all' ? [] : 'all') : role.tools.filter((tool) => before.tools !== 'all' && !before.tools.includes(tool));
+    const changes = added.length > 0 ? [`the role ${name} given ${toolsInWords(added)}`] : [];
+    return server ? [...changes, `the role ${name} pointed at another model server${server}`] : changes;
+  });
+}
+
 /** Starting a server from the page to list its tools runs its command: only a saved server may start without the operator's yes. */
 export function mcpProbeWidening(current: Settings, name: string, config: McpServerConfig): string[] {
   const saved = current.mcpServers[name];
@@ -76,6 +93,7 @@ export function settingsWidening(current: Settings, patch: SettingsPatch): strin
   if (patch.allowNetwork && !current.allowNetwork) changes.push('network access for commands turned on');
   if (patch.sandbox === 'off' && current.sandbox !== 'off') changes.push('the sandbox for commands turned off');
   if (patch.mcpServers) changes.push(...mcpWidening(current.mcpServers, patch.mcpServers));
+  if (patch.roles) changes.push(...rolesWidening(current.roles, patch.roles));
   return changes;
 }
 

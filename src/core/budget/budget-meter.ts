@@ -30,7 +30,8 @@ export interface Reservation {
 export const WARNING_FRACTION = 0.8;
 
 /** Which cap a call would break, in words an operator reads. */
-export type CapBreach = { cap: CapName; message: string };
+/** `above`: how many runs up the cap belongs to (a sub-agent breaking its parent's cap: 1); a raise goes there. */
+export type CapBreach = { cap: CapName; message: string; above?: number };
 
 /**
  * One budget for a whole run, however many steps run at once: before every model call, what was
@@ -44,10 +45,12 @@ export class BudgetMeter {
   private warned = false;
   private readonly raising = new Map<CapName, Promise<void>>();
 
+  /** `parent`: a sub-agent's meter counts against its parent's too, so the parent's caps hold for the whole tree. */
   constructor(
     private caps: BudgetCaps,
     private readonly spend: BudgetSpend,
     readonly price: Price,
+    private readonly parent: BudgetMeter | null = null,
   ) {}
 
   get totals(): Readonly<BudgetSpend> {
@@ -63,8 +66,9 @@ export class BudgetMeter {
   }
 
   /** Null when the call fits; otherwise the cap it would break. */
-  check(estimateTokens: number): CapBreach | null {
-    const cost = costOf(this.price, estimateTokens, 0);
+  /** `price`: the model's the call goes to (a role's), else the run's. */
+  check(estimateTokens: number, price: Price = this.price): CapBreach | null {
+    const cost = costOf(price, estimateTokens, 0);
     const over = (used: number, reserved: number, extra: number, cap: number | null) => cap !== null && used + reserved + extra > cap;
     if (this.spend.modelCalls >= this.caps.maxModelCalls) return { cap: 'model_calls', message: `the run reached its cap of ${this.caps.maxModelCalls} model calls` };
     if (over(this.spend.tokens, this.reserved.tokens, estimateTokens, this.caps.maxTokens)) {
@@ -75,11 +79,22 @@ export class BudgetMeter {
     }
     if (over(this.spend.dayTokens, this.reserved.tokens, estimateTokens, this.caps.dayMaxTokens)) return { cap: 'day_tokens', message: `today's cap of ${this.caps.dayMaxTokens} tokens is reached` };
     if (over(this.spend.dayCostUsd, this.reserved.costUsd, cost, this.caps.dayMaxCostUsd)) return { cap: 'day_cost', message: `today's cap of $${this.caps.dayMaxCostUsd} is reached` };
-    return null;
+    const parentBreach = this.parent?.check(estimateTokens, price) ?? null;
+    return parentBreach && { ...parentBreach, message: `${parentBreach.message} (the parent run's cap, which covers its sub-agents)`, above: (parentBreach.above ?? 0) + 1 };
   }
 
-  reserve(estimateTokens: number): Reservation {
-    const reservation = { tokens: estimateTokens, costUsd: costOf(this.price, estimateTokens, 0) };
+  /** What is left under the token and cost caps, for a sub-agent's carved budget (null: no cap). */
+  remaining(): { maxTokens: number | null; maxCostUsd: number | null } {
+    const cost = this.caps.maxCostUsd === null ? null : Math.max(0, this.caps.maxCostUsd - this.spend.costUsd - this.reserved.costUsd);
+    const own = { maxTokens: this.tokensLeft(), maxCostUsd: cost };
+    const parent = this.parent?.remaining();
+    const least = (a: number | null, b: number | null | undefined) => (a === null ? (b ?? null) : b === null || b === undefined ? a : Math.min(a, b));
+    return { maxTokens: least(own.maxTokens, parent?.maxTokens), maxCostUsd: least(own.maxCostUsd, parent?.maxCostUsd) };
+  }
+
+  reserve(estimateTokens: number, price: Price = this.price): Reservation {
+    this.parent?.reserve(estimateTokens, price);
+    const reservation = { tokens: estimateTokens, costUsd: costOf(price, estimateTokens, 0) };
     this.reserved.tokens += reservation.tokens;
     this.reserved.costUsd += reservation.costUsd;
     this.spend.modelCalls++;
@@ -88,26 +103,29 @@ export class BudgetMeter {
   }
 
   release(reservation: Reservation): void {
+    this.parent?.release(reservation);
     this.reserved.tokens -= reservation.tokens;
     this.reserved.costUsd -= reservation.costUsd;
     this.inFlight--;
     for (const wake of this.releaseWaiters.splice(0)) wake();
   }
 
-  /** Calls of this run still holding a reservation; what they really use may leave room. */
+  /** Calls of this run still holding a reservation (for a sub-agent: of the whole tree, whose caps it shares); what they really use may leave room. */
   callsInFlight(): number {
-    return this.inFlight;
+    return this.parent ? this.parent.callsInFlight() : this.inFlight;
   }
 
-  /** Resolves when a call in flight releases its reservation. */
+  /** Resolves when a call in flight releases its reservation (anywhere in the tree, for a sub-agent). */
   nextRelease(): Promise<void> {
+    if (this.parent) return this.parent.nextRelease();
     return new Promise((resolve) => this.releaseWaiters.push(resolve));
   }
 
-  /** Charges one attempt. */
-  charge(usage: Usage): { tokens: number; costUsd: number } {
+  /** Charges one attempt, at the price of the model that answered it (to the parent run's meter too). */
+  charge(usage: Usage, price: Price = this.price): { tokens: number; costUsd: number } {
+    this.parent?.charge(usage, price);
     const tokens = usage.promptTokens + usage.completionTokens;
-    const costUsd = costOf(this.price, usage.promptTokens, usage.completionTokens);
+    const costUsd = costOf(price, usage.promptTokens, usage.completionTokens);
     this.spend.tokens += tokens;
     this.spend.costUsd += costUsd;
     this.spend.dayTokens += tokens;
@@ -127,6 +145,7 @@ export class BudgetMeter {
   }
 
   countToolCall(): void {
+    this.parent?.countToolCall();
     if (this.spend.toolCalls >= this.caps.maxToolCalls) {
       throw new ArchonError('BUDGET_EXCEEDED', `The run reached its cap of ${this.caps.maxToolCalls} tool calls.`);
     }
@@ -134,7 +153,8 @@ export class BudgetMeter {
   }
 
   /** The value a raise of this cap proposes: twice the cap in force. */
-  proposedRaise(cap: CapName): number {
+  proposedRaise(cap: CapName, above = 0): number {
+    if (above > 0 && this.parent) return this.parent.proposedRaise(cap, above - 1);
     return this.capValue(cap) * 2;
   }
 
@@ -156,7 +176,8 @@ export class BudgetMeter {
   }
 
   /** A person raised the budget: the broken cap takes exactly the value they approved. */
-  raise(cap: CapName, value: number): void {
+  raise(cap: CapName, value: number, above = 0): void {
+    if (above > 0 && this.parent) return this.parent.raise(cap, value, above - 1);
     if (cap === 'tokens') this.caps = { ...this.caps, maxTokens: value };
     else if (cap === 'cost') this.caps = { ...this.caps, maxCostUsd: value };
     else if (cap === 'day_tokens') this.caps = { ...this.caps, dayMaxTokens: value };

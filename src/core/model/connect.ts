@@ -1,6 +1,7 @@
 import type { RunOptions } from '../../shared/schemas/run';
 import type { ModelClient } from './chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
+import { contextWindowOf } from './context-window';
 import { probeEndpoint } from './endpoint-probe';
 import { createOpenAIModelClient } from './model-client';
 import { Embedder } from '../memory/embedder';
@@ -19,10 +20,9 @@ export function modelConnector(credentials: ModelCredentials) {
   return async (options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient; embedder: Embedder | null }> => {
     const apiKey = credentials.apiKeyFor?.(options.modelUrl);
     const probe = await probeEndpoint({ baseUrl: options.modelUrl, apiKey, model: options.model || undefined, contextLength: credentials.contextLength?.() ?? null, signal });
-    const context = probe.contextLength === null ? null : { contextLength: probe.contextLength, source: probe.contextSource };
     return {
       probe,
-      model: createOpenAIModelClient({ baseUrl: options.modelUrl, model: probe.model, apiKey, retry: credentials.retry, streaming: probe.streaming, context }),
+      model: createOpenAIModelClient({ baseUrl: options.modelUrl, model: probe.model, apiKey, retry: credentials.retry, streaming: probe.streaming, context: contextWindowOf(probe) }),
       embedder: options.embeddingModel ? new Embedder({ baseUrl: options.modelUrl, model: options.embeddingModel, apiKey }) : null,
     };
   };

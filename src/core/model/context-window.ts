@@ -16,6 +16,11 @@ export interface ContextWindow {
   source: string | null;
 }
 
+/** The context a probe found, when it found one. */
+export function contextWindowOf(probe: { contextLength: number | null; contextSource: string | null }): ContextWindow | null {
+  return probe.contextLength === null ? null : { contextLength: probe.contextLength, source: probe.contextSource };
+}
+
 /** A few tokens per message for the chat template's role markers. */
 const MESSAGE_OVERHEAD_TOKENS = 8;
 /** What is left of an observation at the least: its start, so the model still sees what it was. */

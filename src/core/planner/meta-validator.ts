@@ -1,6 +1,7 @@
 import type { Plan, PlanStep } from '../../shared/schemas/plan';
 import type { ValidationCheck, Verdict } from '../../shared/schemas/validation';
 import type { RunContext } from '../agent/run-context';
+import type { RoleRegistry } from '../roles/role-registry';
 import { askCritic, type CriticAnswer } from '../validation/critic';
 
 export interface PlanVerdict {
@@ -58,7 +59,8 @@ function duplicates(plan: Plan): string[] {
  * The Meta-Validator's deterministic checks of a plan before a person sees it (seed 002): every step
  * has a description and an expected output, no step is left unlinked, no two steps do the same.
  */
-export function metaValidate(plan: Plan): PlanVerdict {
+export function metaValidate(plan: Plan, roles?: RoleRegistry): PlanVerdict {
+  const notes = roles?.undefinedRoleNotes(plan) ?? [];
   const checks = [
     check('descriptions', plan.steps.filter((step) => !step.description.trim()).map((step) => `Step "${step.id}" has no description.`)),
     check('expected_outputs', missingOutputs(plan)),
@@ -70,8 +72,9 @@ export function metaValidate(plan: Plan): PlanVerdict {
     verdict: failed.length === 0 ? 'pass' : 'fail',
     gap: Math.round((failed.length / checks.length) * 100) / 100,
     confidence: null,
-    reasons: failed.map((item) => item.detail ?? item.name),
-    checks,
+    reasons: [...failed.map((item) => item.detail ?? item.name), ...notes],
+    // A role no one defined is a note, not a failure: its step runs as the default role.
+    checks: notes.length > 0 ? [...checks, { name: 'roles', passed: true, detail: notes.join(' ') }] : checks,
   };
 }
 
@@ -107,7 +110,7 @@ function withCritic(checked: PlanVerdict, answer: CriticAnswer): PlanVerdict {
  */
 export async function announcePlanVerdict(context: RunContext, plan: Plan): Promise<PlanVerdict | null> {
   if (context.options.verification === 'off') return null;
-  const checked = metaValidate(plan);
+  const checked = metaValidate(plan, context.roles.registry);
   const verdict = context.options.verification === 'critic' ? withCritic(checked, await askCritic(context, { task: context.goal, criteria: PLAN_CRITERIA, subject: `Plan:\n${planText(plan)}`, evidence: [], stepId: null })) : checked;
   context.events.append(context.runId, 'validation.completed', { stepId: null, verdict: verdict.verdict, gap: verdict.gap, confidence: verdict.confidence, reasons: verdict.reasons, checks: verdict.checks });
   return verdict;

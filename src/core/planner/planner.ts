@@ -6,7 +6,9 @@ import type { DialectName } from '../model/dialects/dialect';
 import { readToolCalls } from '../model/dialects/read-tool-calls';
 import { splitReasoning } from '../model/dialects/reasoning';
 import { extractFirstJsonObject, parseLenientJson } from '../model/lenient-json';
+import type { RoleRegistry } from '../roles/role-registry';
 import type { ToolRegistry } from '../tools/tool-registry';
+import { MAX_SUBAGENT_DEPTH } from '../../shared/schemas/roles';
 import { validatePlan } from './validate-plan';
 
 export const SUBMIT_PLAN = 'submit_plan';
@@ -15,9 +17,13 @@ export const MAX_PLAN_REPAIRS = 2;
 export interface PlannerDependencies {
   mode: ModelMode;
   tools: ToolRegistry;
+  /** The roles a step may be given (the `planner` role's prompt addition included); absent: the built-in ones. */
+  roles?: RoleRegistry;
   callModel(request: { messages: ChatMessage[]; tools?: ToolSpec[] }): Promise<ChatResponse>;
   /** Told when a text-mode plan came as a submit_plan call in the model's own dialect. */
   onDialect?(dialect: DialectName): void;
+  /** The planning run's sub-agent depth (0: a top-level run); at MAX_SUBAGENT_DEPTH no sub-agent steps are offered or accepted. */
+  depth?: number;
 }
 
 const submitPlanSpec: ToolSpec = {
@@ -26,16 +32,23 @@ const submitPlanSpec: ToolSpec = {
   parameters: z.toJSONSchema(PlanSchema, { io: 'input' }) as Record<string, unknown>,
 };
 
-function plannerPrompt(mode: ModelMode, tools: ToolRegistry): string {
+const SUBAGENT_STEPS =
+  'A step may instead be a sub-agent: {"id", "kind": "subagent", "goal": "…", "dependencies", "role"?}. It runs as a child run that plans and carries out its own goal, and its answer is the step\'s result. Use one only for a self-contained part of the goal that needs several steps of its own; never give it the whole goal.';
+
+function plannerPrompt(mode: ModelMode, tools: ToolRegistry, roles?: RoleRegistry, depth = 0): string {
   const toolList = tools.specs().map((tool) => `- ${tool.name}: ${tool.description}`).join('\n') || '- (none)';
+  const addition = roles?.get('planner')?.systemPrompt;
   return [
     "You plan how to reach the operator's goal as a graph of steps.",
     'Each step has an id, a self-contained description of what to do, the ids of the steps whose results it needs (dependencies), and optionally expected_output, risk (low|medium|high|critical), and tool plus args when a single tool call does the whole step.',
     'Steps that do not need each other have no dependencies between them, so they run in parallel. Keep the plan as small as the goal allows.',
+    ...(depth < MAX_SUBAGENT_DEPTH ? [SUBAGENT_STEPS] : []),
     `Tools the steps may use:\n${toolList}`,
+    ...(roles ? [`Roles a step may be given (its "role"; without one it runs as ${roles.stepDefault}), each with only its tools:\n${roles.describeForPlanner()}`] : []),
     mode === 'native'
       ? `Call ${SUBMIT_PLAN} exactly once with {"goal": …, "steps": [{"id", "description", "dependencies", …}]}.`
       : 'Reply with one JSON object and nothing else: {"goal": "…", "steps": [{"id": "…", "description": "…", "dependencies": []}]}.',
+    ...(addition ? [addition] : []),
   ].join('\n\n');
 }
 
@@ -76,6 +89,19 @@ function feedback(response: ChatResponse, mode: ModelMode, errors: string): Chat
   ];
 }
 
+/** A sub-agent step may come without a description: its goal is one. */
+function withSubagentDescriptions(value: unknown): object {
+  if (typeof value !== 'object' || value === null) return {};
+  const { steps } = value as { steps?: unknown };
+  if (!Array.isArray(steps)) return value;
+  const filled = steps.map((step: unknown) => {
+    if (typeof step !== 'object' || step === null) return step;
+    const { kind, goal, description } = step as { kind?: unknown; goal?: unknown; description?: unknown };
+    return kind === 'subagent' && description === undefined && typeof goal === 'string' ? { ...step, description: goal } : step;
+  });
+  return { ...value, steps: filled };
+}
+
 /** A candidate plan checked: what to run, or the sentences that say what is wrong with it. */
 type PlanCheck<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
@@ -91,7 +117,7 @@ async function submitPlan<T>(goal: string, dependencies: PlannerDependencies, me
     let errors: string[];
     if (!candidate.ok) errors = [candidate.error];
     else {
-      const parsed = PlanSchema.safeParse({ ...(candidate.value as object), goal });
+      const parsed = PlanSchema.safeParse({ ...withSubagentDescriptions(candidate.value), goal });
       const checked: PlanCheck<T> = parsed.success ? check(parsed.data) : { ok: false, errors: [`The plan does not match the schema: ${describeZodError(parsed.error)}.`] };
       if (checked.ok) return checked.value;
       errors = checked.errors;
@@ -111,12 +137,12 @@ async function submitPlan<T>(goal: string, dependencies: PlannerDependencies, me
 export async function planGoal(goal: string, dependencies: PlannerDependencies, operatorFeedback: string[] = [], earlierRun: string | null = null, relevantMemory: string | null = null): Promise<Plan> {
   const background = [earlierRun, relevantMemory].filter((part): part is string => part !== null);
   const messages: ChatMessage[] = [
-    { role: 'system', content: plannerPrompt(dependencies.mode, dependencies.tools) },
+    { role: 'system', content: plannerPrompt(dependencies.mode, dependencies.tools, dependencies.roles, dependencies.depth) },
     { role: 'user', content: [...background, `Goal: ${goal}`].join('\n\n') },
     ...operatorFeedback.map((text): ChatMessage => ({ role: 'user', content: `The operator rejected the previous plan and said: ${text}` })),
   ];
   return submitPlan(goal, dependencies, messages, (plan) => {
-    const errors = validatePlan(plan, dependencies.tools);
+    const errors = validatePlan(plan, dependencies.tools, { roles: dependencies.roles, depth: dependencies.depth });
     return errors.length === 0 ? { ok: true, value: plan } : { ok: false, errors };
   });
 }
@@ -183,9 +209,9 @@ export function mergeReplacement(plan: Plan, replaced: readonly string[], replac
 }
 
 /** The errors of a revised plan: a valid DAG within the size limit, whose new steps lean on no replaced step. */
-export function revisionErrors(revised: Plan, added: readonly PlanStep[], replaced: readonly string[], tools: ToolRegistry): string[] {
+export function revisionErrors(revised: Plan, added: readonly PlanStep[], replaced: readonly string[], tools: ToolRegistry, { roles, depth }: { roles?: RoleRegistry; depth?: number } = {}): string[] {
   const leaning = added.flatMap((step) => step.dependencies.filter((dependency) => replaced.includes(dependency)).map((dependency) => `Step "${step.id}" depends on "${dependency}", which is being replaced; depend on a step that stays or on a new one.`));
-  return [...leaning, ...validatePlan(revised, tools)];
+  return [...leaning, ...validatePlan(revised, tools, { roles, depth })];
 }
 
 /**
@@ -194,12 +220,12 @@ export function revisionErrors(revised: Plan, added: readonly PlanStep[], replac
  */
 export async function replanSubtree(scope: ReplanScope, dependencies: PlannerDependencies & { takenIds: ReadonlySet<string>; revision: number }): Promise<{ plan: Plan; added: PlanStep[] }> {
   const messages: ChatMessage[] = [
-    { role: 'system', content: `${plannerPrompt(dependencies.mode, dependencies.tools)}\n\nA step of the running plan failed. Replace it, and the steps after it that have not started, with steps that reach the same results another way.` },
+    { role: 'system', content: `${plannerPrompt(dependencies.mode, dependencies.tools, dependencies.roles, dependencies.depth)}\n\nA step of the running plan failed. Replace it, and the steps after it that have not started, with steps that reach the same results another way.` },
     { role: 'user', content: replanBrief(scope) },
   ];
   return submitPlan(scope.plan.goal, dependencies, messages, (replacement) => {
     const merged = mergeReplacement(scope.plan, scope.replaced, replacement.steps, dependencies.takenIds, dependencies.revision);
-    const errors = revisionErrors(merged.plan, merged.added, scope.replaced, dependencies.tools);
+    const errors = revisionErrors(merged.plan, merged.added, scope.replaced, dependencies.tools, { roles: dependencies.roles, depth: dependencies.depth });
     return errors.length === 0 ? { ok: true, value: merged } : { ok: false, errors };
   });
 }

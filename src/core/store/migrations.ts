@@ -288,4 +288,24 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    name: 'the agent bus: every envelope between agents, numbered per topic, stored before it is delivered',
+    sql: `
+      CREATE TABLE bus_messages (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        topic TEXT NOT NULL,
+        topic_seq INTEGER NOT NULL,
+        correlation_id TEXT NOT NULL,
+        from_agent TEXT NOT NULL,
+        to_agent TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL,
+        ts TEXT NOT NULL,
+        UNIQUE (run_id, topic, topic_seq)
+      );
+      CREATE INDEX bus_messages_correlation ON bus_messages (run_id, correlation_id);
+    `,
+  },
 ];

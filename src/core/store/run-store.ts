@@ -8,6 +8,7 @@ import { RunControlSchema, RunOptionsSchema, RunSummarySchema, StepStatusSchema,
 import { ToolResultSchema, type SideEffects, type ToolResult } from '../../shared/schemas/tool';
 import type { ChatMessage } from '../model/chat';
 import type { SecretRedactor } from '../secrets/redactor';
+import { BusMessageStore } from './bus-messages';
 import { FileEffectStore } from './file-effects';
 import type { SqliteDatabase } from './open-database';
 
@@ -25,6 +26,7 @@ const RunRowSchema = z
     cost_usd: z.number(),
     /** The JSON type of the price the run started with: 'null' when nobody knew it, null for runs from before prices were kept. */
     price_type: z.string().nullable(),
+    parent_run_id: z.string().nullable(),
   })
   .transform((row) =>
     RunSummarySchema.parse({
@@ -39,6 +41,7 @@ const RunRowSchema = z
       tokens: row.tokens,
       costUsd: row.cost_usd,
       ...(row.price_type === null ? {} : { priceKnown: row.price_type !== 'null' }),
+      ...(row.parent_run_id === null ? {} : { parentRunId: row.parent_run_id }),
     }),
   );
 
@@ -96,7 +99,11 @@ const RUN_COLUMNS =
   'id, goal, status, policy, answer, error, created_at, updated_at, ' +
   '(SELECT COALESCE(SUM(tokens), 0) FROM budget_ledger WHERE run_id = runs.id) AS tokens, ' +
   '(SELECT COALESCE(SUM(cost_usd), 0) FROM budget_ledger WHERE run_id = runs.id) AS cost_usd, ' +
-  "json_type(options_json, '$.price') AS price_type";
+  "json_type(options_json, '$.price') AS price_type, " +
+  "json_extract(options_json, '$.parentRunId') AS parent_run_id";
+
+/** A run and its sub-agents' runs, at every depth: a parent's budget covers them all. */
+const RUN_TREE = "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT runs.id FROM runs JOIN tree ON json_extract(runs.options_json, '$.parentRunId') = tree.id)";
 
 /**
  * Runs, their steps, model calls and tool calls. Each state change is one small write (a row
@@ -105,6 +112,8 @@ const RUN_COLUMNS =
 export class RunStore {
   /** What each write of a run replaced (for undo). */
   readonly fileEffects: FileEffectStore;
+  /** The agent bus's envelopes. */
+  readonly busMessages: BusMessageStore;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -112,6 +121,7 @@ export class RunStore {
     private readonly secrets: SecretRedactor,
   ) {
     this.fileEffects = new FileEffectStore(db, durably);
+    this.busMessages = new BusMessageStore(db, secrets);
   }
 
   private clean<T>(value: T): T {
@@ -406,9 +416,17 @@ export class RunStore {
     this.durably(() => this.db.prepare('INSERT INTO budget_ledger (run_id, kind, tokens, cost_usd, ts) VALUES (?, ?, ?, ?, ?)').run(entry.runId, entry.kind, entry.tokens, entry.costUsd, entry.now));
   }
 
-  /** What a run has spent so far, and what the whole data dir spent since `dayStart`. */
+  /** The latest child run a parent's step started, if any. */
+  childRun(parentRunId: string, parentStepId: string): RunSummary | null {
+    const row = this.db
+      .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE json_extract(options_json, '$.parentRunId') = ? AND json_extract(options_json, '$.parentStepId') = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`)
+      .get(parentRunId, parentStepId);
+    return row ? RunRowSchema.parse(row) : null;
+  }
+
+  /** What a run has spent so far (its sub-agents' runs included), and what the whole data dir spent since `dayStart`. */
   spending(runId: string, dayStart: string): { tokens: number; costUsd: number; dayTokens: number; dayCostUsd: number; modelCalls: number; toolCalls: number } {
-    const run = this.db.prepare('SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM budget_ledger WHERE run_id = ?').get(runId) as { tokens: number; cost: number };
+    const run = this.db.prepare(`${RUN_TREE} SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM budget_ledger WHERE run_id IN (SELECT id FROM tree)`).get(runId) as { tokens: number; cost: number };
     const day = this.db.prepare('SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM budget_ledger WHERE ts >= ?').get(dayStart) as { tokens: number; cost: number };
     const calls = this.db.prepare('SELECT (SELECT count(*) FROM model_calls WHERE run_id = ?) AS model, (SELECT count(*) FROM tool_calls WHERE run_id = ?) AS tool').get(runId, runId) as { model: number; tool: number };
     return { tokens: run.tokens, costUsd: run.cost, dayTokens: day.tokens, dayCostUsd: day.cost, modelCalls: calls.model, toolCalls: calls.tool };

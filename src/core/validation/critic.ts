@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { describeZodError } from '../../shared/errors';
 import { CriticVerdictSchema, type CriticVerdict } from '../../shared/schemas/validation';
-import { callModel, type RunContext } from '../agent/run-context';
+import { asRole, callModel, withRolePrompt, type RunContext } from '../agent/run-context';
 import type { ChatMessage, ChatResponse, ToolSpec } from '../model/chat';
 import { readToolCalls } from '../model/dialects/read-tool-calls';
 import { splitReasoning } from '../model/dialects/reasoning';
@@ -99,10 +99,11 @@ function feedback(response: ChatResponse, error: string): ChatMessage[] {
  * Asks an independent critic (its own prompt, purpose `critic`) to judge a result against seed 003's
  * rubric. An unreadable answer is fed back once; a second one is reported as unreadable, with why.
  */
-export async function askCritic(context: RunContext, request: CriticRequest): Promise<CriticAnswer> {
+export async function askCritic(run: RunContext, request: CriticRequest): Promise<CriticAnswer> {
+  const context = asRole(run, 'critic');
   const native = context.mode === 'native';
   const messages: ChatMessage[] = [
-    { role: 'system', content: criticPrompt(native) },
+    { role: 'system', content: withRolePrompt(context, criticPrompt(native)) },
     { role: 'user', content: criticBrief(request) },
   ];
   let problem = '';

@@ -13,6 +13,9 @@ import { retryPolicyFrom } from '../../core/model/retry-policy';
 import { asStoreError } from '../../core/store/open-database';
 import { modelConnector } from '../../core/model/connect';
 import { apiKeyFromCommandLine } from '../../core/secrets/api-key-source';
+import { ApiKeys } from '../../core/secrets/api-keys';
+import { readRolesFile } from '../../core/roles/roles-file';
+import type { StoredRole } from '../../shared/schemas/roles';
 import { EmergencyStop } from '../../core/stop/emergency-stop';
 import type { ArchonRuntime } from '../../core/runtime';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
@@ -41,6 +44,7 @@ export interface RunFlags {
   workspace?: string;
   allowNetwork?: boolean;
   mcpConfig?: string;
+  roles?: string;
   json?: boolean;
   /** False with `--no-memory`. */
   memory?: boolean;
@@ -104,6 +108,7 @@ export function addRunFlags(command: Command): Command {
     .option('--no-memory', 'neither recall from nor store to long-term memory in this run')
     .option('--embedding-model <name>', "the model server's embedding model, for vector recall from memory (default: Settings, else lexical recall only)")
     .option('--mcp-config <file>', 'MCP servers for this run, as Claude Desktop writes them: {"mcpServers": {...}} (added to those in Settings)')
+    .option('--roles <file>', 'roles for this run: {"roles": {"NAME": {"model"?: {"url", "name", "apiKey"?}, "tools"?, ...}}} (instead of those in Settings); on resume it gives the roles and their keys again')
     .option('--json', 'print one JSON event per line on stdout');
 }
 
@@ -185,8 +190,9 @@ function printEvents(runtime: ArchonRuntime, json: boolean): () => void {
   };
 }
 
-export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags): RunOptions {
+export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags, roles?: Record<string, StoredRole>): RunOptions {
   const settings = runtime.store.getSettings();
+  const chosenRoles = roles ?? settings.roles;
   const parsed = RunOptionsSchema.safeParse({
     modelUrl: resolveModelUrl(flags.modelUrl ?? settings.modelUrl),
     model: flags.model ?? settings.model,
@@ -201,14 +207,15 @@ export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags): RunOpti
     maxReplans: settings.maxReplans,
     ...(flags.memory === false ? { memory: false } : {}),
     embeddingModel: flags.embeddingModel ?? settings.embeddingModel,
+    ...(Object.keys(chosenRoles).length > 0 ? { roles: chosenRoles } : {}),
   });
   if (!parsed.success) throw new ArchonError('CONFIG_INVALID', `Invalid run settings: ${describeZodError(parsed.error)}`);
   return parsed.data;
 }
 
 /** Only what the operator typed overrides a resumed run's own settings. */
-function overridesFrom(flags: RunFlags): Partial<RunOptions> {
-  const overrides: Partial<RunOptions> = {};
+function overridesFrom(flags: RunFlags, roles?: Record<string, StoredRole>): Partial<RunOptions> {
+  const overrides: Partial<RunOptions> = roles ? { roles } : {};
   if (flags.modelUrl) overrides.modelUrl = resolveModelUrl(flags.modelUrl);
   if (flags.model) overrides.model = flags.model;
   if (flags.policy) overrides.policy = flags.policy;
@@ -245,6 +252,10 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
   const stored = runtime.store.settingsForRun();
   const settings = flags.mcpConfig ? { ...stored, mcpServers: { ...stored.mcpServers, ...readMcpConfigFile(flags.mcpConfig) } } : stored;
   const apiKey = apiKeyFromCommandLine(flags, runtime.store.secrets);
+  const roleFile = flags.roles ? readRolesFile(flags.roles) : null;
+  // A role's key is kept in memory for its server's origin, redacted everywhere; any other server gets the run's key.
+  const roleKeys = new ApiKeys(runtime.store.secrets);
+  for (const { url, apiKey: key } of roleFile?.keys ?? []) roleKeys.remember(url, key);
   const mcpSessions = new McpSessions(MCP_START_TIMEOUT_MS, runtime.log);
   const controller = new AbortController();
   const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
@@ -270,11 +281,11 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
       approvals: approvalChannelFor(flags.approve),
       estop,
       tools,
-      connect: modelConnector({ apiKeyFor: () => apiKey, retry: retryPolicyFrom(settings), contextLength: () => settings.contextLength }),
+      connect: modelConnector({ apiKeyFor: (url) => roleKeys.keyFor(url) ?? apiKey, retry: retryPolicyFrom(settings), contextLength: () => settings.contextLength }),
       dayMaxTokens: flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset].dayMaxTokens : undefined,
       price: flags.price,
     };
-    const target = 'goal' in what ? { goal: what.goal, options: { ...runOptionsFrom(runtime, flags), ...(what.followUpOf ? { followUpOf: what.followUpOf } : {}) } } : { resume: what.resume, overrides: overridesFrom(flags) };
+    const target = 'goal' in what ? { goal: what.goal, options: { ...runOptionsFrom(runtime, flags, roleFile?.roles), ...(what.followUpOf ? { followUpOf: what.followUpOf } : {}) } } : { resume: what.resume, overrides: overridesFrom(flags, roleFile?.roles) };
     const result: RunResult = await launchRun(launch, target, controller.signal);
     if (result.status === 'completed' && !flags.json) process.stdout.write(`${result.answer ?? ''}\n`);
     return EXIT_BY_STATUS[result.status] ?? 1;

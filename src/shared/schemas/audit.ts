@@ -23,6 +23,8 @@ export const AuditRunSummarySchema = z.object({
   tokens: z.int(),
   costUsd: z.number(),
   durationMs: z.number().nullable(),
+  /** The agents on the run's bus, each with the messages it sent and received, counted per kind. */
+  agents: z.record(z.string(), z.object({ sent: z.record(z.string(), z.int()), received: z.record(z.string(), z.int()) })).default({}),
 });
 export type AuditRunSummary = z.infer<typeof AuditRunSummarySchema>;
 

@@ -8,7 +8,7 @@ import { EmergencyStop } from '../../../src/core/stop/emergency-stop';
 import { foldersHiddenFromTools } from '../../../src/core/tools/hidden-folders';
 import { ToolHost } from '../../../src/core/tools/tool-host';
 import { RunOptionsSchema } from '../../../src/shared/schemas/run';
-import { planReply, startModelServer, type ScriptedModelServer } from '../../kit/scripted-model-server';
+import { planReply, requestText, startModelServer, type ScriptedModelServer } from '../../kit/scripted-model-server';
 import { PROJECT_ROOT } from '../../support/built';
 import { useRuntimes } from '../../support/runtime';
 
@@ -87,5 +87,37 @@ describe('the run manager', () => {
     expect(runtime.store.runs.getRun(runId)?.summary).toMatchObject({ priceKnown: true, costUsd: expect.any(Number) });
     expect(runtime.store.runs.getRun(runId)?.summary.costUsd).toBeGreaterThan(0);
     await manager.close();
+  }, 120_000);
+  it("counts a sub-agent as active while its parent is driven here, and refuses to start a second driver for it", async () => {
+    const runtime = openRuntime();
+    model = await startModelServer({
+      reply: (request) => {
+        const child = requestText(request).includes('Goal: Find the capital');
+        if (request.purpose === 'plan') return child ? planReply([{ id: 'lookup', description: 'Look it up' }]) : planReply([{ id: 'research', kind: 'subagent', goal: 'Find the capital of France' }]);
+        // The child's step hangs: the parent is driving it while the page asks about it.
+        return request.purpose === 'step' ? { hang: true } : { content: 'done' };
+      },
+    });
+    const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
+    approvals.onChange(() => {
+      for (const request of approvals.list()) approvals.answer(request.id, request.actionHash, { verdict: 'approve' });
+    });
+    const options = RunOptionsSchema.parse({ modelUrl: model.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 });
+    const manager = new RunManager({
+      runtime,
+      estop: new EmergencyStop(runtime.store, runtime.bus, runtime.now),
+      approvals,
+      defaults: () => options,
+      connect: modelConnector({ apiKeyFor: () => undefined, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => null }),
+      toolHost: (settings) => new ToolHost({ launcher: childProcessLauncher, entry: `${PROJECT_ROOT}out/node/executor.js`, readableRoots: [PROJECT_ROOT], hiddenFolders: foldersHiddenFromTools(runtime.dataDir), settings, log: runtime.log }),
+    });
+    const { runId } = await manager.start({ goal: 'Write a report on France' });
+    await expect.poll(() => model?.chatRequests.some((request) => request.purpose === 'step'), { timeout: 60_000 }).toBe(true);
+    const childId = runtime.store.runs.listRuns(10).find((run) => run.parentRunId === runId)?.id as string;
+    expect(childId).toBeDefined();
+    expect(manager.detail(childId).active).toBe(true);
+    await expect(manager.resume(childId)).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining(`sub-agent of run ${runId}`) });
+    await manager.close();
+    expect(manager.detail(childId).active).toBe(false);
   }, 120_000);
 });

@@ -93,6 +93,29 @@ describe('MCP servers', () => {
   });
 });
 
+describe('settingsWidening of roles', () => {
+  const withRoles: Settings = { ...current, roles: { coder: { description: '', tools: ['read_file'], model: { url: 'http://127.0.0.1:8001/v1', name: 'small' } }, critic: { description: '', tools: 'all' } } };
+
+  it('asks for a role added with tools or a server, given more tools, or pointed at another server', () => {
+    expect(
+      settingsWidening(withRoles, {
+        roles: {
+          coder: { description: 'writes code', tools: ['read_file', 'write_file'], model: { url: 'http://127.0.0.1:9009/v1', name: 'small' } },
+          critic: { description: '', tools: 'all' },
+          tester: { description: '', tools: 'all' },
+        },
+      }),
+    ).toEqual(['the role coder given the tools write_file', 'the role coder pointed at another model server (model server http://127.0.0.1:9009/v1)', 'the role tester added with all tools']);
+    expect(settingsWidening(withRoles, { roles: { ...withRoles.roles, coder: { description: '', tools: 'all', model: { url: 'http://127.0.0.1:8001/v1', name: 'big' } } } })).toEqual(['the role coder given all tools']);
+  });
+
+  it('lets fewer tools, another model name on the same server, a removed role or a new role without tools or server through', () => {
+    expect(
+      settingsWidening(withRoles, { roles: { coder: { description: 'd', tools: [], model: { url: 'http://127.0.0.1:8001/v1', name: 'other' } }, quiet: { description: '', tools: [] } } }),
+    ).toEqual([]);
+  });
+});
+
 describe('runWidening', () => {
   const defaults = { workspace: '/home/op/project', policy: 'strict' as const };
 

@@ -30,7 +30,7 @@ describe('validatePlan', () => {
 
   it('limits the size', () => {
     const many = Array.from({ length: 5 }, (_, index) => step(`s${index}`));
-    expect(validatePlan(plan(...many), catalogueTools(), 4)[0]).toMatch(/5 steps; at most 4/);
+    expect(validatePlan(plan(...many), catalogueTools(), { maxSteps: 4 })[0]).toMatch(/5 steps; at most 4/);
   });
 
   it('finds everything downstream of a step', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boundsOf, layoutPlan, NODE_HEIGHT, NODE_TEXT_PX, NODE_WIDTH } from '../../../../src/renderer/src/features/dag/dag-layout';
+import { boundsOf, groupSize, inGroup, layoutPlan, NODE_HEIGHT, NODE_TEXT_PX, NODE_WIDTH } from '../../../../src/renderer/src/features/dag/dag-layout';
 import { routePath } from '../../../../src/renderer/src/features/dag/routed-edge';
 import { fitViewport, MIN_ZOOM, READABLE_TEXT_PX } from '../../../../src/renderer/src/features/dag/dag-viewport';
 
@@ -18,6 +18,29 @@ describe('the plan layout', () => {
     const positions = [...layoutPlan(Array.from({ length: 12 }, (_, index) => step(`s${index}`, index < 3 ? [] : [`s${index % 3}`]))).positions.values()];
     for (const [index, one] of positions.entries())
       for (const other of positions.slice(index + 1)) expect(Math.abs(one.x - other.x) >= NODE_WIDTH || Math.abs(one.y - other.y) >= NODE_HEIGHT).toBe(true);
+  });
+});
+
+describe('a sub-agent step expanded into a group', () => {
+  it('takes the room its child plan needs: the parent plan is laid out around it, and the child steps lie inside it', () => {
+    const child = layoutPlan([step('c1'), step('c2'), step('c3', ['c1', 'c2'])]);
+    const childBounds = boundsOf(child.positions);
+    const size = groupSize(childBounds);
+    const sizes = new Map([['sub', size]]);
+    const parent = layoutPlan([step('a'), step('sub', ['a']), step('b', ['a']), step('z', ['sub', 'b'])], sizes);
+    const box = (id: string) => ({ ...(parent.positions.get(id) ?? { x: 0, y: 0 }), ...(sizes.get(id) ?? { width: NODE_WIDTH, height: NODE_HEIGHT }) });
+    const ids = ['a', 'sub', 'b', 'z'];
+    for (const [index, one] of ids.map(box).entries())
+      for (const other of ids.slice(index + 1).map(box)) expect(one.x + one.width <= other.x || other.x + other.width <= one.x || one.y + one.height <= other.y || other.y + other.height <= one.y).toBe(true);
+    for (const position of child.positions.values()) {
+      const inside = inGroup(position, childBounds);
+      expect(inside.x).toBeGreaterThan(0);
+      expect(inside.y).toBeGreaterThan(0);
+      expect(inside.x + NODE_WIDTH).toBeLessThan(size.width);
+      expect(inside.y + NODE_HEIGHT).toBeLessThan(size.height);
+    }
+    const bounds = boundsOf(parent.positions, sizes);
+    expect(bounds.width).toBeGreaterThanOrEqual(size.width + 2 * NODE_WIDTH);
   });
 });
 

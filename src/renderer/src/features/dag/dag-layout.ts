@@ -21,6 +21,13 @@ export interface Point {
   y: number;
 }
 
+export interface Size {
+  width: number;
+  height: number;
+}
+
+const STEP_SIZE: Size = { width: NODE_WIDTH, height: NODE_HEIGHT };
+
 export interface PlanLayout {
   /** Each step's top-left corner. */
   positions: Map<string, Point>;
@@ -28,13 +35,17 @@ export interface PlanLayout {
   lanes: Map<string, Point[]>;
 }
 
-/** Left-to-right positions for a plan's steps and lanes for its long edges; computed once per plan, not per event. */
-export function layoutPlan(steps: readonly Pick<PlanStep, 'id' | 'dependencies'>[]): PlanLayout {
+/**
+ * Left-to-right positions for a plan's steps and lanes for its long edges; computed once per plan, not per event.
+ * A step in `sizes` (an expanded sub-agent's group) takes that room instead of a node's.
+ */
+export function layoutPlan(steps: readonly Pick<PlanStep, 'id' | 'dependencies'>[], sizes: ReadonlyMap<string, Size> = new Map()): PlanLayout {
+  const sizeOf = (id: string) => sizes.get(id) ?? STEP_SIZE;
   const graph = new dagre.graphlib.Graph();
   graph.setGraph({ rankdir: 'LR', nodesep: 24, ranksep: 64 });
   graph.setDefaultEdgeLabel(() => ({}));
   graph.setNode(ORIGIN, { width: 0, height: 0 });
-  for (const step of steps) graph.setNode(step.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
+  for (const step of steps) graph.setNode(step.id, { ...sizeOf(step.id) });
   // Pulling a root one column left lengthens only its own out-edges; a weight above any out-degree makes that always worth it.
   const rootWeight = steps.length + 1;
   for (const step of steps) {
@@ -45,7 +56,8 @@ export function layoutPlan(steps: readonly Pick<PlanStep, 'id' | 'dependencies'>
   dagre.layout(graph);
   const positions = new Map(steps.map((step) => {
     const node = graph.node(step.id);
-    return [step.id, { x: node.x - NODE_WIDTH / 2, y: node.y - NODE_HEIGHT / 2 }];
+    const { width, height } = sizeOf(step.id);
+    return [step.id, { x: node.x - width / 2, y: node.y - height / 2 }];
   }));
   const columns = new Set(steps.map((step) => Math.round(graph.node(step.id).x)));
   const lanes = new Map<string, Point[]>();
@@ -59,15 +71,29 @@ export function layoutPlan(steps: readonly Pick<PlanStep, 'id' | 'dependencies'>
 }
 
 /** The rectangle the laid-out nodes cover, in flow coordinates. */
-export function boundsOf(positions: ReadonlyMap<string, Point>): Rect {
-  const all = [...positions.values()];
-  if (all.length === 0) return { x: 0, y: 0, width: NODE_WIDTH, height: NODE_HEIGHT };
-  const x = Math.min(...all.map((position) => position.x));
-  const y = Math.min(...all.map((position) => position.y));
+export function boundsOf(positions: ReadonlyMap<string, Point>, sizes: ReadonlyMap<string, Size> = new Map()): Rect {
+  const all = [...positions].map(([id, position]) => ({ ...position, ...(sizes.get(id) ?? STEP_SIZE) }));
+  if (all.length === 0) return { x: 0, y: 0, ...STEP_SIZE };
+  const x = Math.min(...all.map((box) => box.x));
+  const y = Math.min(...all.map((box) => box.y));
   return {
     x,
     y,
-    width: Math.max(...all.map((position) => position.x)) + NODE_WIDTH - x,
-    height: Math.max(...all.map((position) => position.y)) + NODE_HEIGHT - y,
+    width: Math.max(...all.map((box) => box.x + box.width)) - x,
+    height: Math.max(...all.map((box) => box.y + box.height)) - y,
   };
+}
+
+/** Room around a group's steps, and above them for the sub-agent step's own title. */
+export const GROUP_PADDING = 16;
+export const GROUP_HEADER = 64;
+
+/** How large a group is that holds steps laid out within `bounds`. */
+export function groupSize(bounds: Rect): Size {
+  return { width: bounds.width + 2 * GROUP_PADDING, height: bounds.height + GROUP_HEADER + GROUP_PADDING };
+}
+
+/** Where a step of a group goes, relative to the group's top-left corner. */
+export function inGroup(position: Point, bounds: Rect): Point {
+  return { x: position.x - bounds.x + GROUP_PADDING, y: position.y - bounds.y + GROUP_HEADER };
 }

@@ -2,12 +2,12 @@ import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFl
 import '@xyflow/react/dist/style.css';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { RunEvent } from '../../../../shared/schemas/events';
-import type { StepView } from '../../../../shared/schemas/run-detail';
+import type { RunDetail, StepView } from '../../../../shared/schemas/run-detail';
 import { recoveryOf, recoveryOfStep, type RunRecovery } from '../validation/validation-model';
-import { boundsOf, layoutPlan, NODE_HEIGHT, NODE_WIDTH, type Point } from './dag-layout';
+import { boundsOf, groupSize, inGroup, layoutPlan, NODE_HEIGHT, NODE_WIDTH, type PlanLayout, type Point, type Rect, type Size } from './dag-layout';
 import { fitViewport, MAX_ZOOM, MIN_ZOOM } from './dag-viewport';
 import { RoutedEdge, type RoutedEdgeType } from './routed-edge';
-import { SelectStepContext, StepNode, type StepNodeData, type StepNodeType } from './step-node';
+import { SelectStepContext, StepNode, ToggleGroupContext, type StepNodeData, type StepNodeType, type SubagentProgress } from './step-node';
 
 const NODE_TYPES = { step: StepNode };
 const EDGE_TYPES = { routed: RoutedEdge };
@@ -31,21 +31,41 @@ function activityOf(events: readonly RunEvent[]): Map<string, StepActivity> {
   return activity;
 }
 
+/** Where a plan's nodes go: the run's own plan at the top level, or a sub-agent's inside its step's group. */
+interface NodeScope {
+  /** Prefixes a child run's step ids (`<childRunId>/<stepId>`), so that they cannot collide with the parent's. */
+  prefix: string;
+  parentId?: string;
+  runId: string | null;
+}
+
+const TOP: NodeScope = { prefix: '', runId: null };
+
+/** What each plan step's node sees: the run's activity and recovery, the sub-agent each step started and the size of its group. */
+interface PlanState {
+  activity: Map<string, StepActivity>;
+  recovery: RunRecovery;
+  positions: Map<string, Point>;
+  sizes: ReadonlyMap<string, Size>;
+  subagents: ReadonlyMap<string, SubagentProgress>;
+}
+
 /** Keeps each node object as long as what it shows is unchanged, so React Flow re-renders only the nodes that changed. */
 class NodeCache {
   private readonly entries = new Map<string, { key: string; node: StepNodeType }>();
 
-  nodesFor(steps: readonly StepView[], activity: Map<string, StepActivity>, recovery: RunRecovery, positions: Map<string, Point>, selectedStepId: string | null, waitingStepId: string | null): StepNodeType[] {
+  nodesFor(steps: readonly StepView[], plan: PlanState, selectedStepId: string | null, waitingStepId: string | null, scope: NodeScope = TOP): StepNodeType[] {
     return steps.map((step) => {
-      const now = activity.get(step.spec.id) ?? { tool: null, tokens: 0, startedAt: null };
-      const { verdicts, repairs, revision, replacedBy } = recoveryOfStep(recovery, step.spec.id);
+      const id = scope.prefix + step.spec.id;
+      const now = plan.activity.get(step.spec.id) ?? { tool: null, tokens: 0, startedAt: null };
+      const { verdicts, repairs, revision, replacedBy } = recoveryOfStep(plan.recovery, step.spec.id);
       const verdict = verdicts.at(-1);
       const data: StepNodeData = {
         label: step.spec.id,
         description: step.spec.description,
         role: step.spec.role ?? null,
         status: step.status,
-        waiting: waitingStepId === step.spec.id,
+        waiting: waitingStepId === id,
         tool: now.tool,
         tokens: now.tokens,
         startedAt: now.startedAt,
@@ -53,17 +73,42 @@ class NodeCache {
         repairs: repairs.length,
         revision,
         replacedBy,
+        runId: scope.runId,
+        subagent: plan.subagents.get(step.spec.id) ?? null,
       };
-      const position = positions.get(step.spec.id) ?? { x: 0, y: 0 };
-      const selected = selectedStepId === step.spec.id;
-      const key = JSON.stringify([data, position, selected]);
-      const cached = this.entries.get(step.spec.id);
+      const position = plan.positions.get(step.spec.id) ?? { x: 0, y: 0 };
+      const size = plan.sizes.get(step.spec.id) ?? { width: NODE_WIDTH, height: NODE_HEIGHT };
+      const selected = selectedStepId === id;
+      const key = JSON.stringify([data, position, size, selected, scope.parentId]);
+      const cached = this.entries.get(id);
       if (cached?.key === key) return cached.node;
-      const node: StepNodeType = { id: step.spec.id, type: 'step', position, data, selected, draggable: false, width: NODE_WIDTH, height: NODE_HEIGHT };
-      this.entries.set(step.spec.id, { key, node });
+      const node: StepNodeType = { id, type: 'step', position, data, selected, draggable: false, ...size, ...(scope.parentId ? { parentId: scope.parentId, extent: 'parent' as const } : {}) };
+      this.entries.set(id, { key, node });
       return node;
     });
   }
+}
+
+/** Which step started which child run. */
+function subagentRuns(events: readonly RunEvent[]): Map<string, string> {
+  return new Map(events.flatMap((event) => (event.type === 'subagent.started' ? [[event.stepId, event.childRunId] as const] : [])));
+}
+
+/** An expanded sub-agent: its child run's plan laid out inside its step's group. */
+interface Group {
+  stepId: string;
+  childRunId: string;
+  layout: PlanLayout;
+  bounds: Rect;
+}
+
+function edgesOf(steps: readonly StepView[], layout: PlanLayout, prefix = ''): RoutedEdgeType[] {
+  return steps.flatMap((step) =>
+    step.spec.dependencies.map((dependency) => {
+      const id = `${dependency}->${step.spec.id}`;
+      return { id: prefix + id, type: 'routed', source: prefix + dependency, target: prefix + step.spec.id, data: { lanes: layout.lanes.get(id) ?? [] }, animated: step.status === 'running' || step.status === 'awaiting_approval' };
+    }),
+  );
 }
 
 /** Graphs larger than this get a minimap, as does any graph that does not fit at the minimum zoom. */
@@ -72,6 +117,8 @@ const MINIMAP_ABOVE = 12;
 interface DagViewProps {
   steps: readonly StepView[];
   events: readonly RunEvent[];
+  /** The sub-agent runs the run started, by run id: a sub-agent step's group shows its child's plan. */
+  children?: Readonly<Record<string, RunDetail>>;
   selectedStepId: string | null;
   /** The step a pending approval holds: highlighted, and brought into view when it starts waiting. */
   waitingStepId?: string | null;
@@ -91,21 +138,62 @@ export function DagView(props: DagViewProps) {
  * The plan graph at a readable zoom: fitted to its pane (again on every resize) but never below MIN_ZOOM, where the
  * operator pans instead; the controls and the minimap sit in a strip under the pane, so they never cover a node.
  */
-function DagFlow({ steps, events, selectedStepId, waitingStepId = null, onSelectStep, colorMode = 'system' }: DagViewProps) {
+/** A plan's shape: its steps and their dependencies. */
+function planKeyOf(steps: readonly StepView[]): string {
+  return steps.map((step) => `${step.spec.id}<${step.spec.dependencies.join(',')}`).join('|');
+}
+
+const NO_CHILDREN: Readonly<Record<string, RunDetail>> = {};
+
+function DagFlow({ steps, events, children = NO_CHILDREN, selectedStepId, waitingStepId = null, onSelectStep, colorMode = 'system' }: DagViewProps) {
   const [cache] = useState(() => new NodeCache());
   const [fits, setFits] = useState(true);
   const pane = useRef<HTMLDivElement>(null);
   const { setViewport, setCenter } = useReactFlow();
   const recovery = useMemo(() => recoveryOf(events), [events]);
-  const planKey = steps.map((step) => `${step.spec.id}<${step.spec.dependencies.join(',')}`).join('|');
-  // eslint-disable-next-line react-hooks/exhaustive-deps -- the layout depends on the plan's shape only
-  const layout = useMemo(() => layoutPlan(steps.map((step) => step.spec)), [planKey]);
-  const positions = layout.positions;
-  const bounds = useMemo(() => boundsOf(positions), [positions]);
-  const nodes = useMemo(
-    () => cache.nodesFor(steps, activityOf(events), recovery, positions, selectedStepId, waitingStepId),
-    [cache, steps, events, recovery, positions, selectedStepId, waitingStepId],
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(() => new Set());
+  const toggleGroup = useCallback((stepId: string) => setExpanded((open) => new Set(open.has(stepId) ? [...open].filter((id) => id !== stepId) : [...open, stepId])), []);
+  const started = useMemo(() => subagentRuns(events), [events]);
+  const childPlansKey = [...expanded].map((stepId) => `${stepId}=${planKeyOf(children[started.get(stepId) ?? '']?.steps ?? [])}`).join(';');
+  const groups = useMemo<Group[]>(
+    () =>
+      [...expanded].flatMap((stepId) => {
+        const childRunId = started.get(stepId) ?? '';
+        const child = children[childRunId];
+        if (!child || child.steps.length === 0) return [];
+        const layout = layoutPlan(child.steps.map((step) => step.spec));
+        return [{ stepId, childRunId, layout, bounds: boundsOf(layout.positions) }];
+      }),
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- a group's layout depends on its child's plan's shape only
+    [childPlansKey],
   );
+  const sizes = useMemo(() => new Map(groups.map((group) => [group.stepId, groupSize(group.bounds)])), [groups]);
+  const planKey = `${planKeyOf(steps)}#${[...sizes].map(([id, size]) => `${id}:${size.width}x${size.height}`).join(',')}`;
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the layout depends on the plan's shape (and its groups' sizes) only
+  const layout = useMemo(() => layoutPlan(steps.map((step) => step.spec), sizes), [planKey]);
+  const positions = layout.positions;
+  const bounds = useMemo(() => boundsOf(positions, sizes), [positions, sizes]);
+  const subagents = useMemo(
+    () =>
+      new Map(
+        [...started].map(([stepId, childRunId]) => {
+          const child = children[childRunId];
+          return [stepId, { childRunId, expanded: expanded.has(stepId), done: child?.steps.filter((step) => step.status === 'completed').length ?? 0, total: child?.steps.length ?? 0 }];
+        }),
+      ),
+    [started, children, expanded],
+  );
+  const nodes = useMemo(() => {
+    const top = cache.nodesFor(steps, { activity: activityOf(events), recovery, positions, sizes, subagents }, selectedStepId, waitingStepId);
+    const inner = groups.flatMap(({ stepId, childRunId, layout: childLayout, bounds: childBounds }) => {
+      const child = children[childRunId];
+      if (!child) return [];
+      const placed = new Map([...childLayout.positions].map(([id, position]) => [id, inGroup(position, childBounds)]));
+      const plan = { activity: activityOf(child.events), recovery: recoveryOf(child.events), positions: placed, sizes: new Map(), subagents: new Map() };
+      return cache.nodesFor(child.steps, plan, selectedStepId, waitingStepId, { prefix: `${child.run.id}/`, parentId: stepId, runId: child.run.id });
+    });
+    return [...top, ...inner];
+  }, [cache, steps, events, recovery, positions, sizes, subagents, groups, children, selectedStepId, waitingStepId]);
   const waiting = waitingStepId ? positions.get(waitingStepId) : undefined;
   const refit = useCallback(() => {
     const element = pane.current;
@@ -123,25 +211,22 @@ function DagFlow({ steps, events, selectedStepId, waitingStepId = null, onSelect
     observer.observe(element);
     return () => observer.disconnect();
   }, [refit]);
-  const statusKey = steps.map((step) => step.status).join(',');
+  const groupSteps = groups.map((group) => ({ group, steps: children[group.childRunId]?.steps ?? [] }));
+  const statusKey = [steps, ...groupSteps.map((inner) => inner.steps)].map((plan) => plan.map((step) => step.status).join(',')).join('|');
   const edges = useMemo<RoutedEdgeType[]>(
-    () =>
-      steps.flatMap((step) =>
-        step.spec.dependencies.map((dependency) => {
-          const id = `${dependency}->${step.spec.id}`;
-          return { id, type: 'routed', source: dependency, target: step.spec.id, data: { lanes: layout.lanes.get(id) ?? [] }, animated: step.status === 'running' || step.status === 'awaiting_approval' };
-        }),
-      ),
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- edges change with the plan and the statuses only
-    [statusKey, layout],
+    () => [...edgesOf(steps, layout), ...groupSteps.flatMap((inner) => edgesOf(inner.steps, inner.group.layout, `${inner.group.childRunId}/`))],
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- edges change with the plans and the statuses only
+    [statusKey, layout, groups],
   );
   return (
     <div className="dag" aria-label="Plan graph">
       <div className="dag-pane" ref={pane}>
         <SelectStepContext value={onSelectStep}>
+          <ToggleGroupContext value={toggleGroup}>
           <ReactFlow colorMode={colorMode} nodes={nodes} edges={edges} nodeTypes={NODE_TYPES} edgeTypes={EDGE_TYPES} minZoom={MIN_ZOOM} maxZoom={MAX_ZOOM} onNodeClick={(_event, node) => onSelectStep(node.id)} onPaneClick={() => onSelectStep(null)} nodesConnectable={false} proOptions={{ hideAttribution: true }}>
             <Background />
           </ReactFlow>
+          </ToggleGroupContext>
         </SelectStepContext>
       </div>
       <div className="dag-toolbar">

@@ -4,6 +4,14 @@ import type { StepStatus } from '../../../../shared/schemas/run';
 import type { Verdict } from '../../../../shared/schemas/validation';
 import { NODE_TEXT_PX } from './dag-layout';
 
+/** A sub-agent step's child run: how far it got, and whether its group shows its steps. */
+export interface SubagentProgress {
+  childRunId: string;
+  expanded: boolean;
+  done: number;
+  total: number;
+}
+
 export interface StepNodeData extends Record<string, unknown> {
   label: string;
   description: string;
@@ -22,12 +30,19 @@ export interface StepNodeData extends Record<string, unknown> {
   revision: number | null;
   /** The steps a scoped re-plan put in this one's place; null while it stands. */
   replacedBy: string[] | null;
+  /** The child run a step of a sub-agent's plan belongs to; null for the run's own steps. */
+  runId: string | null;
+  /** For a sub-agent step that started its child run. */
+  subagent: SubagentProgress | null;
 }
 
 export type StepNodeType = Node<StepNodeData, 'step'>;
 
 /** Selects a step in the inspector: what a jump from a replaced step to its replacement does first. */
 export const SelectStepContext = createContext<(id: string | null) => void>(() => undefined);
+
+/** Expands or collapses a sub-agent step's group. */
+export const ToggleGroupContext = createContext<(stepId: string) => void>(() => undefined);
 
 /** How often each step's node rendered; read by the render-count test and the perf harness. */
 export const renderCounts = new Map<string, number>();
@@ -77,6 +92,31 @@ function Replacements({ ids }: { ids: string[] }) {
   );
 }
 
+/** A sub-agent's progress, and the button that shows its steps inside its node or folds them away. */
+function SubagentToggle({ stepId, subagent }: { stepId: string; subagent: SubagentProgress }) {
+  const toggle = use(ToggleGroupContext);
+  return (
+    <div className="step-node-subagent">
+      <span>
+        sub-agent: {subagent.total === 0 ? 'planning' : `${subagent.done} of ${subagent.total} steps done`}
+      </span>
+      {subagent.total > 0 && (
+        <button
+          type="button"
+          className="link nodrag"
+          aria-expanded={subagent.expanded}
+          onClick={(event) => {
+            event.stopPropagation();
+            toggle(stepId);
+          }}
+        >
+          {subagent.expanded ? `Collapse sub-agent ${stepId}` : `Expand sub-agent ${stepId}`}
+        </button>
+      )}
+    </div>
+  );
+}
+
 /**
  * One step: its id, role and short description; its status as icon, colour and `data-status`, the tool it is in, its tokens, how long it has run;
  * the validators' verdict, its repairs and the revision that added it; greyed when a re-plan replaced it.
@@ -84,13 +124,16 @@ function Replacements({ ids }: { ids: string[] }) {
 export const StepNode = memo(function StepNode({ id, data, selected }: NodeProps<StepNodeType>) {
   renderCounts.set(id, (renderCounts.get(id) ?? 0) + 1);
   const replaced = data.replacedBy !== null;
+  const group = data.subagent?.expanded === true;
   return (
     <div
-      className={`step-node status-${data.status}${replaced ? ' replaced' : ''}${selected ? ' selected' : ''}${data.waiting ? ' waiting' : ''}`}
+      className={`step-node status-${data.status}${replaced ? ' replaced' : ''}${selected ? ' selected' : ''}${data.waiting ? ' waiting' : ''}${group ? ' group' : ''}`}
       style={{ fontSize: NODE_TEXT_PX }}
       data-status={data.status}
       data-waiting={data.waiting ? 'true' : undefined}
-      data-step-id={id}
+      data-step-id={data.label}
+      data-run-id={data.runId ?? undefined}
+      data-expanded={data.subagent ? String(data.subagent.expanded) : undefined}
       data-replaced={replaced ? 'true' : undefined}
       data-verdict={data.verdict?.verdict}
       data-revision={data.revision ?? undefined}
@@ -104,6 +147,9 @@ export const StepNode = memo(function StepNode({ id, data, selected }: NodeProps
         <span className="step-node-id">{data.label}</span>
         {data.role && <span className="step-node-role">{data.role}</span>}
       </div>
+      {data.subagent && <SubagentToggle stepId={data.label} subagent={data.subagent} />}
+      {group ? null : (
+        <>
       <div className="step-node-description">{data.description}</div>
       <div className="step-node-meta">
         <span className="step-node-status">{data.status.replace('_', ' ')}</span>
@@ -127,6 +173,8 @@ export const StepNode = memo(function StepNode({ id, data, selected }: NodeProps
         </div>
       )}
       {data.replacedBy && <Replacements ids={data.replacedBy} />}
+        </>
+      )}
       <Handle type="source" position={Position.Right} />
     </div>
   );

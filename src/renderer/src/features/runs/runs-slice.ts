@@ -13,6 +13,8 @@ export interface RunsSlice {
   approvalSteps: Record<string, string>;
   /** The selected run's events as they arrived, so a detail fetched meanwhile misses none of them. */
   arrived: RunEvent[];
+  /** The sub-agent runs the selected run started (and theirs), by run id, kept current by their events. */
+  children: Record<string, RunDetail>;
   refreshRuns(): Promise<void>;
   selectRun(runId: string | null): Promise<void>;
   selectStep(stepId: string | null): void;
@@ -25,6 +27,20 @@ export interface RunsSlice {
 }
 
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.stopped', 'run.paused']);
+/** Events after which a run's detail is fetched again: its plan or its outcome changed. */
+const REFETCH = new Set([...TERMINAL, 'plan.ready', 'plan.revised', 'run.resumed']);
+
+/** The child runs these events say were started. */
+function childRunIds(events: readonly RunEvent[]): string[] {
+  return events.flatMap((event) => (event.type === 'subagent.started' ? [event.childRunId] : []));
+}
+
+/** A fetched detail with the events that arrived while it was on its way folded in on top of it. */
+function withLateEvents(fetched: RunDetail, arrived: readonly RunEvent[], approvalSteps: Record<string, string>): RunDetail {
+  const known = fetched.events.at(-1)?.seq ?? 0;
+  const late = arrived.filter((event) => event.runId === fetched.run.id && event.seq > known);
+  return { ...fetched, steps: foldStepEvents(fetched.steps, late, approvalSteps), events: [...fetched.events, ...late] };
+}
 
 function withStatus(steps: StepView[], stepId: string, status: StepStatus, extra: Partial<StepView> = {}): StepView[] {
   return steps.map((step) => (step.spec.id === stepId && (step.status !== status || Object.keys(extra).length > 0) ? { ...step, status, ...extra } : step));
@@ -51,15 +67,50 @@ export function foldStepEvents(steps: StepView[], events: readonly RunEvent[], a
 }
 
 export function createRunsSlice({ set, get, client, attempt }: SliceContext): RunsSlice {
+  /** Child runs being fetched, with the events of theirs that arrived meanwhile. */
+  const fetching = new Map<string, RunEvent[]>();
+  const loadChild = async (childRunId: string) => {
+    const selected = get().selectedRunId;
+    if (!fetching.has(childRunId)) fetching.set(childRunId, []);
+    const fetched = await client.commands['runs.get']({ runId: childRunId });
+    const state = get();
+    if (state.selectedRunId !== selected) return;
+    const child = withLateEvents(fetched, fetching.get(childRunId) ?? [], state.approvalSteps);
+    fetching.delete(childRunId);
+    set({ children: { ...state.children, [childRunId]: child } });
+    trackChildren(child.events);
+  };
+  const trackChildren = (events: readonly RunEvent[]) => {
+    for (const childRunId of childRunIds(events)) if (!fetching.has(childRunId) && !get().children[childRunId]) void attempt(() => loadChild(childRunId));
+  };
+  /** Folds the events of tracked child runs into them; a child still being fetched keeps them for when it arrives. */
+  const applyChildEvents = (all: readonly RunEvent[], approvalSteps: Record<string, string>) => {
+    const children = { ...get().children };
+    const events = all.filter((event) => children[event.runId] || fetching.has(event.runId));
+    if (events.length === 0) return;
+    const refetch = new Set<string>();
+    for (const event of events) {
+      const child = children[event.runId];
+      if (child) {
+        children[event.runId] = { ...child, steps: foldStepEvents(child.steps, [event], approvalSteps), events: [...child.events, event] };
+        if (REFETCH.has(event.type)) refetch.add(event.runId);
+      }
+      // A child being fetched (again) gets the events that arrive meanwhile on top of what it fetches.
+      fetching.get(event.runId)?.push(event);
+    }
+    set({ children });
+    trackChildren(events);
+    for (const childRunId of refetch) void attempt(() => loadChild(childRunId));
+  };
   const loadDetail = latestOnly(
     (runId: string) => client.commands['runs.get']({ runId }),
     (fetched, runId) => {
       const state = get();
       if (state.selectedRunId !== runId) return;
       // Events that arrived while the detail was on its way are folded in on top of it.
-      const known = fetched.events.at(-1)?.seq ?? 0;
-      const late = state.arrived.filter((event) => event.seq > known);
-      set({ detail: { ...fetched, steps: foldStepEvents(fetched.steps, late, state.approvalSteps), events: [...fetched.events, ...late] } });
+      const detail = withLateEvents(fetched, state.arrived, state.approvalSteps);
+      set({ detail });
+      trackChildren(detail.events);
     },
   );
   const listRuns = latestOnly(() => client.commands['runs.list'](), (runs) => set({ runs }));
@@ -70,10 +121,12 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
     selectedStepId: null,
     approvalSteps: {},
     arrived: [],
+    children: {},
     refreshRuns: () => attempt(listRuns),
     selectRun: (runId) =>
       attempt(async () => {
-        set({ selectedRunId: runId, selectedStepId: null, detail: null, arrived: [] });
+        set({ selectedRunId: runId, selectedStepId: null, detail: null, arrived: [], children: {} });
+        fetching.clear();
         if (runId) await loadDetail(runId);
       }),
     selectStep: (stepId) => set({ selectedStepId: stepId }),
@@ -118,6 +171,8 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
         if (planChanged && state.selectedRunId) void attempt(() => loadDetail(state.selectedRunId as string));
       }
       set({ approvalSteps });
+      trackChildren(mine);
+      applyChildEvents(events.filter((event) => event.runId !== state.selectedRunId), approvalSteps);
       if (events.some((event) => TERMINAL.has(event.type) || event.type === 'run.started' || event.type === 'plan.ready')) {
         void get().refreshRuns();
         if (state.selectedRunId && mine.some((event) => TERMINAL.has(event.type))) void attempt(() => loadDetail(state.selectedRunId as string));

@@ -1,22 +1,58 @@
 import { inAppTerms } from '../../../../shared/app-advice';
 import { BudgetMeter } from '../budget/budget-meter';
 import { GoalComposer } from '../composer/goal-composer';
+import { BusView } from '../bus/bus-view';
 import { DagView } from '../dag/dag-view';
-import { useMemo } from 'react';
+import { useId, useMemo, useState } from 'react';
 import { StepInspector } from '../inspector/step-inspector';
 import type { RunEvent } from '../../../../shared/schemas/events';
-import type { StepView } from '../../../../shared/schemas/run-detail';
+import type { RunDetail, StepView } from '../../../../shared/schemas/run-detail';
 import { ENDED_RUN_STATUSES } from '../../../../shared/schemas/run';
 import { useAppStore } from '../../store/use-app-store';
 import { GapTrend } from '../validation/gap-trend';
-import { recoveryOf, recoveryOfStep, stepsWithReplaced } from '../validation/validation-model';
+import { recoveryOf, recoveryOfStep, stepsWithReplaced, type RunRecovery } from '../validation/validation-model';
 import { RunList } from './run-list';
 import { RunModel } from './run-model';
 
 const NONE: readonly never[] = [];
 
+const RUN_TABS = [
+  { id: 'graph', label: 'Graph' },
+  { id: 'bus', label: 'Bus' },
+] as const;
+type RunTab = (typeof RUN_TABS)[number]['id'];
+
+/** The selected run's graph or its bus, one at a time. */
+function RunTabs({ tab, onTab, panelId }: { tab: RunTab; onTab(tab: RunTab): void; panelId: string }) {
+  return (
+    <div role="tablist" aria-label="Run views" className="run-tabs">
+      {RUN_TABS.map((entry) => (
+        <button key={entry.id} type="button" role="tab" id={`${panelId}-${entry.id}`} aria-selected={tab === entry.id} aria-controls={panelId} onClick={() => onTab(entry.id)}>
+          {entry.label}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+interface PlanOfRun {
+  steps: readonly StepView[];
+  events: readonly RunEvent[];
+  recovery: RunRecovery;
+}
+
+/** The selected step with the events and recovery of its run: the run's own, or a sub-agent's (`<childRunId>/<stepId>`). */
+function inspectedStep(selectedStepId: string | null, own: PlanOfRun, children: Readonly<Record<string, RunDetail>>): PlanOfRun & { step: StepView | null } {
+  const slash = selectedStepId?.indexOf('/') ?? -1;
+  const child = selectedStepId && slash > 0 ? children[selectedStepId.slice(0, slash)] : undefined;
+  if (!child || !selectedStepId) return { ...own, step: own.steps.find((candidate) => candidate.spec.id === selectedStepId) ?? null };
+  const stepId = selectedStepId.slice(slash + 1);
+  return { steps: child.steps, events: child.events, recovery: recoveryOf(child.events), step: child.steps.find((candidate) => candidate.spec.id === stepId) ?? null };
+}
+
 export function RunsView() {
   const detail = useAppStore((state) => state.detail);
+  const children = useAppStore((state) => state.children);
   const selectedStepId = useAppStore((state) => state.selectedStepId);
   const selectStep = useAppStore((state) => state.selectStep);
   const stopRun = useAppStore((state) => state.stopRun);
@@ -28,7 +64,9 @@ export function RunsView() {
   const planned: readonly StepView[] = detail?.steps ?? NONE;
   const recovery = useMemo(() => recoveryOf(events), [events]);
   const steps = useMemo(() => stepsWithReplaced(planned, events, recovery), [planned, events, recovery]);
-  const step = steps.find((candidate) => candidate.spec.id === selectedStepId) ?? null;
+  const inspected = useMemo(() => inspectedStep(selectedStepId, { steps, events, recovery }, children), [selectedStepId, steps, events, recovery, children]);
+  const [tab, setTab] = useState<RunTab>('graph');
+  const panelId = useId();
   const waitingStepId = pendingStepId ?? steps.find((candidate) => candidate.status === 'awaiting_approval')?.spec.id ?? null;
   return (
     <div className="runs-layout">
@@ -68,13 +106,22 @@ export function RunsView() {
             )}
             <RunModel events={detail.events} />
             <BudgetMeter events={detail.events} />
-            {steps.length > 0 ? <DagView steps={steps} events={detail.events} selectedStepId={selectedStepId} waitingStepId={waitingStepId} onSelectStep={selectStep} colorMode={theme} /> : <p className="empty">Planning…</p>}
+            <RunTabs tab={tab} onTab={setTab} panelId={panelId} />
+            <div role="tabpanel" id={panelId} aria-labelledby={`${panelId}-${tab}`} className="run-tab-panel">
+              {tab === 'bus' ? (
+                <BusView events={detail.events} selectedStepId={selectedStepId} onSelectStep={selectStep} />
+              ) : steps.length > 0 ? (
+                <DagView steps={steps} events={detail.events} children={children} selectedStepId={selectedStepId} waitingStepId={waitingStepId} onSelectStep={selectStep} colorMode={theme} />
+              ) : (
+                <p className="empty">Planning…</p>
+              )}
+            </div>
           </>
         ) : (
           <p className="empty">Start a run, or open one from the history.</p>
         )}
       </section>
-      <aside className="run-inspector">{detail && <StepInspector step={step} events={detail.events} recovery={step ? recoveryOfStep(recovery, step.spec.id) : null} onSelectStep={selectStep} />}</aside>
+      <aside className="run-inspector">{detail && <StepInspector step={inspected.step} events={inspected.events} recovery={inspected.step ? recoveryOfStep(inspected.recovery, inspected.step.spec.id) : null} onSelectStep={selectStep} />}</aside>
     </div>
   );
 }

@@ -8,6 +8,7 @@ import { BUILTIN_TOOL_NAMES, TOOL_CATALOGUE } from '../../../../shared/tools/cat
 import { useAppStore } from '../../store/use-app-store';
 import { McpServerSettings } from './mcp-server-settings';
 import { ModelPriceSettings } from './model-price-settings';
+import { RoleSettings } from './role-settings';
 import { ToolTable } from './tool-table';
 
 type AppInfo = CommandOutput<'app.info'>;
@@ -170,6 +171,7 @@ export function SettingsView() {
         <ModelPriceSettings settings={settings} />
         <ToolSettings settings={settings} />
         <McpServerSettings settings={settings} />
+        <RoleSettings settings={settings} />
       </form>
     </section>
   );

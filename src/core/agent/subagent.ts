@@ -1,0 +1,121 @@
+import { ArchonError } from '../../shared/errors';
+import type { PlanStep } from '../../shared/schemas/plan';
+import { MAX_SUBAGENT_DEPTH } from '../../shared/schemas/roles';
+import type { RunSummary } from '../../shared/schemas/run';
+import { approveSubagentSpawn } from '../approval/checkpoints';
+import { reviewResult } from './result-review';
+import type { ChildRunOutcome, RunContext } from './run-context';
+import { StepConversation } from './step-conversation';
+import type { StepOutcome } from './step-executor';
+import { capObservation } from './tool-call';
+
+/** Goals compared as a person reads them: case, spacing and end punctuation aside. */
+function normalisedGoal(goal: string): string {
+  return goal.toLowerCase().replace(/\s+/g, ' ').replace(/[.!?\s]+$/, '').trim();
+}
+
+/** The goals of this run and every run above it, nearest first (bounded by the depth limit). */
+function ancestorGoals(context: RunContext): string[] {
+  const goals = [context.goal];
+  let parentId = context.options.parentRunId;
+  for (let hops = 0; parentId && hops < MAX_SUBAGENT_DEPTH; hops++) {
+    const parent = context.runs.getRun(parentId);
+    if (!parent) break;
+    goals.push(parent.summary.goal);
+    parentId = parent.options.parentRunId;
+  }
+  return goals;
+}
+
+/** Why a sub-agent may not start at all (MA-06), or null. */
+function refusal(context: RunContext, goal: string, depth: number): string | null {
+  if (depth > MAX_SUBAGENT_DEPTH) return `subagent_refused: a sub-agent here would be at depth ${depth}; at most ${MAX_SUBAGENT_DEPTH} are allowed. Do the work in ordinary steps.`;
+  const revisited = ancestorGoals(context).find((ancestor) => normalisedGoal(ancestor) === normalisedGoal(goal));
+  if (revisited !== undefined) return `subagent_refused: the sub-agent's goal "${goal}" is the goal of this run or a run above it; a sub-agent must take a smaller part of it.`;
+  return null;
+}
+
+/** The child's end, as the parent's step sees it: a stop, an exhausted budget or a pause ends the parent too. */
+function outcomeOf(context: RunContext, childRunId: string, child: ChildRunOutcome): { answer: string } | { failed: string } {
+  context.signal.throwIfAborted();
+  if (child.status === 'completed') return { answer: child.answer ?? '' };
+  if (child.status === 'budget_exhausted') throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted in sub-agent run ${childRunId}: ${child.error ?? 'its budget ran out'}`);
+  if (child.status === 'paused') throw new ArchonError('PAUSED', `Sub-agent run ${childRunId} paused: ${child.error ?? ''} \`archon resume ${context.runId}\` continues both.`);
+  return { failed: `subagent_failed: sub-agent run ${childRunId} ended ${child.status}: ${child.error ?? 'no reason was recorded'}` };
+}
+
+/** The hand-off to the child on the bus (`subagent:<childRunId>`); a resumed parent reuses the task it already sent. */
+function handOff(context: RunContext, childRunId: string, goal: string): string {
+  const to = `subagent:${childRunId}`;
+  return (context.bus.lastTask(context.runId, to) ?? context.bus.publish(context.runId, { from: 'coordinator', to, kind: 'task', body: goal })).id;
+}
+
+/** The step's opening, as the validator and the record of the step read it. */
+function subagentBrief(context: RunContext, step: PlanStep, goal: string, dependencyResults: ReadonlyMap<string, string>): string {
+  const lines = [`Goal: ${context.goal}`, `Step ${step.id}: a sub-agent reaches this goal with its own plan: ${goal}`];
+  for (const [id, result] of dependencyResults) lines.push(`- ${id}: ${capObservation(result, 4000)}`);
+  return lines.join('\n');
+}
+
+/** Asks (where the policy does) and starts a new child, or finds the one a crashed run already started. */
+async function childFor(context: RunContext, step: PlanStep, goal: string, depth: number, existing: RunSummary | null): Promise<{ runId: string; resume: boolean } | { refused: string }> {
+  if (existing && existing.status !== 'rejected') return { runId: existing.id, resume: true };
+  const refused = await approveSubagentSpawn(context, { stepId: step.id, goal, role: step.role ?? null, depth, budget: context.budget.remaining() });
+  return refused ? { refused } : { runId: context.newId(), resume: false };
+}
+
+/**
+ * A plan step of kind `subagent`: a child run with its own plan and DAG for the step's goal, its
+ * budget carved from this run's (whose caps still hold for both), at most MAX_SUBAGENT_DEPTH deep.
+ * A resumed parent continues the child its step already started, never a second one. The child's
+ * answer is reviewed like any step's result and becomes this step's result.
+ */
+export async function runSubagentStep(context: RunContext, step: PlanStep, dependencyResults: ReadonlyMap<string, string>): Promise<StepOutcome> {
+  const goal = step.goal ?? step.description;
+  const depth = (context.options.depth ?? 0) + 1;
+  const refused = refusal(context, goal, depth);
+  if (refused) return { status: 'failed', reason: refused };
+  const existing = context.runs.childRun(context.runId, step.id);
+  if (existing?.status === 'completed') return review(context, step, goal, dependencyResults, existing.answer ?? '');
+  const child = await childFor(context, step, goal, depth, existing);
+  if ('refused' in child) return { status: 'failed', reason: child.refused };
+  const release = await context.subagents.acquireSlot(context.signal);
+  let ended: ChildRunOutcome;
+  let correlationId: string | null = null;
+  try {
+    ended = await context.subagents.run({
+      runId: child.runId,
+      goal,
+      stepId: step.id,
+      role: step.role ?? null,
+      budget: context.budget.remaining(),
+      resume: child.resume,
+      onCreated: () => {
+        if (!child.resume) context.events.append(context.runId, 'subagent.started', { stepId: step.id, childRunId: child.runId, goal, role: step.role ?? null, depth });
+        correlationId = handOff(context, child.runId, goal);
+      },
+    });
+  } catch (error) {
+    // Someone resumed the child on its own in another process: this step waits for nothing, it fails saying so.
+    if (ArchonError.isInstance(error) && error.code === 'RUN_LEASED') return { status: 'failed', reason: `subagent_failed: ${error.message}` };
+    throw error;
+  } finally {
+    release();
+  }
+  const outcome = outcomeOf(context, child.runId, ended);
+  if (correlationId) context.bus.publish(context.runId, { from: `subagent:${child.runId}`, to: 'coordinator', kind: 'result', correlationId, body: 'failed' in outcome ? outcome.failed : outcome.answer });
+  return 'failed' in outcome ? { status: 'failed', reason: outcome.failed } : review(context, step, goal, dependencyResults, outcome.answer);
+}
+
+/** The child's answer through the same review as a step's result; one that is not accepted fails the step with the reason. */
+async function review(context: RunContext, step: PlanStep, goal: string, dependencyResults: ReadonlyMap<string, string>, answer: string): Promise<StepOutcome> {
+  const conversation = StepConversation.open(context.runs, { runId: context.runId, stepId: step.id, attempt: context.runs.stepAttempt(context.runId, step.id) }, () => [
+    { role: 'system', content: 'A sub-agent carried out this step as a child run; its answer is the step result.' },
+    { role: 'user', content: subagentBrief(context, step, goal, dependencyResults) },
+  ]);
+  conversation.push({ role: 'assistant', content: answer });
+  const reviewed = await reviewResult(context, step, answer, conversation);
+  if (reviewed) return reviewed;
+  const why = conversation.messages.at(-1);
+  return { status: 'failed', reason: `validation_failed: the sub-agent's answer was not accepted: ${why && 'content' in why ? String(why.content) : 'no reason'}` };
+}

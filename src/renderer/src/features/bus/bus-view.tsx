@@ -1,0 +1,70 @@
+import { useId, useMemo, useState } from 'react';
+import type { RunEvent } from '../../../../shared/schemas/events';
+import { busChoices, busMessagesOf, filterMessages, messageSteps } from './bus-model';
+
+interface BusViewProps {
+  events: readonly RunEvent[];
+  selectedStepId: string | null;
+  onSelectStep(id: string): void;
+}
+
+/** Every message between the run's agents, oldest first, filtered by an agent (sender or recipient) and a topic; each links to its step. */
+export function BusView({ events, selectedStepId, onSelectStep }: BusViewProps) {
+  const messages = useMemo(() => busMessagesOf(events), [events]);
+  const steps = useMemo(() => messageSteps(events), [events]);
+  const choices = useMemo(() => busChoices(messages), [messages]);
+  const [agent, setAgent] = useState('');
+  const [topic, setTopic] = useState('');
+  const shown = filterMessages(messages, { agent: agent || null, topic: topic || null });
+  const ids = { agent: useId(), topic: useId() };
+  return (
+    <section className="bus" aria-label="Bus">
+      <div className="bus-filters">
+        <label htmlFor={ids.agent}>Agent</label>
+        <select id={ids.agent} value={agent} onChange={(event) => setAgent(event.target.value)}>
+          <option value="">all agents</option>
+          {choices.agents.map((name) => (
+            <option key={name}>{name}</option>
+          ))}
+        </select>
+        <label htmlFor={ids.topic}>Topic</label>
+        <select id={ids.topic} value={topic} onChange={(event) => setTopic(event.target.value)}>
+          <option value="">all topics</option>
+          {choices.topics.map((name) => (
+            <option key={name}>{name}</option>
+          ))}
+        </select>
+        <span role="status">
+          {shown.length} of {messages.length} messages
+        </span>
+      </div>
+      {messages.length === 0 ? (
+        <p className="empty">No messages on the bus yet.</p>
+      ) : (
+        <ol className="bus-timeline" aria-label="Bus messages">
+          {shown.map((message) => {
+            const step = steps.get(message.id);
+            return (
+              <li key={message.id} className={`bus-message kind-${message.kind}${step !== undefined && step === selectedStepId ? ' selected' : ''}`} data-message-id={message.id} data-step-id={step}>
+                <div className="bus-message-head">
+                  <time dateTime={message.ts}>{new Date(message.ts).toLocaleTimeString()}</time>
+                  <span className="bus-kind">{message.kind}</span>
+                  <span>
+                    {message.from} → {message.to}
+                  </span>
+                  <code>{message.topic}</code>
+                  {step !== undefined && (
+                    <button type="button" className="link" onClick={() => onSelectStep(step)}>
+                      Go to step {step}
+                    </button>
+                  )}
+                </div>
+                <p className="bus-body">{message.body}</p>
+              </li>
+            );
+          })}
+        </ol>
+      )}
+    </section>
+  );
+}
