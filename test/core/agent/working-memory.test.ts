@@ -107,6 +107,21 @@ describe('working memory: compaction within a small context (real openai client)
     expect(memories.filter((item) => item.text.includes('[redacted]')).map((item) => item.kind)).toEqual(expect.arrayContaining(['fact', 'episode']));
   });
 
+  it('goes on without compaction when the summary call fails: the step completes, the context window cuts instead, one summary asked', async () => {
+    // Fewer turns than the 30 compaction carries: cutting alone cannot keep 30 in the context.
+    const survey = surveyScript((_request, turn) => (turn === 12 ? { content: 'read 12 files' } : null));
+    const engine = await startEngine({
+      llamaCpp: { contextLength: CONTEXT, slots: 1 },
+      reply: (request) => (request.purpose === 'summary' ? { status: 400, message: 'the summariser refuses' } : survey(request)),
+    });
+    writeSurveyFiles(engine.workspace);
+    const result = await engine.run('Survey the data files', { maxIterations: 40 });
+    expect(result.status).toBe('completed');
+    expect(engine.events.some((event) => event.type === 'memory.compacted')).toBe(false);
+    expect(engine.server.chatRequests.filter((request) => request.purpose === 'summary')).toHaveLength(1);
+    for (const request of engine.server.chatRequests) expect(contextTaken(request, CONTEXT), `${request.purpose} request`).toBeLessThanOrEqual(CONTEXT);
+  });
+
   it('leaves the conversation whole when the context is unknown', async () => {
     const engine = await startEngine({ reply: surveyScript() });
     writeSurveyFiles(engine.workspace);
