@@ -100,11 +100,9 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'audit.verify': () => deps.audit.verify(),
     'memory.list': async ({ kind, query, limit }) => {
       if (!query) return store.memory.list({ kind, limit });
-      return store.memory
-        .search(query, { limit, kinds: kind ? [kind] : undefined })
-        .filter((found) => !found.matchedBy.every((retrieval) => retrieval === 'recent'))
-        .map((found) => found.item);
+      return store.memory.search(query, { limit, kinds: kind ? [kind] : undefined, recentFallback: false }).map((found) => found.item);
     },
+    'memory.get': async ({ ids }) => ids.flatMap((id) => store.memory.get(id) ?? []),
     'memory.update': async ({ id, text, pinned }) => {
       const fullId = store.memory.resolveId(id);
       let item = store.memory.get(fullId);

@@ -42,7 +42,7 @@ import { endWorkingMemory } from './working-memory';
 import type { MemoryStore } from '../memory/memory-store';
 import type { Embedder } from '../memory/embedder';
 import { RunMemory } from '../memory/recall';
-import { recallFor, recordEpisode, rememberStepResult } from './run-memory';
+import { recallFor, recordEpisode } from './run-memory';
 import { settleConflicts } from './conflicts';
 
 export const DEFAULT_MAX_SUBAGENTS = 2;
@@ -174,11 +174,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     context.plan = plan;
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
-    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, async (step, results) => {
-      const outcome = await (step.kind === 'subagent' ? runSubagentStep(context, step, results) : handOff(context, stepTask(step), () => executeStep(asRole(context, context.roles.registry.roleOf(step)), step, results), describeOutcome));
-      if (outcome.status === 'completed') rememberStepResult(context, step, outcome.result);
-      return outcome;
-    }, recoveryFor(context));
+    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => (step.kind === 'subagent' ? runSubagentStep(context, step, results) : handOff(context, stepTask(step), () => executeStep(asRole(context, context.roles.registry.roleOf(step)), step, results), describeOutcome)), recoveryFor(context));
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) return finish(context, 'failed', { error: unfinishedError(context, unfinished.map((step) => step.id)) });

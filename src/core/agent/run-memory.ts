@@ -18,7 +18,7 @@ function clip(text: string, chars: number): string {
  */
 export async function recallFor(context: RunContext, query: string, stepId: string | null): Promise<string | null> {
   if (!context.memory) return null;
-  const recalled = await context.memory.recall(query, context.signal);
+  const recalled = await context.memory.recall(query, context.signal, { runId: context.runId, planning: stepId === null });
   if (recalled.length === 0) return null;
   context.events.append(context.runId, 'memory.recalled', {
     ...(stepId === null ? {} : { stepId }),
@@ -42,13 +42,13 @@ function verdictLines(context: RunContext): string[] {
 }
 
 /**
- * One episode for a run that ended, however it ended: goal, plan, results, verdicts, failures with
+ * The run's one episode, kept each time it ends (a resumed run's replaces the earlier), however it ended: goal, plan, results, verdicts, failures with
  * causes, answer. The run's ending is already recorded: failing to keep the episode is only logged.
  */
 export function recordEpisode(context: RunContext, status: RunStatus, outcome: { answer?: string; error?: string }): void {
   if (!context.memory) return;
   try {
-    context.memory.remember({ kind: 'episode', text: episodeText(context, status, outcome), source: { runId: context.runId, stepId: null } });
+    context.memory.rememberEpisode(context.runId, episodeText(context, status, outcome));
   } catch (error) {
     context.log?.error({ err: error, runId: context.runId }, 'the run\'s episode could not be stored');
   }

@@ -5,6 +5,7 @@ import { dependentsOf } from '../planner/validate-plan';
 import type { RunContext } from './run-context';
 import { isRunLevel, type StepOutcome } from './step-executor';
 import { rememberResult } from './working-memory';
+import { rememberStepResult } from './run-memory';
 
 export interface StepState {
   status: StepStatus;
@@ -136,6 +137,7 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
     if (outcome.status === 'completed') {
       setState(step, 'completed', { result: outcome.result });
       rememberResult(context, step.id, outcome.result);
+      rememberStepResult(context, step, outcome.result);
       context.events.append(context.runId, 'step.completed', { stepId: step.id, result: outcome.result });
     } else await fail(step, outcome.reason);
   };

@@ -72,6 +72,21 @@ export function isRunLevel(error: unknown): boolean {
 }
 
 /**
+ * Compaction when the history needs it; a summary call that fails is logged and the step goes on
+ * without compaction (false: not tried again), the context window's cutting keeping it in the context.
+ */
+async function compactOrCarryOn(context: RunContext, step: PlanStep, conversation: StepConversation): Promise<boolean> {
+  try {
+    await compactIfNeeded(context, step, conversation);
+    return true;
+  } catch (error) {
+    if (context.signal.aborted || isRunLevel(error) || asStoreError(error)) throw error;
+    context.log?.warn({ err: error, runId: context.runId, stepId: step.id }, 'the step\'s history could not be summarised; it goes on with the oldest observations cut instead');
+    return false;
+  }
+}
+
+/**
  * The ReAct loop for one step, bounded by the run's iteration cap: think (model call), act (tool
  * calls, several at once in native mode), observe, until the model answers without a tool call.
  * Every message is recorded as it is added; a resumed step continues from the last one, and a
@@ -98,10 +113,11 @@ export async function executeStep(context: RunContext, step: PlanStep, dependenc
       const outcome = await conclude(context, step, conversation, await actOn(context, step, conversation, guard, pending));
       if (outcome) return outcome;
     }
+    let compacting = true;
     for (let iteration = conversation.modelTurns(); iteration < context.options.maxIterations; iteration++) {
       context.signal.throwIfAborted();
       const tools = context.mode === 'native' ? availableTools(context).specs() : undefined;
-      await compactIfNeeded(context, step, conversation);
+      if (compacting) compacting = await compactOrCarryOn(context, step, conversation);
       const response = await callModel(context, { purpose: 'step', messages: conversation.sent(), tools: tools && tools.length > 0 ? tools : undefined }, step.id);
       const message: AssistantMessage = {
         role: 'assistant',

@@ -50,7 +50,7 @@ export function measureUncertainty(events: readonly RunEvent[]): number | null {
   return confidence === null ? null : 1 - confidence;
 }
 
-/** Seed 000's signals for a run about to execute `plan`; knowledge stays unmeasured until there is a memory to recall from. */
+/** Seed 000's signals for a run about to execute `plan`; knowledge stays unmeasured: long-term memory recalls, but does not score what the run knows. */
 export function measureAutonomySignals(plan: Plan, decisions: readonly RecordedDecision[], events: readonly RunEvent[]): AutonomySignals {
   return {
     complexity: Math.min(1, plan.steps.length / 20),

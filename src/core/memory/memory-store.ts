@@ -30,6 +30,10 @@ export interface MemorySearchOptions {
   embedding?: QueryEmbedding | null;
   /** Vector matches below this cosine similarity are left out (default MIN_SIMILARITY). */
   minSimilarity?: number;
+  /** When neither search finds anything, the most recent items stand in (default true). */
+  recentFallback?: boolean;
+  /** Items that came from this run are left out. */
+  excludeRunId?: string;
 }
 
 export interface ScoredMemory {
@@ -90,9 +94,10 @@ function toItem(row: unknown): MemoryItem {
   });
 }
 
-function kindFilter(kinds: readonly MemoryKind[] | undefined): { sql: string; params: string[] } {
-  if (!kinds || kinds.length === 0) return { sql: '', params: [] };
-  return { sql: ` AND m.kind IN (${kinds.map(() => '?').join(', ')})`, params: [...kinds] };
+function itemFilter(kinds: readonly MemoryKind[] | undefined, excludeRunId?: string): { sql: string; params: string[] } {
+  const byKind = !kinds || kinds.length === 0 ? { sql: '', params: [] } : { sql: ` AND m.kind IN (${kinds.map(() => '?').join(', ')})`, params: [...kinds] };
+  if (excludeRunId === undefined) return byKind;
+  return { sql: `${byKind.sql} AND m.source_run_id IS NOT ?`, params: [...byKind.params, excludeRunId] };
 }
 
 function vectorBlob(vector: readonly number[]): Buffer {
@@ -137,6 +142,14 @@ export class MemoryStore {
     return candidate;
   }
 
+  /** The run's one episode: one it had from an earlier ending (a resumed run's) is replaced. */
+  putEpisode(runId: string, text: string): MemoryItem {
+    return this.db.transaction(() => {
+      this.db.prepare("DELETE FROM memory_items WHERE kind = 'episode' AND source_run_id = ?").run(runId);
+      return this.add({ kind: 'episode', text, source: { runId, stepId: null } });
+    })();
+  }
+
   get(id: string): MemoryItem | null {
     const row = this.db.prepare(`SELECT ${COLUMNS} FROM memory_items m WHERE m.id = ?`).get(id);
     return row === undefined ? null : toItem(row);
@@ -153,7 +166,7 @@ export class MemoryStore {
 
   /** Newest first. */
   list(options: { kind?: MemoryKind; limit: number }): MemoryItem[] {
-    const filter = kindFilter(options.kind ? [options.kind] : undefined);
+    const filter = itemFilter(options.kind ? [options.kind] : undefined);
     const rows = this.db.prepare(`SELECT ${COLUMNS} FROM memory_items m WHERE 1 = 1${filter.sql} ORDER BY m.seq DESC LIMIT ?`).all(...filter.params, options.limit);
     return rows.map(toItem);
   }
@@ -168,12 +181,14 @@ export class MemoryStore {
    */
   search(query: string, options: MemorySearchOptions): ScoredMemory[] {
     const rankings: RankedList[] = [];
-    const vector = options.embedding ? this.vectorMatches(options.embedding, options.kinds, options.minSimilarity ?? MIN_SIMILARITY) : [];
+    const filter = itemFilter(options.kinds, options.excludeRunId);
+    const vector = options.embedding ? this.vectorMatches(options.embedding, filter, options.minSimilarity ?? MIN_SIMILARITY) : [];
     if (vector.length > 0) rankings.push({ name: 'vector', ids: vector });
-    const lexical = this.lexicalMatches(query, options.kinds);
+    const lexical = this.lexicalMatches(query, filter);
     if (lexical.length > 0) rankings.push({ name: 'lexical', ids: lexical });
     const found = new Set(rankings.flatMap((ranking) => ranking.ids));
-    const recent = found.size > 0 ? this.byRecency([...found]) : this.recent(options.kinds, RECENT_FALLBACK);
+    const fallback = options.recentFallback ?? true;
+    const recent = found.size > 0 ? this.byRecency([...found]) : fallback ? this.recent(filter, RECENT_FALLBACK) : [];
     const fused = fuseRankings(rankings, { name: 'recent', ids: recent }).slice(0, options.limit);
     return fused.flatMap((entry) => {
       const item = this.get(entry.id);
@@ -256,8 +271,7 @@ export class MemoryStore {
   }
 
   /** Candidates by Hamming distance of the quantised vectors, then ranked and thresholded by exact cosine similarity. */
-  private vectorMatches(embedding: QueryEmbedding, kinds: readonly MemoryKind[] | undefined, minSimilarity: number): string[] {
-    const filter = kindFilter(kinds);
+  private vectorMatches(embedding: QueryEmbedding, filter: { sql: string; params: string[] }, minSimilarity: number): string[] {
     const blob = vectorBlob(embedding.vector);
     const coarse = this.coarseTable(embedding.vector.length, false);
     const candidates = coarse ? `JOIN (SELECT seq FROM ${coarse} WHERE embedding MATCH vec_quantize_binary(vec_f32(?)) AND k = ? AND model = ?) c ON c.seq = e.seq` : '';
@@ -270,10 +284,9 @@ export class MemoryStore {
     return rows.filter((row) => 1 - row.distance >= minSimilarity).map((row) => row.id);
   }
 
-  private lexicalMatches(query: string, kinds: readonly MemoryKind[] | undefined): string[] {
+  private lexicalMatches(query: string, filter: { sql: string; params: string[] }): string[] {
     const match = lexicalQuery(query);
     if (!match) return [];
-    const filter = kindFilter(kinds);
     const rows = this.db
       .prepare(`SELECT m.id FROM memory_fts f JOIN memory_items m ON m.seq = f.rowid WHERE memory_fts MATCH ?${filter.sql} ORDER BY bm25(memory_fts), ${RECENCY_ORDER} LIMIT ?`)
       .all(match, ...filter.params, CANDIDATES) as { id: string }[];
@@ -287,8 +300,7 @@ export class MemoryStore {
     return rows.map((row) => row.id);
   }
 
-  private recent(kinds: readonly MemoryKind[] | undefined, limit: number): string[] {
-    const filter = kindFilter(kinds);
+  private recent(filter: { sql: string; params: string[] }, limit: number): string[] {
     const rows = this.db.prepare(`SELECT m.id FROM memory_items m WHERE 1 = 1${filter.sql} ORDER BY m.seq DESC LIMIT ?`).all(...filter.params, limit) as { id: string }[];
     return rows.map((row) => row.id);
   }

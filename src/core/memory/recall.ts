@@ -30,20 +30,38 @@ export class RunMemory {
     private readonly log?: Log,
   ) {}
 
-  /** The items most relevant to `query` that fit the recall budget, marked used. */
-  async recall(query: string, signal: AbortSignal): Promise<ScoredMemory[]> {
+  /**
+   * The items most relevant to `query` that fit the recall budget, marked used; never the run's own
+   * (its steps hand those on through working memory). Only planning, with nothing found, is given
+   * the most recent items instead. A store that fails is logged: the run goes on without memory.
+   */
+  async recall(query: string, signal: AbortSignal, scope: { runId: string; planning: boolean }): Promise<ScoredMemory[]> {
     const embedding = await this.queryEmbedding(query, signal);
-    const found = this.store.search(query, { limit: RECALL_LIMIT * 2, embedding });
-    const recalled = withinBudget(found, Math.floor((this.contextLength ?? ASSUMED_CONTEXT) * RECALL_SHARE)).slice(0, RECALL_LIMIT);
-    this.store.touch(recalled.map((entry) => entry.item.id));
-    return recalled;
+    try {
+      const found = this.store.search(query, { limit: RECALL_LIMIT * 2, embedding, recentFallback: scope.planning, excludeRunId: scope.runId });
+      const recalled = withinBudget(found, Math.floor((this.contextLength ?? ASSUMED_CONTEXT) * RECALL_SHARE)).slice(0, RECALL_LIMIT);
+      this.store.touch(recalled.map((entry) => entry.item.id));
+      return recalled;
+    } catch (error) {
+      this.log?.error({ err: error }, 'memory recall failed; the request goes without recalled memory');
+      return [];
+    }
   }
 
   remember(item: NewMemoryItem): MemoryItem | null {
+    return this.guarded(item.kind, () => this.store.add(item));
+  }
+
+  /** The run's episode, replacing the one an earlier ending of the same run left. */
+  rememberEpisode(runId: string, text: string): MemoryItem | null {
+    return this.guarded('episode', () => this.store.putEpisode(runId, text));
+  }
+
+  private guarded(kind: string, write: () => MemoryItem): MemoryItem | null {
     try {
-      return this.store.add(item);
+      return write();
     } catch (error) {
-      this.log?.error({ err: error, kind: item.kind }, 'a memory could not be stored; the run goes on without it');
+      this.log?.error({ err: error, kind }, 'a memory could not be stored; the run goes on without it');
       return null;
     }
   }
@@ -60,13 +78,22 @@ export class RunMemory {
   /** The query's vector, with a batch of not-yet-embedded items embedded in the same request. */
   private async queryEmbedding(query: string, signal: AbortSignal): Promise<QueryEmbedding | null> {
     if (!this.embedder) return null;
-    const missing = this.store.missingEmbeddings(this.embedder.model, EMBED_BATCH);
+    let missing: { id: string; text: string }[] = [];
+    try {
+      missing = this.store.missingEmbeddings(this.embedder.model, EMBED_BATCH);
+    } catch (error) {
+      this.log?.error({ err: error }, 'memory items to embed could not be read; the query alone is embedded');
+    }
     const vectors = await this.embedder.embed([...missing.map((item) => item.text), query], signal);
     if (!vectors) {
       this.warnUnavailable(this.embedder);
       return null;
     }
-    missing.forEach((item, index) => this.store.setEmbedding(item.id, this.embedder?.model ?? '', vectors[index] ?? []));
+    try {
+      missing.forEach((item, index) => this.store.setEmbedding(item.id, this.embedder?.model ?? '', vectors[index] ?? []));
+    } catch (error) {
+      this.log?.error({ err: error }, 'embeddings could not be stored; they are asked for again at the next recall');
+    }
     return { model: this.embedder.model, vector: vectors[missing.length] ?? [] };
   }
 }

@@ -46,8 +46,7 @@ export function listMemory(runtime: ArchonRuntime, flags: MemoryListFlags): numb
 
 /** `archon memory search`: lexical (FTS5) over the text, with recency; vector recall needs the model server and happens in runs. */
 export function searchMemory(runtime: ArchonRuntime, query: string, flags: Omit<MemoryListFlags, 'kind'>): number {
-  const found = runtime.store.memory.search(query, { limit: flags.limit });
-  const matched = found.filter((entry) => !entry.matchedBy.every((by) => by === 'recent'));
+  const matched = runtime.store.memory.search(query, { limit: flags.limit, recentFallback: false });
   for (const entry of matched) process.stdout.write(flags.json ? `${JSON.stringify({ ...entry.item, score: entry.score })}\n` : describe(entry.item, entry.score));
   if (matched.length === 0 && !flags.json) process.stdout.write(`No memory matches "${query}".\n`);
   return 0;

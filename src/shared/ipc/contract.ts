@@ -66,6 +66,8 @@ export const contract = {
     z.object({ kind: MemoryKindSchema.optional(), query: z.string().trim().min(1).max(500).optional(), limit: z.int().min(1).max(500).default(100) }).strict(),
     z.array(MemoryItemSchema),
   ),
+  /** The items still stored among `ids` (a step's recalled memories, to read); a forgotten one is left out. */
+  'memory.get': command(z.object({ ids: z.array(MemoryIdSchema).min(1).max(100) }).strict(), z.array(MemoryItemSchema)),
   'memory.update': command(z.object({ id: MemoryIdSchema, text: MemoryItemSchema.shape.text.optional(), pinned: z.boolean().optional() }).strict(), MemoryItemSchema),
   'memory.forget': command(z.object({ id: MemoryIdSchema }).strict(), z.object({ forgotten: z.literal(true) })),
 };

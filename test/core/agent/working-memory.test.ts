@@ -77,6 +77,51 @@ describe('working memory: compaction within a small context (real openai client)
     expect(engine.runtime.store.runs.facts(without.runId).size).toBe(0);
   });
 
+  it('blanks a known secret out of everything memory keeps: compaction notes, working memory, facts and the episode', async () => {
+    const secret = 'sk-archon-test-0123456789';
+    let kept = new Map<string, string>();
+    const survey = surveyScript((_request, turn) => (turn === TOOL_TURNS ? { content: `read ${turn} files with key ${secret}` } : null));
+    const engine: EngineHarness = await startEngine(
+      {
+        llamaCpp: { contextLength: CONTEXT, slots: 1 },
+        reply: (request) => {
+          if (request.purpose === 'final') kept = engine.runtime.store.runs.facts(engine.events[0]?.runId ?? '');
+          if (request.purpose === 'summary') return { content: `The step read data files; the key is ${secret}.` };
+          return survey(request);
+        },
+      },
+      { memory: true },
+    );
+    engine.runtime.store.secrets.add(secret);
+    writeSurveyFiles(engine.workspace);
+    const result = await engine.run('Survey the data files', { maxIterations: 40 });
+    expect(result.status).toBe('completed');
+    const notes = engine.runtime.store.db.prepare('SELECT note FROM step_compactions').all() as { note: string }[];
+    const memories = engine.runtime.store.memory.list({ limit: 100 });
+    expect(notes.length).toBeGreaterThan(0);
+    expect(memories.map((item) => item.kind)).toEqual(expect.arrayContaining(['fact', 'episode']));
+    const stored = [...notes.map((row) => row.note), ...kept.values(), ...memories.map((item) => item.text)];
+    for (const text of stored) expect(text).not.toContain(secret);
+    expect(notes[0]?.note).toContain('[redacted]');
+    expect(kept.get(factKey.result('survey'))).toBe(`read ${TOOL_TURNS} files with key [redacted]`);
+    expect(memories.filter((item) => item.text.includes('[redacted]')).map((item) => item.kind)).toEqual(expect.arrayContaining(['fact', 'episode']));
+  });
+
+  it('goes on without compaction when the summary call fails: the step completes, the context window cuts instead, one summary asked', async () => {
+    // Fewer turns than the 30 compaction carries: cutting alone cannot keep 30 in the context.
+    const survey = surveyScript((_request, turn) => (turn === 12 ? { content: 'read 12 files' } : null));
+    const engine = await startEngine({
+      llamaCpp: { contextLength: CONTEXT, slots: 1 },
+      reply: (request) => (request.purpose === 'summary' ? { status: 400, message: 'the summariser refuses' } : survey(request)),
+    });
+    writeSurveyFiles(engine.workspace);
+    const result = await engine.run('Survey the data files', { maxIterations: 40 });
+    expect(result.status).toBe('completed');
+    expect(engine.events.some((event) => event.type === 'memory.compacted')).toBe(false);
+    expect(engine.server.chatRequests.filter((request) => request.purpose === 'summary')).toHaveLength(1);
+    for (const request of engine.server.chatRequests) expect(contextTaken(request, CONTEXT), `${request.purpose} request`).toBeLessThanOrEqual(CONTEXT);
+  });
+
   it('leaves the conversation whole when the context is unknown', async () => {
     const engine = await startEngine({ reply: surveyScript() });
     writeSurveyFiles(engine.workspace);

@@ -24,6 +24,8 @@ describe('memory.* over the contract', () => {
     expect(await call('memory.forget', { id: lesson.id })).toEqual({ ok: true, value: { forgotten: true } });
     expect(runtime.store.memory.get(lesson.id)).toBeNull();
     expect(await call('memory.forget', { id: lesson.id })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect(await call('memory.get', { ids: [lesson.id, fact.id] })).toMatchObject({ ok: true, value: [{ id: fact.id, text: 'The ledger sits in the red folder.' }] });
+    expect(await call('memory.get', { ids: [] })).toMatchObject({ ok: false, error: { code: 'VALIDATION_FAILED' } });
     expect(await call('memory.update', { id: fact.id, text: '' })).toMatchObject({ ok: false, error: { code: 'VALIDATION_FAILED' } });
     expect(await call('memory.list', { limit: 0 })).toMatchObject({ ok: false, error: { code: 'VALIDATION_FAILED' } });
   });

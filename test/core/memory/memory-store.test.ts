@@ -88,6 +88,19 @@ describe('MemoryStore', () => {
       const fallback = store.memory.search('zzz unknown words', { limit: 10 });
       expect(fallback.map((entry) => entry.item.id)).toEqual([far.id, vectorOnly.id, lexicalOnly.id]);
       expect(fallback.every((entry) => entry.matchedBy.join() === 'recent')).toBe(true);
+      expect(store.memory.search('zzz unknown words', { limit: 10, recentFallback: false })).toEqual([]);
+    });
+  });
+
+  it("leaves out a run's own items when asked, from every retrieval and from the fallback", () => {
+    withStore((store) => {
+      const own = store.memory.add({ kind: 'fact', text: 'kestrel nesting season', source: { runId: 'run-own', stepId: 's1' } });
+      const other = store.memory.add({ kind: 'fact', text: 'kestrel plumage', source: { runId: 'run-other', stepId: 's1' } });
+      const operator = store.memory.add({ kind: 'preference', text: 'kestrel photos in colour' });
+      store.memory.setEmbedding(own.id, 'emb', [1, 0, 0]);
+      const ids = (query: string, embedding: { model: string; vector: number[] } | null) => store.memory.search(query, { limit: 10, embedding, excludeRunId: 'run-own' }).map((entry) => entry.item.id).sort();
+      expect(ids('kestrel', { model: 'emb', vector: [1, 0, 0] })).toEqual([other.id, operator.id].sort());
+      expect(ids('zzz unknown words', null)).toEqual([other.id, operator.id].sort());
     });
   });
 

@@ -20,6 +20,8 @@ function capturedLog(): { log: pino.Logger; lines: string[] } {
   return { log: pino(sink), lines };
 }
 
+const STEP = { runId: 'run-now', planning: false };
+
 function storeWithFacts(): ArchonStore {
   const store = ArchonStore.open(tempDir());
   store.memory.add({ kind: 'fact', text: 'The harbour crane lifts 40 tonnes.', source: { runId: 'run-crane', stepId: 's1' } });
@@ -33,7 +35,7 @@ describe('RunMemory', () => {
     const store = storeWithFacts();
     try {
       const memory = new RunMemory(store.memory, new Embedder({ baseUrl: server.url, model: 'embed-small' }), 4096);
-      const recalled = await memory.recall('how many tonnes does the harbour crane lift', new AbortController().signal);
+      const recalled = await memory.recall('how many tonnes does the harbour crane lift', new AbortController().signal, STEP);
       expect(recalled[0]?.item.text).toBe('The harbour crane lifts 40 tonnes.');
       expect(recalled[0]?.matchedBy).toEqual(['vector', 'lexical']);
       expect(recalled.map((entry) => entry.item.text)).not.toContain('Invoices are filed under /srv/ledger/2026.');
@@ -57,8 +59,8 @@ describe('RunMemory', () => {
     const { log, lines } = capturedLog();
     try {
       const memory = new RunMemory(store.memory, new Embedder({ baseUrl: server.url, model: 'missing-embed' }), 4096, log);
-      const first = await memory.recall('where are invoices filed', new AbortController().signal);
-      const second = await memory.recall('harbour crane', new AbortController().signal);
+      const first = await memory.recall('where are invoices filed', new AbortController().signal, STEP);
+      const second = await memory.recall('harbour crane', new AbortController().signal, STEP);
       expect(first.map((entry) => entry.item.text)).toEqual(['Invoices are filed under /srv/ledger/2026.']);
       expect(first[0]?.matchedBy).toEqual(['lexical']);
       expect(second[0]?.item.text).toBe('The harbour crane lifts 40 tonnes.');
@@ -83,6 +85,49 @@ describe('RunMemory', () => {
       const section = relevantMemorySection(withinBudget(found, 600)) ?? '';
       expect(section.split('\n')[0]).toMatch(/^Relevant memory/);
       expect(section).toContain(`- fact ${small.id} (source: the operator):\ncrane small fact`);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('gives a step nothing when nothing matches, and never the run\'s own items; planning gets the most recent instead', async () => {
+    const store = storeWithFacts();
+    try {
+      store.memory.add({ kind: 'fact', text: 'Tide tables for the harbour crane site.', source: { runId: 'run-now', stepId: 's0' } });
+      const memory = new RunMemory(store.memory, null, 4096);
+      const signal = new AbortController().signal;
+      expect(await memory.recall('zebra migration routes', signal, STEP)).toEqual([]);
+      const planning = await memory.recall('zebra migration routes', signal, { runId: 'run-now', planning: true });
+      expect(planning.map((entry) => entry.item.source?.runId)).toEqual(['run-ledger', 'run-crane']);
+      expect(planning.every((entry) => entry.matchedBy.join() === 'recent')).toBe(true);
+      const crane = await memory.recall('harbour crane', signal, STEP);
+      expect(crane.map((entry) => entry.item.text)).toEqual(['The harbour crane lifts 40 tonnes.']);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('logs a store that fails (a missing FTS table) and recalls nothing instead of failing the request', async () => {
+    const store = storeWithFacts();
+    const { log, lines } = capturedLog();
+    try {
+      store.db.exec('DROP TABLE memory_fts');
+      const memory = new RunMemory(store.memory, null, 4096, log);
+      expect(await memory.recall('harbour crane', new AbortController().signal, STEP)).toEqual([]);
+      expect(lines.join('')).toContain('memory recall failed');
+    } finally {
+      store.close();
+    }
+  });
+
+  it("keeps one episode a run: a run ended again (resumed) replaces its episode", () => {
+    const store = ArchonStore.open(tempDir());
+    try {
+      const memory = new RunMemory(store.memory, null, 4096);
+      memory.rememberEpisode('run-a', 'Run run-a ended failed.');
+      memory.rememberEpisode('run-b', 'Run run-b ended completed.');
+      memory.rememberEpisode('run-a', 'Run run-a ended completed.');
+      expect(store.memory.list({ kind: 'episode', limit: 10 }).map((item) => item.text)).toEqual(['Run run-a ended completed.', 'Run run-b ended completed.']);
     } finally {
       store.close();
     }

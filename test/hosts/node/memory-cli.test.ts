@@ -117,6 +117,9 @@ describe('long-term memory through the built CLI', () => {
     expect(episodes.stdout).toMatch(/episode\s+run [0-9a-f-]+\n/);
     expect(episodes.stdout).toContain(`Run ${runIds(dataDir)[0]} ended completed`);
 
+    // A search that matches nothing says so: it is not given the most recent items instead.
+    expect(runArchon(['memory', 'search', 'zeppelin hangar', '--data-dir', dataDir]).stdout).toBe('No memory matches "zeppelin hangar".\n');
+
     const id = facts[0]?.id ?? '';
     expect(runArchon(['memory', 'pin', id, '--data-dir', dataDir]).stdout).toContain(`Pinned memory ${id}`);
     expect(runArchon(['memory', 'list', '--kind', 'fact', '--data-dir', dataDir]).stdout).toMatch(new RegExp(`^${id}\\s+fact\\s+pinned`));

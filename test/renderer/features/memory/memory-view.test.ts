@@ -80,22 +80,29 @@ describe('the Memory view (Chromium through archon serve)', () => {
     expect(await page.getByRole('button', { name: 'Runs' }).getAttribute('aria-current')).toBe('page');
   });
 
-  it("the step inspector lists the memories the step recalled, with where each came from", async () => {
+  it("the step inspector lists the memories the step recalled, with where each came from and its text (or that it was forgotten)", async () => {
     const { page, dataDir } = await openApp((request) => {
       if (request.purpose === 'plan') return planReply([{ id: 'collect', description: 'collect the March invoice numbers' }]);
       if (request.purpose === 'final') return { content: 'Invoices 10, 20 and 30.' };
       return { content: 'Invoice numbers are 10, 20 and 30.' };
     });
-    const fact = withStore(dataDir, (store) => store.memory.add({ kind: 'preference', text: 'March invoice numbers are kept in the ledger.' }));
+    const [fact, gone] = withStore(dataDir, (store) => [
+      store.memory.add({ kind: 'preference', text: 'March invoice numbers are kept in the ledger.' }),
+      store.memory.add({ kind: 'fact', text: 'March invoice numbers have five digits.' }),
+    ]) as [MemoryItem, MemoryItem];
     await startGoal(page, 'Collect the March invoice numbers');
     await page.getByRole('dialog', { name: 'Approval: plan' }).getByRole('button', { name: 'Approve' }).click();
     await page.getByRole('dialog', { name: 'Approval: final answer' }).getByRole('button', { name: 'Approve' }).click();
     await page.locator('.run-header .status-completed').waitFor();
+    withStore(dataDir, (store) => store.memory.forget(gone.id));
     await page.locator('[data-step-id="collect"]').click({ position: { x: 20, y: 10 } });
     const recalled = page.getByRole('region', { name: 'Step collect' }).getByRole('region', { name: 'Recalled memories' });
     await recalled.getByText(fact.id).waitFor();
     expect(await recalled.textContent()).toContain('preference');
     expect(await recalled.textContent()).toContain('written by the operator');
+    // Each item's text is read from memory now; one forgotten since the step recalled it says so.
+    await recalled.getByRole('listitem').filter({ hasText: fact.id }).getByText('March invoice numbers are kept in the ledger.').waitFor();
+    await recalled.getByRole('listitem').filter({ hasText: gone.id }).getByText('Forgotten since.').waitFor();
     expect(await axeViolations(page)).toEqual([]);
   });
 });
