@@ -8,6 +8,8 @@ export default defineConfig({
     environment: 'node',
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // A poll waits for an outcome, not a deadline: on a loaded 2-core machine a UI or a process may take seconds to get there.
+    expect: { poll: { timeout: 20_000 } },
     pool: 'forks',
     allowOnly: false,
     reporters: ['default', './test/support/summary-reporter.ts'],
