@@ -88,7 +88,7 @@ describe('the run manager', () => {
     expect(runtime.store.runs.getRun(runId)?.summary.costUsd).toBeGreaterThan(0);
     await manager.close();
   }, 120_000);
-  it("counts a sub-agent as active while its parent is driven here, and refuses to start a second driver for it", async () => {
+  it("counts a sub-agent as active while its parent is driven here, and refuses to start a second driver for it or to delete it", async () => {
     const runtime = openRuntime();
     model = await startModelServer({
       reply: (request) => {
@@ -117,6 +117,8 @@ describe('the run manager', () => {
     expect(childId).toBeDefined();
     expect(manager.detail(childId).active).toBe(true);
     await expect(manager.resume(childId)).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining(`sub-agent of run ${runId}`) });
+    await expect(manager.delete(childId)).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining(`sub-agent of run ${runId}`) });
+    expect(runtime.store.runs.getRun(childId)).toBeDefined();
     await manager.close();
     expect(manager.detail(childId).active).toBe(false);
   }, 120_000);
