@@ -65,6 +65,31 @@ describe('a run with roles', () => {
     expect(serverB.countByPurpose().step).toBe(2);
     expect(harness.server.countByPurpose().step ?? 0).toBe(0);
   });
+  it("counts a sub-agent's spending at its role's own price against the parent's cost cap: both stop as budget_exhausted", async () => {
+    const serverB = await modelServer({ models: ['model-b'], reply: (request) => ({ content: `found (${stepIdOf(request) ?? ''})`, usage: { prompt_tokens: 10_000, completion_tokens: 0 } }) });
+    const plans: Record<string, ScriptedReply> = {
+      'Report on France': planReply([{ id: 'research', kind: 'subagent', goal: 'Find the capital of France', role: 'researcher' }, { id: 'report', description: 'Write it', dependencies: ['research'] }]),
+      'Find the capital of France': planReply([{ id: 'lookup', description: 'Look it up' }, { id: 'check', description: 'Check it', dependencies: ['lookup'] }]),
+    };
+    const harness = await useRun(
+      {
+        reply: (request) => {
+          const goal = [...requestText(request).matchAll(/^Goal: (.+)$/gm)].at(-1)?.[1] ?? '';
+          return request.purpose === 'plan' ? (plans[goal] ?? planReply([])) : { content: `answer to ${goal}` };
+        },
+      },
+      { modelPrices: { 'model-b': { inputPerMillion: 1, outputPerMillion: 1 } } },
+    );
+    // The run's own (local) model is free: only the researcher's call, $0.01 at model-b's price, can break the $0.005 cap.
+    const result = await harness.run('Report on France', { maxCostUsd: 0.005, roles: { researcher: { description: 'Finds facts', tools: 'all', model: { url: serverB.url, name: 'model-b' } } } });
+    expect(result.status).toBe('budget_exhausted');
+    const child = harness.runtime.store.runs.listRuns(10).find((run) => run.parentRunId === result.runId);
+    expect(child?.status).toBe('budget_exhausted');
+    expect(serverB.chatRequests.map(stepIdOf)).toEqual(['lookup']);
+    expect(harness.server.chatRequests.some((request) => stepIdOf(request) === 'report')).toBe(false);
+    expect(harness.runtime.store.runs.spending(result.runId, new Date(0).toISOString()).costUsd).toBeCloseTo(0.01, 9);
+  });
+
   it("runs a specialist sub-agent's steps on its role's server; its plan and answer on the planner's", async () => {
     const serverB = await modelServer({ reply: (request) => ({ content: `found by the researcher (${stepIdOf(request) ?? ''})` }) });
     const plans: Record<string, ScriptedReply> = {
