@@ -65,11 +65,15 @@ describe('a run with roles', () => {
     expect(serverB.countByPurpose().step).toBe(2);
     expect(harness.server.countByPurpose().step ?? 0).toBe(0);
   });
-  it("counts a sub-agent's spending at its role's own price against the parent's cost cap: both stop as budget_exhausted", async () => {
-    const serverB = await modelServer({ models: ['model-b'], reply: (request) => ({ content: `found (${stepIdOf(request) ?? ''})`, usage: { prompt_tokens: 10_000, completion_tokens: 0 } }) });
+  it("counts a sub-agent's spending at its role's own price against the parent's cost cap: the next sub-agent gets what is left, and both stop", async () => {
+    const serverB = await modelServer({ models: ['model-b'], reply: (request) => ({ content: `found (${stepIdOf(request) ?? ''})`, usage: { prompt_tokens: 30_000, completion_tokens: 0 } }) });
     const plans: Record<string, ScriptedReply> = {
-      'Report on France': planReply([{ id: 'research', kind: 'subagent', goal: 'Find the capital of France', role: 'researcher' }, { id: 'report', description: 'Write it', dependencies: ['research'] }]),
-      'Find the capital of France': planReply([{ id: 'lookup', description: 'Look it up' }, { id: 'check', description: 'Check it', dependencies: ['lookup'] }]),
+      'Report on France': planReply([
+        { id: 'capital', kind: 'subagent', goal: 'Find the capital of France', role: 'researcher' },
+        { id: 'river', kind: 'subagent', goal: 'Find the river of Paris', role: 'researcher', dependencies: ['capital'] },
+      ]),
+      'Find the capital of France': planReply([{ id: 'lookup', description: 'Look it up' }]),
+      'Find the river of Paris': planReply([{ id: 'lookup', description: 'Look it up' }]),
     };
     const harness = await useRun(
       {
@@ -80,14 +84,15 @@ describe('a run with roles', () => {
       },
       { modelPrices: { 'model-b': { inputPerMillion: 1, outputPerMillion: 1 } } },
     );
-    // The run's own (local) model is free: only the researcher's call, $0.01 at model-b's price, can break the $0.005 cap.
-    const result = await harness.run('Report on France', { maxCostUsd: 0.005, roles: { researcher: { description: 'Finds facts', tools: 'all', model: { url: serverB.url, name: 'model-b' } } } });
+    // The run's own (local) model is free: only the researchers' calls, $0.03 each at model-b's price, count.
+    const result = await harness.run('Report on France', { maxCostUsd: 0.05, roles: { researcher: { description: 'Finds facts', tools: 'all', model: { url: serverB.url, name: 'model-b' } } } });
     expect(result.status).toBe('budget_exhausted');
-    const child = harness.runtime.store.runs.listRuns(10).find((run) => run.parentRunId === result.runId);
-    expect(child?.status).toBe('budget_exhausted');
-    expect(serverB.chatRequests.map(stepIdOf)).toEqual(['lookup']);
-    expect(harness.server.chatRequests.some((request) => stepIdOf(request) === 'report')).toBe(false);
-    expect(harness.runtime.store.runs.spending(result.runId, new Date(0).toISOString()).costUsd).toBeCloseTo(0.01, 9);
+    const children = harness.runtime.store.runs.listRuns(10).filter((run) => run.parentRunId === result.runId);
+    const river = children.find((run) => run.goal === 'Find the river of Paris');
+    expect(children.find((run) => run.goal === 'Find the capital of France')?.status).toBe('completed');
+    expect(river?.status).toBe('budget_exhausted');
+    expect(harness.runtime.store.runs.getRun(river?.id as string)?.options.maxCostUsd).toBeCloseTo(0.02, 9);
+    expect(serverB.chatRequests.map(stepIdOf)).toEqual(['lookup', 'lookup']);
   });
 
   it("runs a specialist sub-agent's steps on its role's server; its plan and answer on the planner's", async () => {
