@@ -25,12 +25,16 @@ afterEach(async () => {
 
 type EventBody = RunEvent extends infer Event ? (Event extends RunEvent ? Omit<Event, 'runId' | 'seq' | 'ts'> : never) : never;
 
-function injected(events: EventBody[]): AuditReport {
+/** The report on run `injected`; an event may name another run (a sub-agent's) as `[runId, event]`. */
+function injected(events: (EventBody | [string, EventBody])[]): AuditReport {
   const dataDir = tempDir();
   const log = AuditLog.open(dataDir, createAuditKey(findAuditSecrets(dataDir)));
+  const seqs = new Map<string, number>();
   log.append(
-    events.map((body, index) => {
-      const event = { ...body, runId: 'injected', seq: index + 1, ts: new Date(Date.UTC(2026, 10, 21, 9, 0, index)).toISOString() } as RunEvent;
+    events.map((item, index) => {
+      const [runId, body] = Array.isArray(item) ? item : ['injected', item];
+      seqs.set(runId, (seqs.get(runId) ?? 0) + 1);
+      const event = { ...body, runId, seq: seqs.get(runId) ?? 1, ts: new Date(Date.UTC(2026, 10, 21, 9, 0, index)).toISOString() } as RunEvent;
       return { runId: event.runId, eventSeq: event.seq, type: event.type, ts: event.ts, body: event };
     }),
   );
@@ -105,6 +109,20 @@ describe('the auditor’s detectors and reports', () => {
     expect(report.findings).toEqual([
       expect.objectContaining({ detector: 'boundary', severity: 'high', title: 'executor:a addressed researcher:b directly', evidence: [expect.objectContaining({ record: 3, event: 'bus.message' })] }),
     ]);
+  });
+
+  it("reads a parent's sub-agents' bus messages too: their agents in the report, an effector addressing another in a child flagged", () => {
+    const envelope = { correlationId: 'c', kind: 'task', body: 'do it' } as const;
+    const report = injected([
+      started,
+      { type: 'subagent.started', stepId: 'research', childRunId: 'child', goal: 'sub-goal', role: null, depth: 1 },
+      ['child', { ...started, goal: 'sub-goal', parentRunId: 'injected', parentStepId: 'research' }],
+      ['child', { type: 'bus.message', ...envelope, id: 'm1', from: 'coordinator', to: 'executor:a', topic: 'agent:executor:a' }],
+      ['child', { type: 'bus.message', ...envelope, id: 'm2', from: 'executor:a', to: 'researcher:b', topic: 'agent:researcher:b' }],
+    ]);
+    expect(report.runs.map((run) => run.runId)).toEqual(['injected', 'child']);
+    expect(report.runs[1]?.agents).toMatchObject({ coordinator: { sent: { task: 1 } }, 'executor:a': { received: { task: 1 }, sent: { task: 1 } }, 'researcher:b': { received: { task: 1 } } });
+    expect(report.findings).toEqual([expect.objectContaining({ detector: 'boundary', title: 'executor:a addressed researcher:b directly', evidence: [expect.objectContaining({ record: 5, event: 'bus.message' })] })]);
   });
 
   it("lists the run's agents and their messages per kind (built CLI, scripted server)", async () => {

@@ -6,6 +6,7 @@ import type { RunOptions } from '../../shared/schemas/run';
 import { chooseConflictWinner } from '../approval/checkpoints';
 import { handOff } from '../bus/hand-off';
 import { askCritic } from '../validation/critic';
+import type { RoleRegistry } from '../roles/role-registry';
 import type { RunContext } from './run-context';
 import type { StepState } from './scheduler';
 
@@ -72,12 +73,16 @@ export function domainMatch(step: PlanStep, roles: RunOptions['roles']): number 
   return shared === 0 ? 0 : shared / Math.min(question.size, expertise.size);
 }
 
-function factorsOf(step: PlanStep, plan: Plan, roles: RunOptions['roles'], events: readonly RunEvent[]): VoteFactors {
+/** A step's vote: its role's history counts the verdicts of the steps that ran as the same role (a role-less step as the run's step default). */
+export function factorsOf(step: PlanStep, plan: Plan, roles: { registry: RoleRegistry; configured: RunOptions['roles'] }, events: readonly RunEvent[]): VoteFactors {
   const verdicts = events.flatMap((event) => (event.type === 'validation.completed' && event.stepId !== null ? [event] : []));
-  const roleOf = (id: string) => plan.steps.find((candidate) => candidate.id === id)?.role ?? 'executor';
-  const history = verdicts.filter((event) => roleOf(event.stepId ?? '') === (step.role ?? 'executor')).slice(-HISTORY_WINDOW);
+  const roleOf = (id: string) => {
+    const ran = plan.steps.find((candidate) => candidate.id === id);
+    return ran ? roles.registry.roleOf(ran) : null;
+  };
+  const history = verdicts.filter((event) => roleOf(event.stepId ?? '') === roles.registry.roleOf(step)).slice(-HISTORY_WINDOW);
   return {
-    domain: domainMatch(step, roles),
+    domain: domainMatch(step, roles.configured),
     confidence: verdicts.findLast((event) => event.stepId === step.id)?.confidence ?? 0,
     history: history.length === 0 ? NO_HISTORY : history.filter((event) => event.verdict === 'pass').length / history.length,
   };
@@ -108,7 +113,7 @@ export async function settleConflicts(context: RunContext, plan: Plan, states: R
     if (reason === null) continue;
     context.events.flush();
     const events = context.runs.events(context.runId, Number.MAX_SAFE_INTEGER);
-    const vote = weighVote(group.map((step) => ({ stepId: step.id, agent: stepAgentId(step), factors: factorsOf(step, plan, context.options.roles, events) })));
+    const vote = weighVote(group.map((step) => ({ stepId: step.id, agent: stepAgentId(step), factors: factorsOf(step, plan, { registry: context.roles.registry, configured: context.options.roles }, events) })));
     const conflict = { question: questionOf(group[0] as PlanStep) ?? '', reason, vote };
     context.bus.publish(context.runId, { from: 'critic', to: 'coordinator', kind: 'critique', body: `Steps ${group.map((step) => step.id).join(', ')} disagree on "${conflict.question}": ${reason}` });
     const winner = vote.escalate && asksAt(context.policy, 'critical_decision')

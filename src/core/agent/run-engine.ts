@@ -427,7 +427,7 @@ async function driveChild(dependencies: RunEngineDependencies, parent: ParentLin
   request.onCreated();
   const lease = leaseRun(dependencies.runs, request.runId);
   try {
-    const input = { runId: request.runId, goal: request.goal, options, tools: parent.context.roles.tools, roles: parent.context.roles.models };
+    const input = { runId: request.runId, goal: request.goal, options, tools: parent.context.roles.tools, roles: parent.context.roles.models, embedder: parent.context.memory?.embedder };
     const context = createContext(dependencies, input, parent.context.signal, parent);
     lease.onLost((error) => context.stopRun(error));
     lease.onControl((control) => context.stopRun(runControlError(request.runId, control)));

@@ -92,8 +92,10 @@ export class RunManager {
   }
 
   async delete(runId: string): Promise<void> {
-    await this.windDown(runId);
-    if (this.active.has(runId)) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is still running; stop it before deleting it.`);
+    await this.windDown(this.driverOf(runId) ?? runId);
+    const driver = this.driverOf(runId);
+    if (driver === runId) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is still running; stop it before deleting it.`);
+    if (driver) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is a sub-agent of run ${driver}, which is running; stop that run first to delete it.`);
     if (!this.runs.deleteRun(runId)) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
   }
 

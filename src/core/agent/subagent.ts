@@ -44,10 +44,9 @@ function outcomeOf(context: RunContext, childRunId: string, child: ChildRunOutco
   return { failed: `subagent_failed: sub-agent run ${childRunId} ended ${child.status}: ${child.error ?? 'no reason was recorded'}` };
 }
 
-/** The hand-off to the child on the bus (`subagent:<childRunId>`); a resumed parent reuses the task it already sent. */
+/** The hand-off to the child on the bus (`subagent:<childRunId>`); a resumed parent reuses the task it left open. */
 function handOff(context: RunContext, childRunId: string, goal: string): string {
-  const to = `subagent:${childRunId}`;
-  return (context.bus.lastTask(context.runId, to) ?? context.bus.publish(context.runId, { from: 'coordinator', to, kind: 'task', body: goal })).id;
+  return context.bus.request(context.runId, { from: 'coordinator', to: `subagent:${childRunId}`, kind: 'task', body: goal }).id;
 }
 
 /** The step's opening, as the validator and the record of the step read it. */

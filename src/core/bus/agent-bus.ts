@@ -131,6 +131,16 @@ export class AgentBus {
     return stored.envelope;
   }
 
+  /**
+   * Hands `post` over: a new message, unless the same request from the same sender is still open (a
+   * resumed run doing again what it had asked before it stopped), which is reused, never sent twice.
+   */
+  request(runId: string, post: BusPost & { kind: 'task' | 'escalation' }): BusEnvelope {
+    const open = this.store.lastTo(runId, post.to, post.kind)?.envelope;
+    const same = open && open.from === post.from && open.body === this.store.redact(clip(post.body));
+    return same && !this.store.answered(runId, open.id) ? open : this.publish(runId, post);
+  }
+
   /** Hears `topic` (`agent:<id>`, `type:<kind>`; broadcasts always) from the next message on, or after `afterSeq` when given. */
   subscribe(runId: string, topic: string, options: { afterSeq?: number; limit?: number } = {}): BusSubscription {
     const last = this.store.lastSeq(runId);

@@ -17,12 +17,12 @@ export interface HandOffRequest {
 
 /**
  * One hand-off between agents, on the bus: the request is published (stored, then announced) before
- * the work starts, and the answer goes back to the sender correlated with it (`result`, or the
+ * the work starts (a resumed run reuses the one it left open), and the answer goes back to the sender correlated with it (`result`, or the
  * operator's `decision` on an escalation). Work that throws (a stop, an exhausted budget) sends no answer.
  */
 export async function handOff<T>(scope: HandOffScope, request: HandOffRequest, work: (task: BusEnvelope) => Promise<T>, answer: (value: T) => string): Promise<T> {
   const kind = request.kind ?? 'task';
-  const task = scope.bus.publish(scope.runId, { from: request.from, to: request.to, kind, body: request.body });
+  const task = scope.bus.request(scope.runId, { from: request.from, to: request.to, kind, body: request.body });
   const value = await work(task);
   scope.bus.publish(scope.runId, { from: request.to, to: request.from, kind: kind === 'escalation' ? 'decision' : 'result', body: answer(value), correlationId: task.id });
   return value;

@@ -25,7 +25,8 @@ export class RunMemory {
 
   constructor(
     private readonly store: MemoryStore,
-    private readonly embedder: Embedder | null,
+    /** Shared with a run's sub-agents, which recall through the same model server. */
+    readonly embedder: Embedder | null,
     private readonly contextLength: number | null,
     private readonly log?: Log,
   ) {}

@@ -66,6 +66,16 @@ export class BusMessageStore {
     return row === undefined ? null : RowSchema.parse(row);
   }
 
+  /** A body as it would be stored (known secrets blanked out). */
+  redact(body: string): string {
+    return this.secrets.redactValue(body);
+  }
+
+  /** Whether anything answers message `id` (a result or decision correlated with it). */
+  answered(runId: string, id: string): boolean {
+    return this.db.prepare("SELECT 1 FROM bus_messages WHERE run_id = ? AND correlation_id = ? AND id != ? AND kind IN ('result', 'decision') LIMIT 1").get(runId, id, id) !== undefined;
+  }
+
   /** A run's messages in the order they were published. */
   list(runId: string): StoredBusMessage[] {
     return this.db.prepare(`SELECT ${COLUMNS} FROM bus_messages WHERE run_id = ? ORDER BY seq`).all(runId).map((row) => RowSchema.parse(row));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { approveAll, type ApprovalChannel } from '../../../src/core/approval/approval-channel';
-import { domainMatch, rivalGroups, VOTE_THRESHOLD, weighVote } from '../../../src/core/agent/conflicts';
+import { domainMatch, factorsOf, rivalGroups, VOTE_THRESHOLD, weighVote } from '../../../src/core/agent/conflicts';
+import { RoleRegistry } from '../../../src/core/roles/role-registry';
 import type { RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, requestText, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
@@ -26,6 +27,16 @@ describe('the weighted conflict vote (MA-08)', () => {
     ]);
     expect(vote.winner).toMatchObject({ stepId: 'a', score: expect.closeTo(0.57) });
     expect(vote.escalate).toBe(true);
+  });
+
+  it("counts a role-less step's history as the role it ran as (a sub-agent's step default), not as executor", () => {
+    const roles = { researcher: { description: 'finds facts', tools: 'all' as const } };
+    const plan = { goal: 'g', steps: [{ id: 'a', description: 'x', dependencies: [] }, { id: 'b', description: 'y', dependencies: [], role: 'researcher' }, { id: 'c', description: 'z', dependencies: [], role: 'executor' }] };
+    const verdict = (stepId: string, verdict: 'pass' | 'fail') => ({ type: 'validation.completed', runId: 'r', seq: 1, ts: 'now', stepId, verdict, confidence: 0.5, reasons: [] }) as unknown as RunEvent;
+    const events = [verdict('b', 'pass'), verdict('c', 'fail')];
+    // In a sub-agent whose parent step is the researcher's, step a runs as the researcher: its history is b's pass.
+    expect(factorsOf(plan.steps[0] as (typeof plan.steps)[0], plan, { registry: new RoleRegistry(roles, 'researcher'), configured: roles }, events).history).toBe(1);
+    expect(factorsOf(plan.steps[0] as (typeof plan.steps)[0], plan, { registry: new RoleRegistry(roles), configured: roles }, events).history).toBe(0);
   });
 
   it('measures the domain as the overlap of the question and the role; only completed, independent steps with the same expected output are rivals', () => {

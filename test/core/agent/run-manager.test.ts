@@ -19,34 +19,46 @@ afterEach(async () => {
   model = undefined;
 });
 
+type Runtime = ReturnType<typeof openRuntime>;
+type ToolHostOptions = ConstructorParameters<typeof ToolHost>[0];
+
+/** A manager over `runtime` whose approvals are all approved, running against `modelUrl` with the built executor's tools. */
+function managerFor(runtime: Runtime, modelUrl: string, toolHost: (options: ToolHostOptions) => ToolHost = (options) => new ToolHost(options)): RunManager {
+  const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
+  approvals.onChange(() => {
+    for (const request of approvals.list()) approvals.answer(request.id, request.actionHash, { verdict: 'approve' });
+  });
+  const options = RunOptionsSchema.parse({ modelUrl, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 });
+  return new RunManager({
+    runtime,
+    estop: new EmergencyStop(runtime.store, runtime.bus, runtime.now),
+    approvals,
+    defaults: () => options,
+    connect: modelConnector({ apiKeyFor: () => undefined, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => null }),
+    toolHost: (settings) => toolHost({ launcher: childProcessLauncher, entry: `${PROJECT_ROOT}out/node/executor.js`, readableRoots: [PROJECT_ROOT], hiddenFolders: foldersHiddenFromTools(runtime.dataDir), settings, log: runtime.log }),
+  });
+}
+
 describe('the run manager', () => {
   it('treats a run whose end is stored as over while its tools are still closing: not active, and deleting it waits for them', async () => {
     const runtime = openRuntime();
     model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hello' }]) : { content: 'hello' }) });
-    const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
-    approvals.onChange(() => {
-      for (const request of approvals.list()) approvals.answer(request.id, request.actionHash, { verdict: 'approve' });
-    });
     let release = () => {};
     const closing = new Promise<void>((resolve) => (release = resolve));
     let closeCalled = false;
-    const options = RunOptionsSchema.parse({ modelUrl: model.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 });
-    const manager = new RunManager({
+    const manager = managerFor(
       runtime,
-      estop: new EmergencyStop(runtime.store, runtime.bus, runtime.now),
-      approvals,
-      defaults: () => options,
-      connect: modelConnector({ apiKeyFor: () => undefined, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => null }),
-      toolHost: (settings) =>
-        // The tools of a finished run take their time to close: the window in which the page asks about the run.
+      model.url,
+      // The tools of a finished run take their time to close: the window in which the page asks about the run.
+      (options) =>
         new (class extends ToolHost {
           override async close(): Promise<void> {
             closeCalled = true;
             await closing;
             await super.close();
           }
-        })({ launcher: childProcessLauncher, entry: `${PROJECT_ROOT}out/node/executor.js`, readableRoots: [PROJECT_ROOT], hiddenFolders: foldersHiddenFromTools(runtime.dataDir), settings, log: runtime.log }),
-    });
+        })(options),
+    );
     const { runId } = await manager.start({ goal: 'greet' });
     await expect.poll(() => closeCalled, { timeout: 60_000 }).toBe(true);
 
@@ -65,20 +77,8 @@ describe('the run manager', () => {
   it('refuses at once, saying where to set a price, a run from the app with a cost cap against a model nobody priced; with a price in Settings it starts', async () => {
     const runtime = openRuntime();
     model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hello' }]) : { content: 'hello' }), models: ['mystery-model'] });
-    const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
-    approvals.onChange(() => {
-      for (const request of approvals.list()) approvals.answer(request.id, request.actionHash, { verdict: 'approve' });
-    });
     // Through an address Archon does not count as this machine: the model is not free.
-    const options = RunOptionsSchema.parse({ modelUrl: model.url.replace('127.0.0.1', '[::ffff:127.0.0.1]'), model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 });
-    const manager = new RunManager({
-      runtime,
-      estop: new EmergencyStop(runtime.store, runtime.bus, runtime.now),
-      approvals,
-      defaults: () => options,
-      connect: modelConnector({ apiKeyFor: () => undefined, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => null }),
-      toolHost: (settings) => new ToolHost({ launcher: childProcessLauncher, entry: `${PROJECT_ROOT}out/node/executor.js`, readableRoots: [PROJECT_ROOT], hiddenFolders: foldersHiddenFromTools(runtime.dataDir), settings, log: runtime.log }),
-    });
+    const manager = managerFor(runtime, model.url.replace('127.0.0.1', '[::ffff:127.0.0.1]'));
     await expect(manager.start({ goal: 'capped', maxCostUsd: 1 })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/price of model "mystery-model" is unknown.*Settings/) });
     expect(runtime.store.runs.listRuns(10)).toEqual([]);
     runtime.store.updateSettings({ modelPrices: { 'mystery-model': { inputPerMillion: 1, outputPerMillion: 4 } } });
@@ -88,7 +88,7 @@ describe('the run manager', () => {
     expect(runtime.store.runs.getRun(runId)?.summary.costUsd).toBeGreaterThan(0);
     await manager.close();
   }, 120_000);
-  it("counts a sub-agent as active while its parent is driven here, and refuses to start a second driver for it", async () => {
+  it("counts a sub-agent as active while its parent is driven here, and refuses to start a second driver for it or to delete it", async () => {
     const runtime = openRuntime();
     model = await startModelServer({
       reply: (request) => {
@@ -98,25 +98,15 @@ describe('the run manager', () => {
         return request.purpose === 'step' ? { hang: true } : { content: 'done' };
       },
     });
-    const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
-    approvals.onChange(() => {
-      for (const request of approvals.list()) approvals.answer(request.id, request.actionHash, { verdict: 'approve' });
-    });
-    const options = RunOptionsSchema.parse({ modelUrl: model.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 });
-    const manager = new RunManager({
-      runtime,
-      estop: new EmergencyStop(runtime.store, runtime.bus, runtime.now),
-      approvals,
-      defaults: () => options,
-      connect: modelConnector({ apiKeyFor: () => undefined, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => null }),
-      toolHost: (settings) => new ToolHost({ launcher: childProcessLauncher, entry: `${PROJECT_ROOT}out/node/executor.js`, readableRoots: [PROJECT_ROOT], hiddenFolders: foldersHiddenFromTools(runtime.dataDir), settings, log: runtime.log }),
-    });
+    const manager = managerFor(runtime, model.url);
     const { runId } = await manager.start({ goal: 'Write a report on France' });
     await expect.poll(() => model?.chatRequests.some((request) => request.purpose === 'step'), { timeout: 60_000 }).toBe(true);
     const childId = runtime.store.runs.listRuns(10).find((run) => run.parentRunId === runId)?.id as string;
     expect(childId).toBeDefined();
     expect(manager.detail(childId).active).toBe(true);
     await expect(manager.resume(childId)).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining(`sub-agent of run ${runId}`) });
+    await expect(manager.delete(childId)).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining(`sub-agent of run ${runId}`) });
+    expect(runtime.store.runs.getRun(childId)).toBeDefined();
     await manager.close();
     expect(manager.detail(childId).active).toBe(false);
   }, 120_000);

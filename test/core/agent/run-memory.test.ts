@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { planReply, requestText, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
+import { useModelServers } from '../../support/model-servers';
 
 const startEngine = useEngine();
+const modelServer = useModelServers();
 
 /** Two steps: `count` finds the number of crates, `report` (after it) reports on the crates. */
 function cratesScript(onStep: (request: RecordedRequest) => ScriptedReply | null = () => null): (request: RecordedRequest) => ScriptedReply {
@@ -52,6 +54,16 @@ describe("a run's long-term memory", () => {
     expect(requestText(steps[1] as RecordedRequest)).toContain('The warehouse holds 412 crates.');
     expect(engine.runtime.store.memory.list({ kind: 'fact', limit: 10 }).some((item) => item.source?.runId === result.runId && item.text.includes('412 crates'))).toBe(true);
     expect(engine.events.filter((event) => event.type === 'memory.recalled').every((event) => event.type === 'memory.recalled' && event.stepId === undefined)).toBe(true);
+  });
+
+  it("gives the planner role's server the Relevant memory section when planning runs there", async () => {
+    const planner = await modelServer({ reply: cratesScript() });
+    const engine = await startEngine({ reply: cratesScript() }, { memory: true });
+    const fact = engine.runtime.store.memory.add({ kind: 'fact', text: 'The warehouse crates are counted on Mondays.', source: { runId: 'run-earlier', stepId: 's1' } });
+    const result = await engine.run('Count the crates', { roles: { planner: { description: '', tools: 'all', model: { url: planner.url, name: 'scripted-model' } } } });
+    expect(result.status).toBe('completed');
+    expect(engine.server.chatRequests.some((request) => request.purpose === 'plan')).toBe(false);
+    expect(relevantMemory(planner.chatRequests.find((request) => request.purpose === 'plan'))).toContain(fact.text);
   });
 
   it('completes a run whose memory store is broken (its FTS table gone): nothing is recalled or kept, nothing fails', async () => {

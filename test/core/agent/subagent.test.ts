@@ -98,6 +98,21 @@ describe('sub-agent steps (child runs with their own plan, budget and approvals)
     expect(handOffs[1]?.correlationId).toBe(handOffs[0]?.id);
   });
 
+  it("gives the child the parent's memory: it recalls through the same embedder, its plan request carries Relevant memory, its episode is kept", async () => {
+    const engine = await startEngine({ reply: script({ plans: { [PARENT_GOAL]: parentPlan, [SUB_GOAL]: childPlan } }) }, { memory: true });
+    const fact = engine.runtime.store.memory.add({ kind: 'fact', text: 'The capital of France is Paris, on the Seine.', source: { runId: 'run-earlier', stepId: 's1' } });
+    const result = await engine.run(PARENT_GOAL, { embeddingModel: 'scripted-embedding' });
+    expect(result.status).toBe('completed');
+    const childId = engine.runtime.store.runs.listRuns(10).find((run) => run.parentRunId === result.runId)?.id as string;
+    const embedded = engine.server.requests.filter((request) => request.path === '/v1/embeddings').flatMap((request) => [request.body.input ?? []].flat());
+    expect(embedded).toContain(SUB_GOAL);
+    const childPlanRequest = engine.server.chatRequests.find((request) => request.purpose === 'plan' && goalOf(request) === SUB_GOAL) as RecordedRequest;
+    expect(requestText(childPlanRequest)).toContain(`Relevant memory`);
+    expect(requestText(childPlanRequest)).toContain(fact.text);
+    const episodes = engine.runtime.store.memory.list({ kind: 'episode', limit: 10 }).map((item) => item.text.split('\n')[0]);
+    expect(episodes).toEqual(expect.arrayContaining([`Run ${childId} ended completed.`, `Run ${result.runId} ended completed.`]));
+  });
+
   it("counts the child's spending against the parent's cap: a cap the child alone exceeds stops both as budget_exhausted", async () => {
     const small = { usage: { prompt_tokens: 50, completion_tokens: 10 } };
     const engine = await startEngine({

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { requestText, stepIdOf, toolMessagesOf, type RecordedRequest } from '../../kit/scripted-model-server';
+import { planReply, requestText, stepIdOf, toolMessagesOf, type RecordedRequest } from '../../kit/scripted-model-server';
 import { contextTaken } from '../../support/context-size';
 import { useEngine, type EngineHarness } from '../../support/engine';
+import { useModelServers } from '../../support/model-servers';
 import { useRuntimes } from '../../support/runtime';
 import { endWorkingMemory, factKey } from '../../../src/core/agent/working-memory';
 import type { RunContext } from '../../../src/core/agent/run-context';
 import { CONTEXT, surveyScript, timesSummarised, TOOL_TURNS, writeSurveyFiles } from '../../support/working-memory-scenario';
 
 const startEngine = useEngine();
+const modelServer = useModelServers();
 
 describe('working memory: compaction within a small context (real openai client)', () => {
   it('a step of 30 tool turns completes in a 4,096-token context; the note keeps a number and a path of the first turn', async () => {
@@ -120,6 +122,22 @@ describe('working memory: compaction within a small context (real openai client)
     expect(engine.events.some((event) => event.type === 'memory.compacted')).toBe(false);
     expect(engine.server.chatRequests.filter((request) => request.purpose === 'summary')).toHaveLength(1);
     for (const request of engine.server.chatRequests) expect(contextTaken(request, CONTEXT), `${request.purpose} request`).toBeLessThanOrEqual(CONTEXT);
+  });
+
+  it("compacts a step within the context of its role's server, not the run's own", async () => {
+    const surveyor = await modelServer({ reply: surveyScript(), llamaCpp: { contextLength: CONTEXT, slots: 1 } });
+    // The run's own server (the executor's) reports no context: left to it, the step would never be compacted.
+    const survey = surveyScript();
+    const engine = await startEngine({
+      reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'survey', description: 'Read every data file', role: 'surveyor' }, { id: 'report', description: 'Report on the survey', dependencies: ['survey'] }]) : survey(request)),
+    });
+    writeSurveyFiles(engine.workspace);
+    const result = await engine.run('Survey the data files', { maxIterations: 40, roles: { surveyor: { description: 'Reads files', tools: 'all', model: { url: surveyor.url, name: 'scripted-model' } } } });
+    expect(result.status).toBe('completed');
+    expect(surveyor.chatRequests.filter((request) => request.purpose === 'step').map(stepIdOf)).toContain('survey');
+    expect(engine.events.filter((event) => event.type === 'memory.compacted').length).toBeGreaterThan(1);
+    expect(surveyor.chatRequests.some((request) => request.purpose === 'summary')).toBe(true);
+    for (const request of surveyor.chatRequests) expect(contextTaken(request, CONTEXT), `${request.purpose} request`).toBeLessThanOrEqual(CONTEXT);
   });
 
   it('leaves the conversation whole when the context is unknown', async () => {

@@ -53,4 +53,27 @@ describe('hand-offs on the agent bus (scripted server, real openai client)', () 
     // Per-topic order: the coordinator's inbox numbered 1, 2, 3… in publishing order.
     expect(stored.filter((message) => message.envelope.topic === 'agent:coordinator').map((message) => message.topicSeq)).toEqual([1, 2, 3, 4, 5]);
   });
+
+  it('a resumed run reuses the task it left open instead of handing the same step over twice', async () => {
+    const controller = new AbortController();
+    let stopOnce = true;
+    const engine = await startEngine({
+      reply: (request) => {
+        if (request.purpose === 'plan') return planReply([{ id: 'a', description: 'Say hello' }]);
+        if (request.purpose === 'step' && stopOnce) {
+          stopOnce = false;
+          controller.abort();
+          return { hang: true };
+        }
+        return { content: 'hello' };
+      },
+    });
+    const first = await engine.run('greet', {}, controller.signal);
+    expect(first.status).toBe('stopped');
+    expect((await engine.resume(first.runId)).status).toBe('completed');
+    const stored = engine.runtime.store.runs.busMessages.list(first.runId).map((message) => message.envelope);
+    const tasks = stored.filter((envelope) => envelope.to === 'executor:a' && envelope.kind === 'task');
+    expect(tasks).toHaveLength(1);
+    expect(stored.filter((envelope) => envelope.from === 'executor:a' && envelope.kind === 'result').map((envelope) => envelope.correlationId)).toEqual([tasks[0]?.id]);
+  });
 });

@@ -65,6 +65,36 @@ describe('a run with roles', () => {
     expect(serverB.countByPurpose().step).toBe(2);
     expect(harness.server.countByPurpose().step ?? 0).toBe(0);
   });
+  it("counts a sub-agent's spending at its role's own price against the parent's cost cap: the next sub-agent gets what is left, and both stop", async () => {
+    const serverB = await modelServer({ models: ['model-b'], reply: (request) => ({ content: `found (${stepIdOf(request) ?? ''})`, usage: { prompt_tokens: 30_000, completion_tokens: 0 } }) });
+    const plans: Record<string, ScriptedReply> = {
+      'Report on France': planReply([
+        { id: 'capital', kind: 'subagent', goal: 'Find the capital of France', role: 'researcher' },
+        { id: 'river', kind: 'subagent', goal: 'Find the river of Paris', role: 'researcher', dependencies: ['capital'] },
+      ]),
+      'Find the capital of France': planReply([{ id: 'lookup', description: 'Look it up' }]),
+      'Find the river of Paris': planReply([{ id: 'lookup', description: 'Look it up' }]),
+    };
+    const harness = await useRun(
+      {
+        reply: (request) => {
+          const goal = [...requestText(request).matchAll(/^Goal: (.+)$/gm)].at(-1)?.[1] ?? '';
+          return request.purpose === 'plan' ? (plans[goal] ?? planReply([])) : { content: `answer to ${goal}` };
+        },
+      },
+      { modelPrices: { 'model-b': { inputPerMillion: 1, outputPerMillion: 1 } } },
+    );
+    // The run's own (local) model is free: only the researchers' calls, $0.03 each at model-b's price, count.
+    const result = await harness.run('Report on France', { maxCostUsd: 0.05, roles: { researcher: { description: 'Finds facts', tools: 'all', model: { url: serverB.url, name: 'model-b' } } } });
+    expect(result.status).toBe('budget_exhausted');
+    const children = harness.runtime.store.runs.listRuns(10).filter((run) => run.parentRunId === result.runId);
+    const river = children.find((run) => run.goal === 'Find the river of Paris');
+    expect(children.find((run) => run.goal === 'Find the capital of France')?.status).toBe('completed');
+    expect(river?.status).toBe('budget_exhausted');
+    expect(harness.runtime.store.runs.getRun(river?.id as string)?.options.maxCostUsd).toBeCloseTo(0.02, 9);
+    expect(serverB.chatRequests.map(stepIdOf)).toEqual(['lookup', 'lookup']);
+  });
+
   it("runs a specialist sub-agent's steps on its role's server; its plan and answer on the planner's", async () => {
     const serverB = await modelServer({ reply: (request) => ({ content: `found by the researcher (${stepIdOf(request) ?? ''})` }) });
     const plans: Record<string, ScriptedReply> = {

@@ -67,6 +67,9 @@ describe('the bus and sub-agents in the app (Chromium through archon serve; runs
     const bus = page.getByRole('region', { name: 'Bus' });
     await bus.getByRole('status').filter({ hasText: '9 of 9 messages' }).waitFor();
     expect(await senders(page)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9']);
+    // The history lists the child under its parent, marked, not as a run of its own.
+    const history = page.getByRole('list', { name: 'Run history' }).getByRole('listitem').locator('.run-open');
+    expect(await history.allInnerTexts()).toEqual([expect.stringMatching(new RegExp(`^${PARENT.goal}`)), expect.stringMatching(new RegExp(`^Sub-agent run\\s+${CHILD.goal}`))]);
     expect(await axeViolations(page)).toEqual([]);
 
     await bus.getByLabel('Agent', { exact: true }).selectOption('executor:gather');

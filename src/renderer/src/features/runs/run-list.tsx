@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { RunSummary } from '../../../../shared/schemas/run';
 import { inAppTerms } from '../../../../shared/app-advice';
 import { useAppStore } from '../../store/use-app-store';
+import { historyRows } from './run-history';
 import { UndoDialog } from './undo-dialog';
 
 function duration(createdAt: string, updatedAt: string): string {
@@ -27,9 +28,10 @@ export function RunList() {
   if (runs.length === 0) return <p className="empty">No runs yet.</p>;
   return (
     <ul className="run-list" aria-label="Run history">
-      {runs.map((run) => (
-        <li key={run.id} className={run.id === selectedRunId ? 'selected' : undefined}>
+      {historyRows(runs).map(({ run, depth }) => (
+        <li key={run.id} className={[run.id === selectedRunId ? 'selected' : '', depth > 0 ? 'subagent-run' : ''].join(' ').trim() || undefined} style={depth > 0 ? { marginLeft: `${depth * 16}px` } : undefined}>
           <button type="button" className="run-open" aria-current={run.id === selectedRunId ? 'true' : undefined} onClick={() => void selectRun(run.id)}>
+            {depth > 0 && <span className="run-meta">Sub-agent run</span>}
             <span className="run-goal">{run.goal}</span>
             <span className={`status status-${run.status}`}>{run.status.replace('_', ' ')}</span>
             <span className="run-meta">
