@@ -66,7 +66,9 @@ export const ExplanationPacketSchema = z.object({
   risk: z.object({ level: RiskSchema, factors: z.array(z.string()) }),
   reversibility: z.enum(['none', 'reversible', 'irreversible', 'not_applicable']),
   cost: z.object({ tokensUsed: z.int().nonnegative(), tokensLeft: z.int().nullable(), estimatedUsd: z.number().nonnegative() }),
+  /** The first (at most 10) steps that depend on this one; `downstreamCount` says how many there are in all. */
   downstream: z.array(z.string()),
+  downstreamCount: z.int().nonnegative().optional(),
   alternatives: z.array(z.string()),
   preview: ApprovalPreviewSchema.optional(),
   /** A tool call that "approve all like this for this run" may cover (see grantsForRun); absent elsewhere. */

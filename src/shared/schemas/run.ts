@@ -98,5 +98,7 @@ export const RunOptionsSchema = z.object({
   parentRunId: RunIdSchema.optional(),
   parentStepId: z.string().min(1).max(64).optional(),
   depth: z.int().min(0).max(MAX_SUBAGENT_DEPTH).optional(),
+  /** The most steps the run's plan may have (absent: 64). */
+  maxPlanSteps: z.int().min(1).max(1000).optional(),
 });
 export type RunOptions = z.infer<typeof RunOptionsSchema>;

@@ -70,6 +70,10 @@ export const SettingsSchema = z.object({
   roles: z.record(RoleNameSchema, StoredRoleSchema),
   /** How many sub-agent runs may run at once, across a run and its children. */
   maxSubagents: z.int().min(1).max(8),
+  /** The most steps a model's plan may have (the run caps scale with it, see docs/ARCHITECTURE.md). */
+  maxPlanSteps: z.int().min(1).max(1000),
+  /** How many tool processes may run at once; null: as many as the plan's widest level needs, bounded by the cores. */
+  toolWorkers: z.int().min(1).max(64).nullable(),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
@@ -105,4 +109,6 @@ export const DEFAULT_SETTINGS: Settings = {
   autoDream: true,
   roles: {},
   maxSubagents: 2,
+  maxPlanSteps: 64,
+  toolWorkers: null,
 };
