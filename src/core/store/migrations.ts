@@ -288,4 +288,11 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    name: 'who let a call through (the policy without asking, a grant, or an approval), recorded on the call',
+    sql: `
+      ALTER TABLE tool_calls ADD COLUMN allowed_by TEXT;
+      ALTER TABLE model_calls ADD COLUMN allowed_by TEXT;
+    `,
+  },
 ];
