@@ -1,0 +1,4 @@
+import { startBenchmarks } from './start.bench';
+import { auditorBenchmarks } from './auditor.bench';
+startBenchmarks();
+await auditorBenchmarks();
