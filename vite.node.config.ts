@@ -13,7 +13,8 @@ export default defineConfig({
     sourcemap: true,
     rollupOptions: {
       input: { cli: resolve('src/hosts/node/index.ts'), executor: resolve('src/executor/index.ts'), auditor: resolve('src/auditor/auditor-process.ts') },
-      output: { format: 'es', entryFileNames: '[name].js' },
+      // Chunks sit beside the entries: a module that finds a built file by `import.meta.url` (executor.js, auditor.js, ../renderer) finds it from any chunk.
+      output: { format: 'es', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' },
     },
   },
 });

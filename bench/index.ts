@@ -6,9 +6,11 @@ import { uiBenchmarks } from './ui.bench';
 import { toolBenchmarks } from './tools.bench';
 import { validationBenchmarks } from './validation.bench';
 import { memoryBenchmarks } from './memory.bench';
+import { startBenchmarks } from './start.bench';
 
 /** `npm run bench`: every performance figure the issues ask for, printed; none is asserted here. */
 process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
+startBenchmarks();
 await runtimeBenchmarks();
 await toolBenchmarks();
 await humanControlBenchmarks();

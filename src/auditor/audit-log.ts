@@ -97,6 +97,8 @@ function openFile(file: string, readonly: boolean): Database.Database {
  */
 export class AuditLog {
   private readonly hmacKey: KeyObject | null;
+  /** Prepared once: appends come in many batches. */
+  private insert: Database.Statement | undefined;
 
   private constructor(
     private readonly db: Database.Database,
@@ -154,7 +156,8 @@ export class AuditLog {
    * recorded seq, so an event is never recorded twice nor out of order.
    */
   append(entries: readonly AuditEntry[]): number {
-    const insert = this.db.prepare('INSERT INTO records (seq, ts, run_id, event_seq, type, canonical_json, prev_hash, hash, hmac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    this.insert ??= this.db.prepare('INSERT INTO records (seq, ts, run_id, event_seq, type, canonical_json, prev_hash, hash, hmac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    const insert = this.insert;
     const appended = this.db.transaction(() => {
       let { seq, hash } = this.lastRecord();
       const cursors = new Map<string | null, number>();

@@ -3,13 +3,15 @@ import { join } from 'node:path';
 import { ArchonError } from '../shared/errors';
 import type { AuditReport, VerifyResult } from '../shared/schemas/audit';
 import { createAuditKey, DATA_DIR_ID_FILE, defaultAuditKeyDir, findAuditSecrets } from './audit-key';
-import { AUDIT_DB_FILE, AuditLog, readStoredHead } from './audit-log';
+import { AUDIT_DB_FILE, AuditLog, readStoredHead, type AuditEntry } from './audit-log';
 import { buildReport } from './audit-report';
 import { ArchonEvents } from './archon-events';
 
 const PAGE = 500;
 /** Pages one `follow` reads per run before it lets messages in; the next poll goes on. */
 const MAX_PAGES = 200;
+/** Records one transaction holds at most: few commits and head signatures per record, bounded memory. */
+export const BATCH = 5_000;
 
 function noChain(log: AuditLog, events: ArchonEvents): string | null {
   if (log.recordCount() > 0 || log.hasHead()) return null;
@@ -61,35 +63,42 @@ export class Auditor {
     return new Auditor(log, events, noChain(log, events));
   }
 
-  /** Records what archon.db holds past each run's cursor, and any new emergency stop; returns how many records were added. */
+  /**
+   * Records what archon.db holds past each run's cursor, and any new emergency stop; returns how many
+   * records were added. What it reads goes in batches of up to BATCH records, one transaction and one
+   * signed head each; a cursor moves only once its batch is committed, so a crash re-reads, never skips.
+   */
   follow(runIds: Iterable<string>): number {
     if (this.problem) return 0;
-    let added = this.followEstops();
-    for (const runId of runIds) {
+    const batch: AuditEntry[] = [];
+    /** The last seq read per run (null: the emergency stops), not yet committed. */
+    const read = new Map<string | null, number>();
+    let added = 0;
+    const commit = () => {
+      if (batch.length > 0) added += this.log.append(batch.splice(0));
+      for (const [runId, seq] of read) {
+        if (runId === null) this.estopCursor = seq;
+        else {
+          this.cursors.set(runId, seq);
+          this.recent.add(runId);
+        }
+      }
+      read.clear();
+    };
+    const take = (runId: string | null, after: (seq: number) => AuditEntry[]) => {
       for (let page = 0; page < MAX_PAGES; page++) {
-        const cursor = this.cursors.get(runId) ?? 0;
-        const entries = this.events.eventsAfter(runId, cursor, PAGE);
+        const entries = after(read.get(runId) ?? (runId === null ? this.estopCursor : (this.cursors.get(runId) ?? 0)));
         const last = entries.at(-1);
         if (!last?.eventSeq) break;
-        added += this.log.append(entries);
-        this.cursors.set(runId, last.eventSeq);
-        this.recent.add(runId);
+        batch.push(...entries);
+        read.set(runId, last.eventSeq);
+        if (batch.length >= BATCH) commit();
         if (entries.length < PAGE) break;
       }
-    }
-    return added;
-  }
-
-  private followEstops(): number {
-    let added = 0;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const entries = this.events.estopsAfter(this.estopCursor, PAGE);
-      const last = entries.at(-1);
-      if (!last?.eventSeq) break;
-      added += this.log.append(entries);
-      this.estopCursor = last.eventSeq;
-      if (entries.length < PAGE) break;
-    }
+    };
+    take(null, (seq) => this.events.estopsAfter(seq, PAGE));
+    for (const runId of runIds) take(runId, (seq) => this.events.eventsAfter(runId, seq, PAGE));
+    commit();
     return added;
   }
 

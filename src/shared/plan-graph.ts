@@ -42,3 +42,58 @@ function findCycle(steps: readonly PlanStep[]): string[] | null {
   }
   return null;
 }
+
+/** How many downstream ids an approval packet names; `downstreamCount` tells how many there are in all. */
+export const DOWNSTREAM_SHOWN = 10;
+
+/**
+ * A plan's steps by id and its reverse adjacency (who depends on whom), built once per plan revision:
+ * plans are replaced, never changed in place, so `planIndex` keys it on the steps array it was built from.
+ */
+export class PlanIndex {
+  readonly byId: ReadonlyMap<string, PlanStep>;
+  private readonly dependents = new Map<string, string[]>();
+
+  constructor(steps: readonly PlanStep[]) {
+    this.byId = new Map(steps.map((step) => [step.id, step]));
+    for (const step of steps) {
+      for (const dependency of step.dependencies) {
+        const list = this.dependents.get(dependency);
+        if (list) list.push(step.id);
+        else this.dependents.set(dependency, [step.id]);
+      }
+    }
+  }
+
+  /** Ids of every step that depends, directly or not, on `stepId`, nearest first; each edge is visited once. */
+  downstreamOf(stepId: string): string[] {
+    const found = new Set<string>();
+    const queue = [stepId];
+    for (let at = 0; at < queue.length; at++) {
+      for (const id of this.dependents.get(queue[at] as string) ?? []) {
+        if (found.has(id) || id === stepId) continue;
+        found.add(id);
+        queue.push(id);
+      }
+    }
+    return [...found];
+  }
+
+  /** What an approval packet carries of the steps after `stepId`: the first DOWNSTREAM_SHOWN ids and how many there are. */
+  downstreamSummary(stepId: string): { downstream: string[]; downstreamCount: number } {
+    const all = this.downstreamOf(stepId);
+    return { downstream: all.slice(0, DOWNSTREAM_SHOWN), downstreamCount: all.length };
+  }
+}
+
+const indexes = new WeakMap<readonly PlanStep[], PlanIndex>();
+
+/** The index of a plan revision, built the first time it is asked for. */
+export function planIndex(plan: { steps: readonly PlanStep[] }): PlanIndex {
+  let index = indexes.get(plan.steps);
+  if (!index) {
+    index = new PlanIndex(plan.steps);
+    indexes.set(plan.steps, index);
+  }
+  return index;
+}

@@ -1,5 +1,6 @@
 import { ArchonError, describeZodError } from '../../shared/errors';
 import { describeGapTrend } from '../../shared/gap-trend';
+import { planIndex } from '../../shared/plan-graph';
 import type { EscalationChoice } from '../../shared/schemas/approval';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
 import { approveRevision, askEscalation, revisionAction, type RevisionProposal } from '../approval/checkpoints';
@@ -7,7 +8,6 @@ import type { EditCheck } from '../approval/edit-loop';
 import { handOff } from '../bus/hand-off';
 import { announcePlanVerdict } from '../planner/meta-validator';
 import { mergeReplacement, replanSubtree, revisionErrors, type ReplanScope } from '../planner/planner';
-import { dependentsOf } from '../planner/validate-plan';
 import { measureProgress, STRATEGY_CHANGE, type GoalGradient } from './goal-gradient';
 import { asRole, callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
 import { REPLACED, type PlanView, type Recover, type Recovery } from './scheduler';
@@ -111,7 +111,7 @@ async function escalate(context: RunContext, gradient: GoalGradient, failed: Pla
 
 /** The failed step and its dependants that have not started: what a scoped re-plan replaces. */
 function scopeOf(context: RunContext, failed: PlanStep, reason: string, view: PlanView, changeStrategy: boolean): ReplanScope {
-  const replaced = [failed.id, ...dependentsOf(view.plan, failed.id).filter((id) => view.states.get(id)?.status === 'pending')];
+  const replaced = [failed.id, ...planIndex(view.plan).downstreamOf(failed.id).filter((id) => view.states.get(id)?.status === 'pending')];
   const completed = new Map<string, string>();
   for (const step of view.plan.steps) {
     const state = view.states.get(step.id);

@@ -145,7 +145,7 @@ function announceBudget(context: RunContext): void {
  * before the result is announced.
  */
 export async function callModel(context: RunContext, request: ChatRequest, stepId: string | null): Promise<ChatResponse> {
-  await approveModelCall(context, request, stepId);
+  const allowedBy = await approveModelCall(context, request, stepId);
   const { server, slots } = context.roles.models.binding(context.role);
   const estimate = estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? [])) + (request.maxTokens ?? COMPLETION_ALLOWANCE);
   for (let breach = context.budget.check(estimate, server.price), asks = 0; breach !== null; breach = context.budget.check(estimate, server.price)) {
@@ -186,6 +186,7 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
           error: attempt.error ?? null,
           startedAt,
           endedAt,
+          allowedBy,
         });
         context.runs.recordSpend({ runId: context.runId, kind: 'model_call', tokens: charged.tokens, costUsd: charged.costUsd, now: endedAt });
         if (!attempt.ok) context.events.append(context.runId, 'model.attempt_failed', { stepId, purpose: request.purpose, attempt: attempt.attempt, error: attempt.error ?? 'failed' });

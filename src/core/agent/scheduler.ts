@@ -1,7 +1,7 @@
 import type { ArchonError } from '../../shared/errors';
+import { planIndex } from '../../shared/plan-graph';
 import type { Plan, PlanStep } from '../../shared/schemas/plan';
 import type { StepStatus } from '../../shared/schemas/run';
-import { dependentsOf } from '../planner/validate-plan';
 import type { RunContext } from './run-context';
 import { isRunLevel, type StepOutcome } from './step-executor';
 import { rememberResult } from './working-memory';
@@ -74,8 +74,9 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
   };
 
   const skipDownstream = (failed: PlanStep) => {
-    for (const id of dependentsOf(plan, failed.id)) {
-      const step = plan.steps.find((candidate) => candidate.id === id) as PlanStep;
+    const index = planIndex(plan);
+    for (const id of index.downstreamOf(failed.id)) {
+      const step = index.byId.get(id) as PlanStep;
       if (states.get(id)?.status !== 'pending') continue;
       const reason = `Skipped because step "${failed.id}", which it depends on, did not complete.`;
       setState(step, 'skipped', { error: reason });

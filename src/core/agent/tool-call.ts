@@ -1,7 +1,7 @@
 import { FileEffectSchema } from '../../shared/schemas/file-effect';
 import type { PlanStep } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
-import { approveToolCall, confirmUncertainRepeat } from '../approval/checkpoints';
+import { approveToolCall, confirmUncertainRepeat, type AllowedBy } from '../approval/checkpoints';
 import { processStartTicks } from '../process/process-liveness';
 import { asStoreError } from '../store/open-database';
 import type { RecordedToolCall } from '../store/run-store';
@@ -26,7 +26,7 @@ export const OUTCOME_UNKNOWN =
   'Check its effect first (for example read the file, or list the folder) and repeat it only if it did not happen.';
 
 /** `byOperator`: the operator refused it (a lock, or a rejection at its approval), so it never started. */
-type Admission = { run: true; tool: ToolDefinition; args: unknown } | { run: false; result: ToolResult; tool?: ToolDefinition; byOperator: boolean };
+type Admission = { run: true; tool: ToolDefinition; args: unknown; allowedBy: AllowedBy } | { run: false; result: ToolResult; tool?: ToolDefinition; byOperator: boolean };
 
 /** Whether a call may run, and with which arguments: not locked, valid, approved, within the tool-call cap. */
 async function admitToolCall(context: RunContext, step: PlanStep, name: string, rawArgs: unknown): Promise<Admission> {
@@ -39,7 +39,7 @@ async function admitToolCall(context: RunContext, step: PlanStep, name: string, 
   const decision = await approveToolCall(context, step.id, prepared.tool, prepared.args);
   if (!decision.run) return { run: false, result: decision.result, tool: prepared.tool, byOperator: true };
   context.budget.countToolCall();
-  return { run: true, tool: prepared.tool, args: decision.args };
+  return { run: true, tool: prepared.tool, args: decision.args, allowedBy: decision.allowedBy };
 }
 
 interface CallRecord {
@@ -50,13 +50,14 @@ interface CallRecord {
   tool?: ToolDefinition;
   /** It reached the tool (a refusal then came from the tool's own confinement, which the auditor flags). */
   executed: boolean;
+  allowedBy?: AllowedBy;
 }
 
 /** Recorded before it runs (durably when it has side effects) and after it ends; its process groups are recorded as they start. */
 async function journalled(context: RunContext, call: CallRecord, outcome: () => Promise<ToolResult>): Promise<ToolResult> {
   const { runs, events, runId } = context;
-  const { step, name, callId, args, tool, executed } = call;
-  runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, definitionHash: tool?.mcp?.definitionHash ?? null, now: context.now().toISOString() });
+  const { step, name, callId, args, tool, executed, allowedBy } = call;
+  runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, definitionHash: tool?.mcp?.definitionHash ?? null, allowedBy: allowedBy ?? null, now: context.now().toISOString() });
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args, ...(tool ? { sideEffects: tool.sideEffects } : {}) });
   // What is recorded (secrets redacted) is what the model and the events see.
   const result = runs.finishToolCall(callId, keepFileEffect(context, name, callId, withUncertainty(await outcome(), tool, executed)), context.now().toISOString());
@@ -129,7 +130,7 @@ async function settleInterrupted(context: RunContext, step: PlanStep, name: stri
   // What the call was when it started decides, not what the tool says it is now: a server may have redefined it.
   const sameDefinition = recorded.definitionHash === (tool.mcp?.definitionHash ?? null);
   if (recorded.idempotent && sameDefinition) return journalled(context, call, () => execute(context, step, tool, args, callId));
-  if (await confirmUncertainRepeat(context, step.id, tool, args, callId)) return journalled(context, call, () => execute(context, step, tool, args, callId));
+  if (await confirmUncertainRepeat(context, step.id, tool, args, callId)) return journalled(context, { ...call, allowedBy: 'approval' }, () => execute(context, step, tool, args, callId));
   return journalled(context, { ...call, executed: false }, async () => toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }));
 }
 
@@ -143,6 +144,6 @@ export async function runToolCall(context: RunContext, step: PlanStep, name: str
   if (recorded) return settleInterrupted(context, step, name, recorded, callId);
   const admission = await admitToolCall(context, step, name, rawArgs);
   if (!admission.run && admission.byOperator) return refusedByOperator(context, { step, name, callId, args: rawArgs, tool: admission.tool, executed: false }, admission.result);
-  const call = { step, name, callId, args: admission.run ? admission.args : rawArgs, tool: admission.tool, executed: admission.run };
+  const call = { step, name, callId, args: admission.run ? admission.args : rawArgs, tool: admission.tool, executed: admission.run, ...(admission.run ? { allowedBy: admission.allowedBy } : {}) };
   return journalled(context, call, async () => (admission.run ? execute(context, step, admission.tool, admission.args, callId) : admission.result));
 }

@@ -1,12 +1,12 @@
 import { raceAbort } from '../../shared/abort';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../shared/canonical-json';
+import { planIndex } from '../../shared/plan-graph';
 import { ArchonError } from '../../shared/errors';
 import type { ApprovalDecision, ApprovalKind, ApprovalPreview, ApprovalRequest, ApprovalStatus, ExplanationPacket } from '../../shared/schemas/approval';
 import type { Risk } from '../../shared/schemas/plan';
 import type { RunContext } from '../agent/run-context';
 import { cancelled } from '../model/retry-policy';
-import { dependentsOf } from '../planner/validate-plan';
 import { latestConfidence, meanConfidence } from './autonomy-signals';
 
 /** How long each kind of request waits for a person (plan: 5 minutes; seed 004's 30/15/10 minutes). */
@@ -64,7 +64,7 @@ export function explain(context: GateContext, input: ExplanationInput): Explanat
     risk: { level: input.risk, factors: input.factors },
     reversibility: input.reversibility,
     cost: { tokensUsed: context.budget.totals.tokens, tokensLeft: context.budget.tokensLeft(), estimatedUsd: context.budget.totals.costUsd },
-    downstream: input.stepId && context.plan ? dependentsOf(context.plan, input.stepId) : [],
+    ...(input.stepId && context.plan ? planIndex(context.plan).downstreamSummary(input.stepId) : { downstream: [], downstreamCount: 0 }),
     alternatives: input.alternatives ?? [],
     ...(input.preview ? { preview: input.preview } : {}),
     ...(input.grantable !== undefined ? { grantable: input.grantable } : {}),

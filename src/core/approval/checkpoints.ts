@@ -1,6 +1,7 @@
 import { ArchonError, describeZodError } from '../../shared/errors';
 import { ESCALATION_CHOICES, EscalationChoiceSchema, type ApprovalDecision, type EscalationAction, type EscalationChoice, type PlanRevisionAction } from '../../shared/schemas/approval';
 import { PlanSchema, type Plan, type PlanStep, type Risk } from '../../shared/schemas/plan';
+import type { Policy } from '../../shared/schemas/run';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { describeGapTrend } from '../../shared/gap-trend';
 import { describeCap } from '../../shared/budget-cap';
@@ -90,14 +91,20 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
   }
 }
 
-export type ToolDecision = { run: true; args: unknown } | { run: false; result: ToolResult };
+/**
+ * Who let a call through, recorded on the call itself: the policy in force (named) when it does not ask,
+ * an earlier "allow all like this for this run", or an approval row (a person or the `--approve` flag).
+ */
+export type AllowedBy = `policy:${Policy}` | 'grant' | 'approval';
+
+export type ToolDecision = { run: true; args: unknown; allowedBy: AllowedBy } | { run: false; result: ToolResult };
 
 /** Puts a call to a person when the policy (or the operator's per-tool setting) says so. */
 export async function approveToolCall(context: CheckpointContext, stepId: string, tool: ToolDefinition, args: unknown): Promise<ToolDecision> {
   const override = tool.approvalOverride ? tool.approvalOverride(context.toolApproval) : context.toolApproval[tool.name];
-  if (!asksForTool(context.policy, tool, override)) return { run: true, args };
+  if (!asksForTool(context.policy, tool, override)) return { run: true, args, allowedBy: `policy:${context.policy}` };
   const grant = `${tool.name} ${tool.sideEffects}`;
-  if (context.toolGrants.has(grant) && grantsForRun(context.policy, tool)) return { run: true, args };
+  if (context.toolGrants.has(grant) && grantsForRun(context.policy, tool)) return { run: true, args, allowedBy: 'grant' };
   const action = (value: unknown) => ({ tool: tool.name, args: value, ...(tool.mcp ? { mcp: tool.mcp } : {}) });
   const preview = await tool.preview?.(args, { signal: context.signal, workspace: context.options.workspace });
   const verdict = await decide(
@@ -123,8 +130,8 @@ export async function approveToolCall(context: CheckpointContext, stepId: string
     },
   );
   if (verdict.verdict === 'approve' && verdict.scope === 'run_tool' && grantsForRun(context.policy, tool)) context.toolGrants.add(grant);
-  if (verdict.verdict === 'approve') return { run: true, args };
-  if (verdict.verdict === 'edit') return { run: true, args: verdict.value };
+  if (verdict.verdict === 'approve') return { run: true, args, allowedBy: 'approval' };
+  if (verdict.verdict === 'edit') return { run: true, args: verdict.value, allowedBy: 'approval' };
   if (verdict.verdict === 'lock') {
     applyLock(context, verdict.outcome.decision);
     return { run: false, result: toolResult('denied', `The operator did NOT approve this call, so it did not run, and locked a constraint for the rest of the run: never use ${verdict.outcome.decision.verdict === 'lock' ? verdict.outcome.decision.constraint.tool : tool.name}.`) };
@@ -329,8 +336,8 @@ export async function askToRaiseBudget(context: CheckpointContext, breach: CapBr
 }
 
 /** Supervised runs ask before every model call; a refusal fails what asked (or ends the run when it says stop). */
-export async function approveModelCall(context: CheckpointContext, request: ChatRequest, stepId: string | null): Promise<void> {
-  if (!asksAt(context.policy, 'model_call')) return;
+export async function approveModelCall(context: CheckpointContext, request: ChatRequest, stepId: string | null): Promise<AllowedBy> {
+  if (!asksAt(context.policy, 'model_call')) return `policy:${context.policy}`;
   const last = request.messages.at(-1);
   const outcome = await requestApproval(context, {
     kind: 'model_call',
@@ -339,7 +346,7 @@ export async function approveModelCall(context: CheckpointContext, request: Chat
     action: { purpose: request.purpose, model: context.model.model, lastMessage: last && 'content' in last ? last.content : null },
     explanation: explain(context, { summary: `Ask the model for the ${request.purpose}.`, stepId, risk: 'low', factors: ['sends the conversation so far to the model server'], reversibility: 'not_applicable' }),
   });
-  if (outcome.decision.verdict === 'approve' || outcome.decision.verdict === 'edit') return;
+  if (outcome.decision.verdict === 'approve' || outcome.decision.verdict === 'edit') return 'approval';
   const feedback = outcome.decision.verdict === 'reject' ? outcome.decision.feedback : 'locked';
   if (outcome.decision.verdict === 'reject' && outcome.decision.stop) throw runRejected(`The operator stopped the run: ${feedback}`);
   throw new ArchonError('APPROVAL_REJECTED', `The operator did not approve the model call: ${feedback}`);

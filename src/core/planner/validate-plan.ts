@@ -35,18 +35,3 @@ export function validatePlan(
   errors.push(...roles.planErrors(plan));
   return errors;
 }
-
-/** Ids of every step that depends, directly or not, on `stepId`. */
-export function dependentsOf(plan: Plan, stepId: string): string[] {
-  const found = new Set<string>();
-  const queue = [stepId];
-  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-    for (const step of plan.steps) {
-      if (step.dependencies.includes(next) && !found.has(step.id)) {
-        found.add(step.id);
-        queue.push(step.id);
-      }
-    }
-  }
-  return [...found];
-}

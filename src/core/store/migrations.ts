@@ -308,4 +308,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX bus_messages_correlation ON bus_messages (run_id, correlation_id);
     `,
   },
+  {
+    name: 'who let a call through (the policy without asking, a grant, or an approval), recorded on the call',
+    sql: `
+      ALTER TABLE tool_calls ADD COLUMN allowed_by TEXT;
+      ALTER TABLE model_calls ADD COLUMN allowed_by TEXT;
+    `,
+  },
 ];

@@ -283,13 +283,15 @@ export class RunStore {
     error: string | null;
     startedAt: string;
     endedAt: string;
+    /** Who let the call through (see AllowedBy): the policy, or an approval row. */
+    allowedBy?: string | null;
   }): void {
     this.db
       .prepare(
-        `INSERT INTO model_calls (id, run_id, step_id, purpose, attempt, status, prompt_tokens, completion_tokens, usage_estimated, error, started_at, ended_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO model_calls (id, run_id, step_id, purpose, attempt, status, prompt_tokens, completion_tokens, usage_estimated, error, started_at, ended_at, allowed_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(call.id, call.runId, call.stepId, call.purpose, call.attempt, call.ok ? 'completed' : 'failed', call.promptTokens, call.completionTokens, call.estimated ? 1 : 0, this.clean(call.error), call.startedAt, call.endedAt);
+      .run(call.id, call.runId, call.stepId, call.purpose, call.attempt, call.ok ? 'completed' : 'failed', call.promptTokens, call.completionTokens, call.estimated ? 1 : 0, this.clean(call.error), call.startedAt, call.endedAt, call.allowedBy ?? null);
   }
 
   /** Tokens recorded for a run, failed attempts included. */
@@ -298,14 +300,15 @@ export class RunStore {
     return row.tokens;
   }
 
-  startToolCall(call: { id: string; runId: string; stepId: string; tool: string; args: unknown; sideEffects: SideEffects; idempotent: boolean; definitionHash?: string | null; now: string }): void {
+  /** `allowedBy`: who let the call through (see AllowedBy); null for a call that never ran or was not admitted anew (a resumed one). */
+  startToolCall(call: { id: string; runId: string; stepId: string; tool: string; args: unknown; sideEffects: SideEffects; idempotent: boolean; definitionHash?: string | null; allowedBy?: string | null; now: string }): void {
     const write = () =>
       this.db
         .prepare(
-          `INSERT INTO tool_calls (id, run_id, step_id, tool, args_json, side_effects, idempotent, definition_hash, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'started', ?)
-           ON CONFLICT (id) DO UPDATE SET args_json = excluded.args_json, idempotent = excluded.idempotent, definition_hash = excluded.definition_hash, status = 'started', result_json = NULL, started_at = excluded.started_at, ended_at = NULL`,
+          `INSERT INTO tool_calls (id, run_id, step_id, tool, args_json, side_effects, idempotent, definition_hash, allowed_by, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'started', ?)
+           ON CONFLICT (id) DO UPDATE SET args_json = excluded.args_json, idempotent = excluded.idempotent, definition_hash = excluded.definition_hash, allowed_by = COALESCE(excluded.allowed_by, tool_calls.allowed_by), status = 'started', result_json = NULL, started_at = excluded.started_at, ended_at = NULL`,
         )
-        .run(call.id, call.runId, call.stepId, call.tool, JSON.stringify(this.clean(call.args ?? null)), call.sideEffects, call.idempotent ? 1 : 0, call.definitionHash ?? null, call.now);
+        .run(call.id, call.runId, call.stepId, call.tool, JSON.stringify(this.clean(call.args ?? null)), call.sideEffects, call.idempotent ? 1 : 0, call.definitionHash ?? null, call.allowedBy ?? null, call.now);
     // A side effect about to happen must be on disk before it happens, or resume could repeat it.
     if (call.sideEffects === 'none') write();
     else this.durably(write);

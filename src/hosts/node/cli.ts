@@ -1,43 +1,27 @@
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { ArchonError } from '../../shared/errors';
-import { renderAuditMarkdown } from '../../shared/audit-markdown';
-import { findAuditSecrets } from '../../auditor/audit-key';
-import { AuditLog } from '../../auditor/audit-log';
-import { resetAudit, type Auditor } from '../../auditor/auditor';
-import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
-import { DEFAULT_THRESHOLDS } from '../../auditor/detectors';
-import { createAppServices } from '../../core/app-services';
-import { childProcessLauncher } from '../../core/process/child-process-launcher';
-import { resolveDataDir } from '../../core/data-dir';
-import { createRuntime, type ArchonRuntime } from '../../core/runtime';
-import { EmergencyStop } from '../../core/stop/emergency-stop';
-import { apiKeyFromCommandLine } from '../../core/secrets/api-key-source';
-import { ApiKeys } from '../../core/secrets/api-keys';
-import { resolveModelUrl } from '../../shared/model-presets';
-import type { RunOptions } from '../../shared/schemas/run';
-import { catchUpAudit, inspectAudit, openAuditedRuntime } from './audited-runtime';
-import { startHeadlessHost } from './headless-host';
-import { terminalConfirmation } from './terminal-confirmation';
-import { addMcpListFlags, listMcpServers, type McpListFlags } from './mcp-command';
-import { undoFromCli, type UndoFlags } from './undo-command';
-import { addMemoryListFlags, addMemoryOutputFlags, forgetMemory, listMemory, pinMemory, searchMemory, type MemoryListFlags } from './memory-command';
-import { addRunFlags, addRunSettingFlags, APP_ROOT, EXECUTOR_ENTRY, runFromCli, type RunFlags } from './run-command';
-import { controlRunFromCli } from './stop-command';
-import { addDreamFlags, dreamFromCli, type DreamFlags } from './dream-command';
+import type { Auditor } from '../../auditor/auditor';
+import type { ArchonRuntime } from '../../core/runtime';
+import { addDreamFlags, addMcpListFlags, addRunFlags, addRunSettingFlags, type DreamFlags, type McpListFlags, type RunFlags } from './command-flags';
+import { addMemoryListFlags, addMemoryOutputFlags, type MemoryListFlags } from './memory-command';
+import type { ServeFlags } from './serve-command';
+import type { UndoFlags } from './undo-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5 } as const;
-
-const RENDERER_DIR = fileURLToPath(new URL('../renderer', import.meta.url));
 
 interface DataDirOption {
   dataDir?: string;
 }
 
+/*
+ * Each command imports what it does when it runs (dynamic `import()`, a chunk of its own in the
+ * build): `--help`, `runs` and `estop` load neither the model client nor the tool host.
+ */
+
 /** `run` and `resume`: the runtime with its auditor process, drained before the command ends. */
 async function withAuditedRuntime<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => Promise<T>): Promise<T> {
+  const { openAuditedRuntime } = await import('./audited-runtime');
   const audited = await openAuditedRuntime(options.dataDir);
   try {
     return await use(audited.runtime);
@@ -48,6 +32,7 @@ async function withAuditedRuntime<T>(options: DataDirOption, use: (runtime: Arch
 
 /** Commands that start no run (`runs`, `estop`): an emergency stop never waits for, nor depends on, the auditor. */
 async function withRuntime<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => Promise<T>): Promise<T> {
+  const [{ createRuntime }, { resolveDataDir }] = await Promise.all([import('../../core/runtime'), import('../../core/data-dir')]);
   const runtime = createRuntime({ dataDir: resolveDataDir(options.dataDir) });
   try {
     return await use(runtime);
@@ -71,7 +56,8 @@ function auditedRunId(auditor: Auditor, typed: string): string {
 }
 
 /** `archon audit verify`: exit 0 intact, 1 tampered or damaged, naming where. */
-function verifyAudit(dataDir: string | undefined): number {
+async function verifyAudit(dataDir: string | undefined): Promise<number> {
+  const { inspectAudit } = await import('./audited-runtime');
   try {
     const result = inspectAudit(dataDir, (auditor) => auditor.verify());
     if (result.intact) {
@@ -83,61 +69,6 @@ function verifyAudit(dataDir: string | undefined): number {
   } catch (error) {
     process.stdout.write(`Audit log TAMPERED or damaged: ${(error as Error).message}\n`);
     return EXIT.failed;
-  }
-}
-
-type ServeFlags = DataDirOption & RunFlags & { port: number; trustUi?: boolean };
-
-/** Only the run settings given on the command line; the rest come from Settings at each run. */
-function serveDefaults(flags: ServeFlags): Partial<RunOptions> {
-  const given: Partial<RunOptions> = {
-    modelUrl: flags.modelUrl ? resolveModelUrl(flags.modelUrl) : undefined,
-    model: flags.model,
-    policy: flags.policy,
-    concurrency: flags.concurrency,
-    maxTokens: flags.maxTokens,
-    maxCostUsd: flags.maxCost,
-    workspace: flags.workspace ? resolve(flags.workspace) : undefined,
-  };
-  return Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
-}
-
-/** The key given at start, bound to the origin of the model server the host was started for. */
-function serveApiKeys(runtime: ArchonRuntime, flags: ServeFlags): ApiKeys {
-  const apiKeys = new ApiKeys(runtime.store.secrets);
-  const key = apiKeyFromCommandLine(flags, runtime.store.secrets);
-  if (key) apiKeys.remember(serveDefaults(flags).modelUrl ?? resolveModelUrl(runtime.store.getSettings().modelUrl), key);
-  return apiKeys;
-}
-
-async function serve(flags: ServeFlags): Promise<void> {
-  const audited = await openAuditedRuntime(flags.dataDir);
-  try {
-    const { runtime } = audited;
-    const services = createAppServices({
-      runtime,
-      host: 'headless',
-      version: packageJson.version,
-      audit: audited.auditor,
-      launcher: childProcessLauncher,
-      executorEntry: EXECUTOR_ENTRY,
-      readableRoots: [APP_ROOT],
-      apiKeys: serveApiKeys(runtime, flags),
-      confirmation: terminalConfirmation({ trustUi: flags.trustUi ?? false }),
-      hiddenFolders: foldersHiddenFromTools(runtime.dataDir),
-      allowNetwork: flags.allowNetwork,
-      runDefaults: serveDefaults(flags),
-    });
-    const host = await startHeadlessHost({ handlers: services.handlers, bus: runtime.bus, rendererDir: RENDERER_DIR, port: flags.port });
-    process.stdout.write(`Archon UI: ${host.url}\n`);
-    await new Promise<void>((done) => {
-      process.once('SIGINT', done);
-      process.once('SIGTERM', done);
-    });
-    await host.close();
-    await services.close();
-  } finally {
-    await audited.close();
   }
 }
 
@@ -156,11 +87,11 @@ export function buildProgram(): Command {
       .argument('<goal>', 'what the agents should achieve')
       .option('--follow-up <run-id>', "continue a finished run: the goal is the new instruction, the earlier run's goal, plan and answer its context"),
   ).action(async (goal: string, options: RunFlags & DataDirOption & { followUp?: string }) => {
-    exitCode = await withAuditedRuntime(options, (runtime) => runFromCli(runtime, options, { goal, followUpOf: options.followUp && runtime.store.runs.resolveRunId(options.followUp) }));
+    exitCode = await withAuditedRuntime(options, async (runtime) => (await import('./run-command')).runFromCli(runtime, options, { goal, followUpOf: options.followUp && runtime.store.runs.resolveRunId(options.followUp) }));
   });
   addRunFlags(program.command('resume').description('continue an interrupted run (its own settings are the defaults)').argument('<run-id>')).action(
     async (runId: string, options: RunFlags & DataDirOption) => {
-      exitCode = await withAuditedRuntime(options, (runtime) => runFromCli(runtime, options, { resume: runId }));
+      exitCode = await withAuditedRuntime(options, async (runtime) => (await import('./run-command')).runFromCli(runtime, options, { resume: runId }));
     },
   );
 
@@ -171,21 +102,21 @@ export function buildProgram(): Command {
     .option(...dataDirOption)
     .option('--yes', 'revert without asking (for scripts)')
     .action(async (runId: string, options: DataDirOption & UndoFlags) => {
-      exitCode = await withRuntime(options, (runtime) => undoFromCli(runtime, runId, options));
+      exitCode = await withRuntime(options, async (runtime) => (await import('./undo-command')).undoFromCli(runtime, runId, options));
     });
 
   addMcpListFlags(program.command('mcp').description('MCP tool servers').command('list').description('start each MCP server, list its tools with their side effects, say what failed').option(...dataDirOption)).action(
     async (options: McpListFlags & DataDirOption) => {
-      exitCode = await withRuntime(options, (runtime) => listMcpServers(runtime, options));
+      exitCode = await withRuntime(options, async (runtime) => (await import('./mcp-command')).listMcpServers(runtime, options));
     },
   );
   const memory = program.command('memory').description('long-term memory: what runs learned (facts, episodes, lessons) and your preferences');
   addMemoryListFlags(memory.command('list').description('list memories, newest first').option(...dataDirOption)).action(async (options: MemoryListFlags & DataDirOption) => {
-    exitCode = await withRuntime(options, async (runtime) => listMemory(runtime, options));
+    exitCode = await withRuntime(options, async (runtime) => (await import('./memory-command')).listMemory(runtime, options));
   });
   addMemoryOutputFlags(memory.command('search').description('search memories by their words (FTS5), best first').argument('<query>').option(...dataDirOption)).action(
     async (query: string, options: MemoryListFlags & DataDirOption) => {
-      exitCode = await withRuntime(options, async (runtime) => searchMemory(runtime, query, options));
+      exitCode = await withRuntime(options, async (runtime) => (await import('./memory-command')).searchMemory(runtime, query, options));
     },
   );
   memory
@@ -194,7 +125,7 @@ export function buildProgram(): Command {
     .argument('<id>')
     .option(...dataDirOption)
     .action(async (id: string, options: DataDirOption) => {
-      exitCode = await withRuntime(options, async (runtime) => forgetMemory(runtime, id));
+      exitCode = await withRuntime(options, async (runtime) => (await import('./memory-command')).forgetMemory(runtime, id));
     });
   for (const [name, pinned] of [['pin', true], ['unpin', false]] as const) {
     memory
@@ -203,7 +134,7 @@ export function buildProgram(): Command {
       .argument('<id>')
       .option(...dataDirOption)
       .action(async (id: string, options: DataDirOption) => {
-        exitCode = await withRuntime(options, async (runtime) => pinMemory(runtime, id, pinned));
+        exitCode = await withRuntime(options, async (runtime) => (await import('./memory-command')).pinMemory(runtime, id, pinned));
       });
   }
 
@@ -227,12 +158,13 @@ export function buildProgram(): Command {
     .option('--reset', 're-arm after a stop; restarts nothing')
     .option('--reason <text>', 'why', 'Emergency stop from the command line')
     .action(async (options: DataDirOption & { reset?: boolean; reason: string }) => {
+      const { EmergencyStop } = await import('../../core/stop/emergency-stop');
       const state = await withRuntime(options, (runtime) => {
         const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
         return options.reset ? Promise.resolve(estop.reset('Re-armed from the command line')) : estop.trigger('cli', options.reason);
       });
       process.stdout.write(state.latched ? `Emergency stop latched at ${state.since}. Re-arm with \`archon estop --reset\`.\n` : 'Re-armed. Nothing was restarted.\n');
-      await catchUpAudit(options.dataDir);
+      await (await import('./audited-runtime')).catchUpAudit(options.dataDir);
     });
 
   program
@@ -241,7 +173,7 @@ export function buildProgram(): Command {
     .argument('<run-id>')
     .option(...dataDirOption)
     .action(async (runId: string, options: DataDirOption) => {
-      exitCode = await withRuntime(options, (runtime) => controlRunFromCli(runtime, runId, 'stop'));
+      exitCode = await withRuntime(options, async (runtime) => (await import('./stop-command')).controlRunFromCli(runtime, runId, 'stop'));
     });
 
   program
@@ -250,7 +182,7 @@ export function buildProgram(): Command {
     .argument('<run-id>')
     .option(...dataDirOption)
     .action(async (runId: string, options: DataDirOption) => {
-      exitCode = await withRuntime(options, (runtime) => controlRunFromCli(runtime, runId, 'pause'));
+      exitCode = await withRuntime(options, async (runtime) => (await import('./stop-command')).controlRunFromCli(runtime, runId, 'pause'));
     });
 
   addDreamFlags(
@@ -259,7 +191,7 @@ export function buildProgram(): Command {
       .description('learn lessons from finished runs not dreamt yet (the Dreamer); prints what it stored: exit 0 done, 1 unreadable answer, 2 model server unreachable')
       .option(...dataDirOption),
   ).action(async (options: DreamFlags & DataDirOption) => {
-    exitCode = await withRuntime(options, (runtime) => dreamFromCli(runtime, options));
+    exitCode = await withRuntime(options, async (runtime) => (await import('./dream-command')).dreamFromCli(runtime, options));
   });
 
   const audit = program.command('audit').description("the independent auditor's log and reports");
@@ -267,8 +199,8 @@ export function buildProgram(): Command {
     .command('verify')
     .description("check the audit log's integrity: exit 0 intact, 1 tampered (saying where)")
     .option(...dataDirOption)
-    .action((options: DataDirOption) => {
-      exitCode = verifyAudit(options.dataDir);
+    .action(async (options: DataDirOption) => {
+      exitCode = await verifyAudit(options.dataDir);
     });
   audit
     .command('report')
@@ -277,7 +209,8 @@ export function buildProgram(): Command {
     .option(...dataDirOption)
     .option('--day <yyyy-mm-dd>', 'report on every run of that day (default: today)')
     .option('--json', 'JSON instead of Markdown')
-    .action((runId: string | undefined, options: DataDirOption & { day?: string; json?: boolean }) => {
+    .action(async (runId: string | undefined, options: DataDirOption & { day?: string; json?: boolean }) => {
+      const [{ inspectAudit }, { renderAuditMarkdown }] = await Promise.all([import('./audited-runtime'), import('../../shared/audit-markdown')]);
       const report = inspectAudit(options.dataDir, (auditor) => auditor.report(runId ? { runId: auditedRunId(auditor, runId) } : { day: options.day ?? new Date().toISOString().slice(0, 10) }));
       process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAuditMarkdown(report));
     });
@@ -286,7 +219,8 @@ export function buildProgram(): Command {
     .description('after a log that cannot be vouched for: set audit.db aside (kept) and start a new chain that names the reset')
     .requiredOption('--acknowledge <reason>', 'why the operator accepts the break in the chain (recorded in the new chain)')
     .option(...dataDirOption)
-    .action((options: DataDirOption & { acknowledge: string }) => {
+    .action(async (options: DataDirOption & { acknowledge: string }) => {
+      const [{ resetAudit }, { resolveDataDir }] = await Promise.all([import('../../auditor/auditor'), import('../../core/data-dir')]);
       const { setAside, problem } = resetAudit(resolveDataDir(options.dataDir), options.acknowledge);
       process.stdout.write(`Audit log reset${problem ? ` (it was: ${problem})` : ''}. ${setAside ? `The old log is kept as ${setAside}. ` : ''}A new chain starts with the reset and your reason; runs may start again.\n`);
     });
@@ -295,7 +229,13 @@ export function buildProgram(): Command {
     .description("show or set the detectors' thresholds (the operator's alone)")
     .option(...dataDirOption)
     .option('--set <name=value>', 'change one threshold')
-    .action((options: DataDirOption & { set?: string }) => {
+    .action(async (options: DataDirOption & { set?: string }) => {
+      const [{ AuditLog }, { findAuditSecrets }, { DEFAULT_THRESHOLDS }, { resolveDataDir }] = await Promise.all([
+        import('../../auditor/audit-log'),
+        import('../../auditor/audit-key'),
+        import('../../auditor/detectors'),
+        import('../../core/data-dir'),
+      ]);
       const dataDir = resolveDataDir(options.dataDir);
       const log = AuditLog.open(dataDir, findAuditSecrets(dataDir), { readonly: !options.set });
       try {
@@ -318,7 +258,7 @@ export function buildProgram(): Command {
       .description('start the headless host: the app in a browser, on 127.0.0.1 with a token; run flags are defaults for runs started there')
       .option('--port <n>', 'port (0 = any free port)', parsePort, 0)
       .option('--trust-ui', 'let the page widen what agents may do without asking on this terminal'),
-  ).action(serve);
+  ).action(async (flags: ServeFlags) => (await import('./serve-command')).serve(flags));
 
   return program;
 }

@@ -1,20 +1,10 @@
-import type { Command } from 'commander';
 import { dream, type DreamOutcome } from '../../core/memory/dreamer';
 import { modelConnector } from '../../core/model/connect';
 import { retryPolicyFrom } from '../../core/model/retry-policy';
 import type { ArchonRuntime } from '../../core/runtime';
 import { apiKeyFromCommandLine } from '../../core/secrets/api-key-source';
-import { runOptionsFrom, type RunFlags } from './run-command';
-
-export type DreamFlags = Pick<RunFlags, 'modelUrl' | 'model' | 'apiKey' | 'apiKeyFile'>;
-
-export function addDreamFlags(command: Command): Command {
-  return command
-    .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset (default: from settings)')
-    .option('--model <name>', 'the model (default: from settings, else the first the server lists)')
-    .option('--api-key <key>', 'API key (default: OPENAI_API_KEY)')
-    .option('--api-key-file <file>', 'read the API key from this file');
-}
+import { runOptionsFrom } from './run-command';
+import type { DreamFlags } from './command-flags';
 
 function describe(outcome: DreamOutcome): string {
   if (outcome.unreadable !== null) return `The model's lessons could not be read: ${outcome.unreadable} Nothing was stored; \`archon dream\` tries these runs again.\n`;

@@ -1,26 +1,11 @@
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
 import { readMcpConfigFile } from '../../core/mcp/mcp-config-file';
 import { probeMcpServer, type McpProbe } from '../../core/mcp/probe-server';
 import type { ArchonRuntime } from '../../core/runtime';
 import { McpSecrets } from '../../core/secrets/mcp-secrets';
 import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
 import { workspaceFolder } from '../../core/tools/tool-host';
-
-export interface McpListFlags {
-  mcpConfig?: string;
-  json?: boolean;
-  workspace?: string;
-  allowNetwork?: boolean;
-}
-
-export function addMcpListFlags(command: Command): Command {
-  return command
-    .option('--mcp-config <file>', 'MCP servers as Claude Desktop writes them: {"mcpServers": {...}} (added to those in Settings)')
-    .option('--workspace <dir>', 'the folder stdio servers start in, as in a run (default: the current folder)')
-    .option('--allow-network', 'let stdio servers use the network (default: Settings)')
-    .option('--json', 'one JSON object per server and line');
-}
+import type { McpListFlags } from './command-flags';
 
 type Listed = { server: string; disabled: true } | ({ server: string } & McpProbe);
 

@@ -1,12 +1,11 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ArchonError, describeZodError } from '../../shared/errors';
 import { describeGapTrend } from '../../shared/gap-trend';
 import { endpointSummary } from '../../shared/endpoint-summary';
-import { parseModelUrl, resolveModelUrl } from '../../shared/model-presets';
+import { resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
-import { ApproveModeSchema, ModelPriceSchema, PolicySchema, RunOptionsSchema, VerificationSchema, type ModelPrice, type RunOptions, type RunStatus } from '../../shared/schemas/run';
+import { RunOptionsSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
 import type { RunResult } from '../../core/agent/run-engine';
 import { launchRun } from '../../core/agent/run-launcher';
 import { retryPolicyFrom } from '../../core/model/retry-policy';
@@ -26,91 +25,9 @@ import { McpSecrets } from '../../core/secrets/mcp-secrets';
 import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
 import { approvalChannelFor } from './terminal-approvals';
 import { longCallProgress } from './long-call-progress';
-
-export interface RunFlags {
-  budgetPreset?: keyof typeof BUDGET_PRESETS;
-  modelUrl?: string;
-  model?: string;
-  apiKey?: string;
-  apiKeyFile?: string;
-  policy?: RunOptions['policy'];
-  approve?: 'prompt' | 'auto' | 'deny';
-  concurrency?: number;
-  maxTokens?: number;
-  maxCost?: number;
-  price?: ModelPrice;
-  maxIterations?: number;
-  verify?: RunOptions['verification'];
-  workspace?: string;
-  allowNetwork?: boolean;
-  mcpConfig?: string;
-  roles?: string;
-  json?: boolean;
-  /** False with `--no-memory`. */
-  memory?: boolean;
-  embeddingModel?: string;
-}
+import { BUDGET_PRESETS, type RunFlags } from './command-flags';
 
 const EXIT_BY_STATUS: Partial<Record<RunStatus, number>> = { completed: 0, failed: 1, stopped: 3, budget_exhausted: 4, rejected: 5, paused: 6 };
-
-function positiveInt(name: string, max: number) {
-  return (value: string) => {
-    const number = Number(value);
-    if (!Number.isInteger(number) || number < 1 || number > max) throw new InvalidArgumentError(`${name} is a whole number from 1 to ${max}.`);
-    return number;
-  };
-}
-
-/** `--price 2.5,10`: USD per million input and output tokens. */
-function modelPrice(value: string): ModelPrice {
-  const [input, output, ...rest] = value.split(',').map((part) => Number(part.trim()));
-  const parsed = ModelPriceSchema.safeParse({ inputPerMillion: input, outputPerMillion: output });
-  if (!parsed.success || rest.length > 0) throw new InvalidArgumentError('expected INPUT,OUTPUT in USD per million tokens, e.g. 2.5,10.');
-  return parsed.data;
-}
-
-function modelUrl(value: string): string {
-  const parsed = parseModelUrl(value);
-  if ('problem' in parsed) throw new InvalidArgumentError(`${parsed.problem}.`);
-  return parsed.url;
-}
-
-function positiveNumber(value: string): number {
-  const number = Number(value);
-  if (!Number.isFinite(number) || number <= 0) throw new InvalidArgumentError('expected a positive number.');
-  return number;
-}
-
-/** The run settings `run`, `resume` and `serve` share (for `serve`, defaults for runs started in the UI). */
-export function addRunSettingFlags(command: Command): Command {
-  return command
-    .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset: ollama, lm-studio, llama-cpp, vllm, openai', modelUrl)
-    .option('--model <name>', 'the model (default: from settings, else the first the server lists)')
-    .option('--api-key <key>', 'API key (default: OPENAI_API_KEY); visible to other processes of your user, prefer --api-key-file')
-    .option('--api-key-file <file>', 'read the API key from this file')
-    .addOption(new Option('--policy <policy>', 'who is asked before what').choices(PolicySchema.options))
-    .option('--concurrency <n>', 'steps at once (default: the server’s parallel slots, else 4)', positiveInt('--concurrency', 64))
-    .option('--max-tokens <n>', 'token cap for the run', positiveInt('--max-tokens', 1e9))
-    .option('--max-cost <usd>', 'money cap for the run, in USD', positiveNumber)
-    .option('--workspace <dir>', 'the only folder file tools may touch (default: the current folder)')
-    .option('--allow-network', 'let sandboxed commands (run_command) use the network (default: Settings, else off)')
-    .option('--data-dir <dir>', 'the data folder (default: ARCHON_DATA_DIR, else the platform app-data folder)');
-}
-
-/** The flags of `run` and `resume` (the brief's CLI contract). */
-export function addRunFlags(command: Command): Command {
-  return addRunSettingFlags(command)
-    .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no').choices(ApproveModeSchema.options))
-    .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
-    .addOption(new Option('--verify <mode>', "how each step's result is validated: off, deterministic checks, or checks and a critic model call (default: Settings, else checks)").choices(VerificationSchema.options))
-    .addOption(new Option('--budget-preset <name>', 'named caps: seed-004 = 2,000 tokens a run, 10,000 a day').choices(['seed-004']))
-    .option('--price <input,output>', "this run's model price in USD per million input and output tokens, e.g. 2.5,10 (default: Settings' model prices)", modelPrice)
-    .option('--no-memory', 'neither recall from nor store to long-term memory in this run')
-    .option('--embedding-model <name>', "the model server's embedding model, for vector recall from memory (default: Settings, else lexical recall only)")
-    .option('--mcp-config <file>', 'MCP servers for this run, as Claude Desktop writes them: {"mcpServers": {...}} (added to those in Settings)')
-    .option('--roles <file>', 'roles for this run: {"roles": {"NAME": {"model"?: {"url", "name", "apiKey"?}, "tools"?, ...}}} (instead of those in Settings); on resume it gives the roles and their keys again')
-    .option('--json', 'print one JSON event per line on stdout');
-}
 
 function describeEvent(event: ArchonEvent): string | null {
   switch (event.type) {
@@ -233,9 +150,6 @@ function overridesFrom(flags: RunFlags, roles?: Record<string, StoredRole>): Par
 /** The built executor beside this CLI bundle (out/node/executor.js), and the folder it runs from. */
 export const EXECUTOR_ENTRY = fileURLToPath(new URL('./executor.js', import.meta.url));
 export const APP_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Named budget presets: seed 004's caps are 2,000 tokens a run and 10,000 a day. */
-const BUDGET_PRESETS = { 'seed-004': { maxTokens: 2000, dayMaxTokens: 10_000 } } as const;
 
 /** What a run or resume ended as, or how it could not start, as the brief's exit code. */
 function exitCodeFor(error: unknown): number | null {

@@ -25,4 +25,14 @@ describe('adaptive autonomy', () => {
     expect(adaptPolicy('supervised', { complexity: 0, risk: 0, trust: 0, uncertainty: 0, knowledge: null }).policy).toBe('supervised');
     expect(adaptPolicy('permissive', { complexity: 0.7, risk: 0.7, trust: 0.7, uncertainty: 0.7, knowledge: null }).policy).toBe('permissive');
   });
+
+  it("tightens on a large plan's size alone at most to strict; with other strict evidence it may go to supervised", () => {
+    const large = adaptPolicy('balanced', { ...unmeasured, complexity: 1, risk: 0 });
+    expect(large.policy).toBe('balanced');
+    const sizeOnly = adaptPolicy('balanced', { ...unmeasured, complexity: 1 });
+    expect(sizeOnly.policy).toBe('strict');
+    expect(sizeOnly.reasons[0]).toBe('high: complexity 1.00');
+    expect(adaptPolicy('balanced', { ...unmeasured, complexity: 1, trust: 0.9 }).policy).toBe('supervised');
+    expect(adaptPolicy('supervised', { ...unmeasured, complexity: 1 }).policy).toBe('supervised');
+  });
 });

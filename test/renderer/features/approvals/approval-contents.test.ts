@@ -129,4 +129,23 @@ describe('what an approval shows, in Chromium through archon serve', () => {
     expect(steps.some((text) => text.includes('drop this step'))).toBe(false);
     await app.close();
   });
+
+  it('names at most the first 10 later steps of a call and counts the rest: "12 later steps: s1, …, s10, … and 2 more"', async () => {
+    const chain = Array.from({ length: 13 }, (_, index) => ({ id: `s${index}`, description: `part ${index}`, dependencies: index === 0 ? [] : [`s${index - 1}`] }));
+    const app = await openApp((request) => {
+      if (request.purpose === 'plan') return planReply(chain);
+      if (request.purpose === 'final') return { content: 'Chain done.' };
+      const first = requestText(request).includes('Step s0:') && toolTurn(request) === 0;
+      return first ? { toolCalls: [{ name: 'write_file', arguments: { path: 'chain.txt', content: 'start' } }] } : { content: 'ok' };
+    });
+    await startGoal(app.page, 'Run the chain');
+    await approval(app.page, 'plan').getByRole('button', { name: 'Approve', exact: true }).click();
+    const call = approval(app.page, 'tool call');
+    const later = Array.from({ length: 10 }, (_, index) => `s${index + 1}`).join(', ');
+    await call.getByText(`12 later steps: ${later}, … and 2 more`).waitFor();
+    await call.getByRole('button', { name: 'Approve', exact: true }).click();
+    await approval(app.page, 'final answer').getByRole('button', { name: 'Approve', exact: true }).click();
+    await app.page.getByLabel('Answer').filter({ hasText: 'Chain done.' }).waitFor();
+    await app.close();
+  });
 });

@@ -1,6 +1,6 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { planGraphErrors } from '../../../../shared/plan-graph';
-import { EscalationChoiceSchema, type ApprovalRequest } from '../../../../shared/schemas/approval';
+import { EscalationChoiceSchema, type ApprovalRequest, type ExplanationPacket } from '../../../../shared/schemas/approval';
 import { PlanStepSchema, type PlanStep } from '../../../../shared/schemas/plan';
 import { BUILTIN_TOOL_NAMES, isBuiltinTool, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { describeZodError } from '../../../../shared/errors';
@@ -147,6 +147,14 @@ function ArgumentsEditor({ request, onDone, onCancel }: EditorProps) {
   );
 }
 
+/** "N later steps: a, b, … and M more": the packet names at most the first few, `downstreamCount` counts them all. */
+function describeDownstream(packet: ExplanationPacket): string {
+  const count = packet.downstreamCount ?? packet.downstream.length;
+  if (count === 0) return 'no later steps';
+  const more = count - packet.downstream.length;
+  return `${count} later step${count === 1 ? '' : 's'}: ${packet.downstream.join(', ')}${more > 0 ? `, … and ${more} more` : ''}`;
+}
+
 function Explanation({ request }: { request: ApprovalRequest }) {
   const packet = request.explanation;
   return (
@@ -167,7 +175,7 @@ function Explanation({ request }: { request: ApprovalRequest }) {
         {packet.cost.tokensUsed} tokens used{packet.cost.tokensLeft !== null && `, ${packet.cost.tokensLeft} left`}; ${packet.cost.estimatedUsd.toFixed(4)}
       </dd>
       <dt>Affects</dt>
-      <dd>{packet.downstream.length > 0 ? packet.downstream.join(', ') : 'no later steps'}</dd>
+      <dd>{describeDownstream(packet)}</dd>
       {packet.alternatives.length > 0 && (
         <>
           <dt>Alternatives</dt>
