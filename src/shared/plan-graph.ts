@@ -42,3 +42,37 @@ function findCycle(steps: readonly PlanStep[]): string[] | null {
   }
   return null;
 }
+
+/**
+ * The most steps of one level of the DAG (a step's level: one past its deepest dependency), computed
+ * in one pass over the steps and their dependencies. Unknown dependencies are ignored; a cycle's
+ * steps are left out (a plan with one is refused anyway).
+ */
+export function widestLevel(steps: readonly PlanStep[]): number {
+  const ids = new Set(steps.map((step) => step.id));
+  const waiting = new Map(steps.map((step) => [step.id, step.dependencies.filter((dependency) => ids.has(dependency)).length]));
+  const dependants = new Map<string, string[]>();
+  for (const step of steps) {
+    for (const dependency of step.dependencies) {
+      if (!ids.has(dependency)) continue;
+      const list = dependants.get(dependency);
+      if (list) list.push(step.id);
+      else dependants.set(dependency, [step.id]);
+    }
+  }
+  let level = steps.filter((step) => waiting.get(step.id) === 0).map((step) => step.id);
+  let widest = 0;
+  while (level.length > 0) {
+    widest = Math.max(widest, level.length);
+    const next: string[] = [];
+    for (const id of level) {
+      for (const dependant of dependants.get(id) ?? []) {
+        const left = (waiting.get(dependant) ?? 0) - 1;
+        waiting.set(dependant, left);
+        if (left === 0) next.push(dependant);
+      }
+    }
+    level = next;
+  }
+  return widest;
+}

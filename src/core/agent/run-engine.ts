@@ -18,12 +18,13 @@ import { DIALECT_NAMES, type DialectName } from '../model/dialects/dialect';
 import { asStoreError } from '../store/open-database';
 import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
+import { widestLevel } from '../../shared/plan-graph';
 import { planGoal } from '../planner/planner';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
-import { runPlan, type StepState } from './scheduler';
+import { runPlan, type Recover, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
 import { runControlError } from './run-control';
@@ -55,6 +56,8 @@ export interface RunEngineDependencies {
   price?: ModelPrice | null;
   /** Probes the endpoint and returns a client for the model it settled on (and an embedder, for vector recall). */
   connect(options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient; embedder?: Embedder | null }>;
+  /** Starts tool workers for `count` calls at once ahead of need (capped by the host); a stop of `signal` ends the warming. */
+  warmTools?(count: number, signal: AbortSignal): void;
   /** Long-term memory; absent when Settings turn memory off. */
   memory?: MemoryStore;
   now?: () => Date;
@@ -141,28 +144,48 @@ function unfinishedError(context: RunContext, unfinished: readonly string[]): st
   return `${lead.replace(/[.\s]+$/, '')}.${others.length > 0 ? ` Also not completed: ${others.join(', ')}.` : ''} ${resumeAdvice(context.runId)}`;
 }
 
-/** Plans (when there is no plan yet), runs the DAG, writes the final answer; every way out is recorded. */
-async function drive(context: RunContext, concurrency: number, existing: { plan: Plan; states: Map<string, StepState> } | null): Promise<RunResult> {
+/** Tool workers for as many calls as the plan's widest level runs at once, started before its steps need them. */
+type WarmTools = (plan: Plan) => void;
+
+function toolWarmer(dependencies: RunEngineDependencies, context: RunContext, concurrency: number): WarmTools {
+  return (plan) => dependencies.warmTools?.(Math.min(widestLevel(plan.steps), concurrency), context.signal);
+}
+
+/** A revised plan may be wider than the one it replaces: the pool grows before its steps start. */
+function warmingRevisions(recover: Recover, warm: WarmTools): Recover {
+  return async (failed, reason, view) => {
+    const recovery = await recover(failed, reason, view);
+    if (recovery?.kind === 'revise') warm(recovery.plan);
+    return recovery;
+  };
+}
+
+/** Plans (when there is no plan yet), runs the DAG, writes the final answer; every way out is recorded. The tools warm while the plan awaits approval. */
+async function drive(context: RunContext, concurrency: number, existing: { plan: Plan; states: Map<string, StepState> } | null, warm: WarmTools): Promise<RunResult> {
   try {
     let plan = existing?.plan;
     if (existing) context.gradient = GoalGradient.fromEvents(context.runs.events(context.runId, Number.MAX_SAFE_INTEGER));
     if (!plan) {
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
       const memory = await recallFor(context, context.goal, null);
-      plan = await approvePlan(context, (feedback) =>
-          planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun, memory),
+      plan = await approvePlan(context, async (feedback) => {
+          const candidate = await planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun, memory);
+          warm(candidate);
+          return candidate;
+        },
         (candidate) => announcePlanVerdict(context, candidate),
       );
       context.runs.savePlan(context.runId, plan.steps);
       context.events.append(context.runId, 'plan.ready', { plan });
     }
     context.plan = plan;
+    warm(plan);
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
     const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results).then((outcome) => {
       if (outcome.status === 'completed') rememberStepResult(context, step, outcome.result);
       return outcome;
-    }), recoveryFor(context));
+    }), warmingRevisions(recoveryFor(context), warm));
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) return finish(context, 'failed', { error: unfinishedError(context, unfinished.map((step) => step.id)) });
@@ -273,7 +296,8 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
     context.events.append(runId, 'run.started', { goal, policy: resolved.policy, toolApproval: { ...context.toolApproval } });
     announceProbe(context, probe);
     announceTools(context);
-    return await drive(context, concurrencyFor(resolved, probe), null);
+    const concurrency = concurrencyFor(resolved, probe);
+    return await drive(context, concurrency, null, toolWarmer(dependencies, context, concurrency));
   } finally {
     lease.release();
   }
@@ -348,7 +372,8 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     announceProbe(context, probe);
     announceTools(context);
     const plan = steps.length > 0 ? { goal: stored.summary.goal, steps: steps.map((step) => step.spec) } : null;
-    return await drive(context, concurrencyFor(context.options, probe), plan ? { plan, states: stepStates(steps, rerun) } : null);
+    const concurrency = concurrencyFor(context.options, probe);
+    return await drive(context, concurrency, plan ? { plan, states: stepStates(steps, rerun) } : null, toolWarmer(dependencies, context, concurrency));
   } finally {
     lease.release();
   }
