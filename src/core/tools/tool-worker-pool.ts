@@ -129,6 +129,10 @@ export class ToolWorkerPool {
     return Promise.all([...this.all].map((worker) => this.terminate(worker))).then(() => undefined);
   }
 
+  private get warm(): number {
+    return this.options.warm ?? 2;
+  }
+
   /** A temp folder of the pool's own: the only place besides the workspace a worker may write. */
   private tempDir: string | null = null;
 
