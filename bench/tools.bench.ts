@@ -36,7 +36,7 @@ function toolWaits(requests: readonly RecordedRequest[]): number[] {
  * path is three model turns. A fresh tool host per run, so the pool is cold when the run starts (it
  * warms while the plan awaits approval). Returns the model span over the critical path and the leaves' tool waits.
  */
-async function fanOutRun(width: number, workspace: string): Promise<{ ratio: number; waits: number[] }> {
+async function fanOutRun(width: number, workspace: string): Promise<{ ratio: number; waits: number[]; completed: boolean }> {
   const leaves = Array.from({ length: width }, (_, index) => ({ id: `leaf${index}`, description: `part ${index}` }));
   const steps = [...leaves, { id: 'join', description: 'combine the parts', dependencies: leaves.map((leaf) => leaf.id) }];
   const server = await startModelServer({
@@ -54,10 +54,9 @@ async function fanOutRun(width: number, workspace: string): Promise<{ ratio: num
       const options = RunOptionsSchema.parse({ modelUrl: server.url, model: '', policy: 'balanced', concurrency: width, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10 });
       const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
       const result = await launchRun({ runtime, settings, approvals: approveAll, estop, tools, connect: modelConnector({}) }, { goal: 'fan out', options }, new AbortController().signal);
-      if (result.status !== 'completed') throw new Error(`the ${width}-wide fan-out ended ${result.status}: ${result.error ?? ''}`);
       const stepRequests = server.chatRequests.filter((request) => request.purpose === 'step');
       const span = Math.max(...stepRequests.map((request) => request.at)) + LATENCY_MS - Math.min(...stepRequests.map((request) => request.at));
-      return { ratio: span / (3 * LATENCY_MS), waits: toolWaits(server.chatRequests) };
+      return { ratio: span / (3 * LATENCY_MS), waits: toolWaits(server.chatRequests), completed: result.status === 'completed' };
     });
   } finally {
     await server.close();
@@ -72,6 +71,9 @@ async function fanOutSpan(workspace: string): Promise<void> {
     for (let trial = 0; trial < 3; trial++) runs.push(await fanOutRun(width, workspace));
     line(`fan-out span / critical path, width ${width} (median of 3)`, percentile(runs.map((run) => run.ratio), 50).toFixed(3), targets[width]);
     line(`  first tool call wait per leaf, width ${width} (p50)`, ms(percentile(runs.flatMap((run) => run.waits), 50)));
+    // Under heavy load a 2 s calculator timeout can fail a leaf: the figure is then not the fan-out's.
+    const failed = runs.filter((run) => !run.completed).length;
+    if (failed > 0) line(`  runs that did not complete, width ${width}`, `${failed} of ${runs.length}`);
   }
 }
 
