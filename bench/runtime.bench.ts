@@ -61,6 +61,7 @@ export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]
     signal: new AbortController().signal,
     stopRun: () => undefined,
     tools,
+    warmTools: () => undefined,
     lockedTools: new Set(),
     toolGrants: new Set(),
     expiryMs: {},

@@ -3,9 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { launchRun } from '../src/core/agent/run-launcher';
+import { approveAll } from '../src/core/approval/approval-channel';
+import { modelConnector } from '../src/core/model/connect';
 import { childProcessLauncher } from '../src/core/process/child-process-launcher';
+import { EmergencyStop } from '../src/core/stop/emergency-stop';
+import { ToolHost } from '../src/core/tools/tool-host';
 import { ToolWorkerPool } from '../src/core/tools/tool-worker-pool';
-import { line, ms, percentile } from './support';
+import { RunOptionsSchema } from '../src/shared/schemas/run';
+import { planReply, startModelServer, stepIdOf, toolMessagesOf, type RecordedRequest } from '../test/kit/scripted-model-server';
+import { line, ms, percentile, withRuntime } from './support';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ENTRY = join(ROOT, 'out', 'node', 'executor.js');
@@ -15,6 +22,60 @@ function pool(workspace: string): ToolWorkerPool {
 }
 
 const call = (target: ToolWorkerPool, index: number) => target.call('calculator', { expression: `${index} * 2` }, { signal: new AbortController().signal, timeoutMs: 5000 });
+
+const LATENCY_MS = 250;
+
+/** One leaf's first tool call, as the model saw it: from its tool-call request to the next, less the model's own 250 ms. */
+function toolWaits(requests: readonly RecordedRequest[]): number[] {
+  const byStep = Map.groupBy(requests.filter((request) => request.purpose === 'step' && stepIdOf(request)?.startsWith('leaf')), (request) => stepIdOf(request) as string);
+  return [...byStep.values()].map((turns) => (turns[1]?.at ?? NaN) - (turns[0]?.at ?? NaN) - LATENCY_MS);
+}
+
+/**
+ * `width` leaves, each one tool call (calculator) between two model turns, then a join: the critical
+ * path is three model turns. A fresh tool host per run, so the pool is cold when the run starts (it
+ * warms while the plan awaits approval). Returns the model span over the critical path and the leaves' tool waits.
+ */
+async function fanOutRun(width: number, workspace: string): Promise<{ ratio: number; waits: number[]; completed: boolean }> {
+  const leaves = Array.from({ length: width }, (_, index) => ({ id: `leaf${index}`, description: `part ${index}` }));
+  const steps = [...leaves, { id: 'join', description: 'combine the parts', dependencies: leaves.map((leaf) => leaf.id) }];
+  const server = await startModelServer({
+    latencyMs: LATENCY_MS,
+    reply: (request) => {
+      if (request.purpose === 'plan') return planReply(steps);
+      if (request.purpose === 'step' && stepIdOf(request) !== 'join' && toolMessagesOf(request).length === 0) return { toolCalls: [{ name: 'calculator', arguments: { expression: '6 * 7' } }] };
+      return { content: 'done' };
+    },
+  });
+  try {
+    return await withRuntime(async (runtime) => {
+      const settings = runtime.store.getSettings();
+      const tools = new ToolHost({ launcher: childProcessLauncher, entry: ENTRY, readableRoots: [ROOT], hiddenFolders: [], settings, log: runtime.log });
+      const options = RunOptionsSchema.parse({ modelUrl: server.url, model: '', policy: 'balanced', concurrency: width, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10 });
+      const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
+      const result = await launchRun({ runtime, settings, approvals: approveAll, estop, tools, connect: modelConnector({}) }, { goal: 'fan out', options }, new AbortController().signal);
+      const stepRequests = server.chatRequests.filter((request) => request.purpose === 'step');
+      const span = Math.max(...stepRequests.map((request) => request.at)) + LATENCY_MS - Math.min(...stepRequests.map((request) => request.at));
+      return { ratio: span / (3 * LATENCY_MS), waits: toolWaits(server.chatRequests), completed: result.status === 'completed' };
+    });
+  } finally {
+    await server.close();
+  }
+}
+
+/** Issue #19: process isolation should add nothing visible to a fan-out, the pool cold at the start of each run. */
+async function fanOutSpan(workspace: string): Promise<void> {
+  const targets: Record<number, string | undefined> = { 8: '≤ 1.15', 32: '≤ 1.3' };
+  for (const width of [1, 8, 32]) {
+    const runs = [];
+    for (let trial = 0; trial < 3; trial++) runs.push(await fanOutRun(width, workspace));
+    line(`fan-out span / critical path, width ${width} (median of 3)`, percentile(runs.map((run) => run.ratio), 50).toFixed(3), targets[width]);
+    line(`  first tool call wait per leaf, width ${width} (p50)`, ms(percentile(runs.flatMap((run) => run.waits), 50)));
+    // Under heavy load a 2 s calculator timeout can fail a leaf: the figure is then not the fan-out's.
+    const failed = runs.filter((run) => !run.completed).length;
+    if (failed > 0) line(`  runs that did not complete, width ${width}`, `${failed} of ${runs.length}`);
+  }
+}
 
 export async function toolBenchmarks(): Promise<void> {
   process.stdout.write('\n## Tool processes (issue #4)\n');
@@ -43,6 +104,7 @@ export async function toolBenchmarks(): Promise<void> {
     line('warm-pool dispatch latency (p50)', ms(percentile(dispatch, 50)));
     line('warm-pool dispatch latency (p95)', ms(percentile(dispatch, 95)), '≤ 5 ms');
     await warm.close();
+    await fanOutSpan(workspace);
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }

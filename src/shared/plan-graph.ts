@@ -84,6 +84,29 @@ export class PlanIndex {
     const all = this.downstreamOf(stepId);
     return { downstream: all.slice(0, DOWNSTREAM_SHOWN), downstreamCount: all.length };
   }
+
+  /**
+   * The most steps of one level of the DAG (a step's level: one past its deepest dependency), in one
+   * pass over the edges. Unknown dependencies are ignored; a cycle's steps are left out (such a plan is refused anyway).
+   */
+  widestLevel(): number {
+    const waiting = new Map([...this.byId.values()].map((step) => [step.id, step.dependencies.filter((dependency) => this.byId.has(dependency)).length]));
+    let level = [...waiting].filter(([, count]) => count === 0).map(([id]) => id);
+    let widest = 0;
+    while (level.length > 0) {
+      widest = Math.max(widest, level.length);
+      const next: string[] = [];
+      for (const id of level) {
+        for (const dependant of this.dependents.get(id) ?? []) {
+          const left = (waiting.get(dependant) ?? 0) - 1;
+          waiting.set(dependant, left);
+          if (left === 0) next.push(dependant);
+        }
+      }
+      level = next;
+    }
+    return widest;
+  }
 }
 
 const indexes = new WeakMap<readonly PlanStep[], PlanIndex>();

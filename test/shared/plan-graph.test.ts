@@ -26,4 +26,11 @@ describe('plan index', () => {
     expect(planIndex(revised)).not.toBe(planIndex(plan));
     expect(planIndex(revised).downstreamOf('s0')).toEqual(['s1', 's2', 's3']);
   });
+
+  it('measures its widest level in one pass: leaves, a diamond, a chain', () => {
+    expect(planIndex({ steps: [] }).widestLevel()).toBe(0);
+    expect(planIndex({ steps: [step('a'), step('b'), step('c')] }).widestLevel()).toBe(3);
+    expect(planIndex({ steps: [step('a'), step('b', ['a']), step('c', ['a']), step('d', ['a']), step('e', ['b', 'c', 'd'])] }).widestLevel()).toBe(3);
+    expect(planIndex(chain(1000)).widestLevel()).toBe(1);
+  });
 });

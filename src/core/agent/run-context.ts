@@ -59,6 +59,8 @@ export interface RunContext {
   /** Ends the whole run: every step's model stream and tool call is aborted. */
   stopRun(reason: unknown): void;
   tools: ToolRegistry;
+  /** Starts tool workers for `count` calls at once ahead of need (capped by the host); the run's stop ends the warming. */
+  warmTools(count: number): void;
   /** Tools a person locked out for the rest of the run. */
   lockedTools: Set<string>;
   /** Tools whose later calls a person approved for the rest of the run ("approve all like this"), with their side-effect class. */

@@ -22,6 +22,7 @@ import { Slots } from './slots';
 import { asStoreError } from '../store/open-database';
 import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
+import { planIndex } from '../../shared/plan-graph';
 import { planGoal } from '../planner/planner';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
@@ -29,7 +30,7 @@ import type { ToolRegistry } from '../tools/tool-registry';
 import { asRole, callModel, noteDialect, resumeAdvice, type ChildRunRequest, type RunContext, type SubagentHost } from './run-context';
 import { RoleModels } from '../roles/role-models';
 import { DEFAULT_STEP_ROLE, RoleRegistry } from '../roles/role-registry';
-import { runPlan, type StepState } from './scheduler';
+import { runPlan, type Recover, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
 import { runControlError } from './run-control';
@@ -67,6 +68,8 @@ export interface RunEngineDependencies {
   price?: ModelPrice | null;
   /** Probes the endpoint and returns a client for the model it settled on (and an embedder, for vector recall). */
   connect(options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient; embedder?: Embedder | null }>;
+  /** Starts tool workers for `count` calls at once ahead of need (capped by the host); a stop of `signal` ends the warming. */
+  warmTools?(count: number, signal: AbortSignal): void;
   /** Long-term memory; absent when Settings turn memory off. */
   memory?: MemoryStore;
   now?: () => Date;
@@ -153,8 +156,25 @@ function unfinishedError(context: RunContext, unfinished: readonly string[]): st
   return `${lead.replace(/[.\s]+$/, '')}.${others.length > 0 ? ` Also not completed: ${others.join(', ')}.` : ''} ${resumeAdvice(context.runId)}`;
 }
 
-/** Plans (when there is no plan yet), runs the DAG, writes the final answer; every way out is recorded. */
+/** Tool workers for as many calls as the plan's widest level runs at once, started before its steps need them. */
+type WarmTools = (plan: Plan) => void;
+
+function toolWarmer(context: RunContext, concurrency: number): WarmTools {
+  return (plan) => context.warmTools(Math.min(planIndex(plan).widestLevel(), concurrency));
+}
+
+/** A revised plan may be wider than the one it replaces: the pool grows before its steps start. */
+function warmingRevisions(recover: Recover, warm: WarmTools): Recover {
+  return async (failed, reason, view) => {
+    const recovery = await recover(failed, reason, view);
+    if (recovery?.kind === 'revise') warm(recovery.plan);
+    return recovery;
+  };
+}
+
+/** Plans (when there is no plan yet), runs the DAG, writes the final answer; every way out is recorded. The tools warm while the plan awaits approval. */
 async function drive(context: RunContext, concurrency: number, existing: { plan: Plan; states: Map<string, StepState> } | null): Promise<RunResult> {
+  const warm = toolWarmer(context, concurrency);
   try {
     let plan = existing?.plan;
     if (existing) context.gradient = GoalGradient.fromEvents(context.runs.events(context.runId, Number.MAX_SAFE_INTEGER));
@@ -162,19 +182,23 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
       const planner = asRole(context, 'planner');
       const memory = await recallFor(context, context.goal, null);
-      plan = await approvePlan(context, (feedback) =>
-          handOff(context, { from: 'coordinator', to: 'planner', body: planningTask(context.goal, feedback) }, () =>
+      plan = await approvePlan(context, async (feedback) => {
+          const candidate = await handOff(context, { from: 'coordinator', to: 'planner', body: planningTask(context.goal, feedback) }, () =>
             planGoal(context.goal, { mode: planner.mode, tools: context.tools, roles: context.roles.registry, callModel: (request) => callModel(planner, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), depth: context.options.depth }, feedback, context.earlierRun, memory),
-          JSON.stringify),
+          JSON.stringify);
+          warm(candidate);
+          return candidate;
+        },
         (candidate) => announcePlanVerdict(context, candidate),
       );
       context.runs.savePlan(context.runId, plan.steps);
       context.events.append(context.runId, 'plan.ready', { plan });
     }
     context.plan = plan;
+    warm(plan);
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
-    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => (step.kind === 'subagent' ? runSubagentStep(context, step, results) : handOff(context, stepTask(step), () => executeStep(asRole(context, context.roles.registry.roleOf(step)), step, results), describeOutcome)), recoveryFor(context));
+    const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => (step.kind === 'subagent' ? runSubagentStep(context, step, results) : handOff(context, stepTask(step), () => executeStep(asRole(context, context.roles.registry.roleOf(step)), step, results), describeOutcome)), warmingRevisions(recoveryFor(context), warm));
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) return finish(context, 'failed', { error: unfinishedError(context, unfinished.map((step) => step.id)) });
@@ -232,6 +256,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     signal: AbortSignal.any([signal, controller.signal, ...(parent ? [parent.context.signal] : []), ...(dependencies.estop ? [dependencies.estop.signal] : [])]),
     stopRun: (reason) => controller.abort(reason),
     tools: run.tools,
+    warmTools: (count) => dependencies.warmTools?.(count, context.signal),
     lockedTools: new Set(),
     toolGrants: new Set(),
     model: run.roles.binding(DEFAULT_STEP_ROLE).server.model,

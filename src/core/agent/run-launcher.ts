@@ -31,6 +31,7 @@ function engineDependencies(launch: RunLaunch): RunEngineDependencies {
     events: runtime.events,
     log: runtime.log,
     tools: (options, signal) => launch.tools.registry(options, signal),
+    warmTools: (count, signal) => launch.tools.warm(count, signal),
     approvals: launch.approvals,
     toolApproval: settings.toolApproval,
     expiryMs: Object.fromEntries(Object.entries(settings.approvalExpirySeconds).map(([kind, seconds]) => [kind, seconds * 1000])),

@@ -10,7 +10,7 @@ import type { ToolDefinitionStore } from '../store/tool-definitions';
 import type { ProcessLauncher } from '../process/process-launcher';
 import { builtinTools } from './builtin-tools';
 import { ToolRegistry, type ToolNotice } from './tool-registry';
-import { ToolWorkerPool } from './tool-worker-pool';
+import { toolWorkerCap, ToolWorkerPool, type ToolWorkerStats } from './tool-worker-pool';
 
 export interface ToolHostOptions {
   launcher: ProcessLauncher;
@@ -20,7 +20,7 @@ export interface ToolHostOptions {
   readableRoots: string[] | null;
   /** Folders no command may see even when they lie in the workspace: the home folder, the data dir, the audit key folder. */
   hiddenFolders: string[];
-  settings: Pick<Settings, 'networkTools' | 'disabledTools' | 'sandbox' | 'allowNetwork' | 'mcpServers'>;
+  settings: Pick<Settings, 'networkTools' | 'disabledTools' | 'sandbox' | 'allowNetwork' | 'mcpServers'> & Partial<Pick<Settings, 'toolWorkers'>>;
   /** MCP: the process's sessions, where tool definitions are recorded, and the servers' secrets; without them no MCP server is used. */
   mcp?: { sessions: McpSessions; definitions: ToolDefinitionStore; secrets: McpSecrets; now?: () => Date };
   log?: Log;
@@ -85,10 +85,21 @@ export class ToolHost {
       networkTools: this.options.settings.networkTools,
       confinement: { mode: this.options.settings.sandbox, allowNetwork: this.options.settings.allowNetwork, hidden: this.options.hiddenFolders.map(realPathIfAny) },
       readableRoots: this.options.readableRoots,
+      maxWorkers: toolWorkerCap(this.options.settings.toolWorkers),
       log: this.options.log,
     });
     this.pool.warmUp();
     return builtinTools(this.pool, this.options.settings);
+  }
+
+  /** Starts tool workers for `count` calls at once (capped by Settings.toolWorkers or the cores) before they are needed; the run's stop ends it. */
+  warm(count: number, signal: AbortSignal): void {
+    this.pool?.warmTo(count, signal);
+  }
+
+  /** Tool workers running now, by kind, and how many are ready. */
+  workers(): ToolWorkerStats {
+    return this.pool?.stats() ?? { plain: 0, command: 0, ready: 0 };
   }
 
   /** The emergency stop: this run's tool processes. MCP servers outlive runs, so their sessions' owner (the process) kills them on the stop, idle ones too. */

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Confinement, ExecutorMessage } from '../../shared/executor-protocol';
 import type { ToolResult } from '../../shared/schemas/tool';
@@ -19,7 +19,7 @@ export interface ToolWorkerPoolOptions {
   confinement?: Confinement;
   /** Idle workers kept started, so a call does not pay a process start. */
   warm?: number;
-  /** Workers at most, busy or idle, per kind. */
+  /** Workers at most, busy or idle, per kind (Settings.toolWorkers); by default `toolWorkerCap(null)`. */
   maxWorkers?: number;
   memoryMb?: number;
   /** Node's permission model: the folders a worker may read besides the workspace and the temp dir. Null where the host cannot apply it. */
@@ -32,6 +32,8 @@ export interface ToolWorkerPoolOptions {
 /** Command workers may start processes; the others may not. */
 type WorkerKind = 'plain' | 'command';
 
+export type ToolWorkerStats = Record<WorkerKind | 'ready', number>;
+
 interface Worker {
   kind: WorkerKind;
   process: ToolProcess;
@@ -41,6 +43,7 @@ interface Worker {
   /** Sandbox inits (host pids): when one has exited, so has every process of its sandbox. */
   sandboxes: Set<number>;
   alive: boolean;
+  isReady: boolean;
   stopping?: Promise<void>;
 }
 
@@ -60,6 +63,16 @@ const COMMAND_TOOLS = new Set(['run_command']);
 /** The sandbox's init as /proc names it (bubblewrap's own init in its PID namespace). */
 const SANDBOX_INIT = 'bwrap';
 const DEFAULT_CONFINEMENT: Confinement = { mode: 'on', allowNetwork: false, hidden: [] };
+/** Tool workers per core when Settings leave their number to the plan: a worker mostly waits (on files, the network, its commands), so more than one per core pays. */
+const WORKERS_PER_CORE = 16;
+/** Settings.toolWorkers' own ceiling, and the floor that keeps a small machine's pool as wide as it always was. */
+const MAX_TOOL_WORKERS = 64;
+const MIN_TOOL_WORKERS = 8;
+
+/** The most tool workers of a kind a run may have: the operator's number, else 16 per core within 8..64. */
+export function toolWorkerCap(setting: number | null | undefined, cores = availableParallelism()): number {
+  return setting ?? Math.min(MAX_TOOL_WORKERS, Math.max(MIN_TOOL_WORKERS, WORKERS_PER_CORE * cores));
+}
 
 /**
  * Tools run here, outside the runtime's process: a warm pool of executor processes, each call under
@@ -76,12 +89,44 @@ export class ToolWorkerPool {
   private readonly waiters: { kind: WorkerKind; resolve: (worker: Worker) => void }[] = [];
   private nextId = 1;
   private closed = false;
+  /** The emergency stop fired: nothing more is started ahead of a call. */
+  private halted = false;
+  /** Plain workers kept started, busy or idle, for the widest level of the plan being run. */
+  private warmed = 0;
 
   constructor(private readonly options: ToolWorkerPoolOptions) {}
 
   /** Starts the warm workers now rather than at the first call. */
   warmUp(): void {
     this.replenish('plain');
+  }
+
+  /**
+   * Starts plain workers until `count` of them (capped by the pool's maximum) are running, busy or
+   * idle, so a fan-out's first calls do not wait for a cold start. Never shrinks the pool. A stop of
+   * `signal` (the run's) ends the warming: the idle workers go, as the estop's `stopAll` makes them go.
+   */
+  warmTo(count: number, signal: AbortSignal): void {
+    if (this.closed || this.halted || signal.aborted) return;
+    const wanted = Math.min(count, this.maxWorkers);
+    if (wanted <= this.warmed) return;
+    if (this.warmed === 0) signal.addEventListener('abort', () => void this.coolDown(), { once: true });
+    this.warmed = wanted;
+    this.replenish('plain');
+  }
+
+  /** Workers running now, busy or idle, by kind, and how many of them are ready for a call. */
+  stats(): ToolWorkerStats {
+    const workers = [...this.all];
+    return { plain: workers.filter((worker) => worker.kind === 'plain').length, command: workers.filter((worker) => worker.kind === 'command').length, ready: workers.filter((worker) => worker.isReady).length };
+  }
+
+  /** No more warming, and every worker is stopped: the warm ones, the starting ones, the busy ones with what their calls started. */
+  private coolDown(): Promise<void> {
+    this.halted = true;
+    this.warmed = 0;
+    for (const idle of this.idle.values()) idle.splice(0);
+    return Promise.all([...this.all].map((worker) => this.terminate(worker))).then(() => undefined);
   }
 
   private get warm(): number {
@@ -121,6 +166,7 @@ export class ToolWorkerPool {
       groups: new Set(),
       sandboxes: new Set(),
       alive: true,
+      isReady: false,
       ready: new Promise((resolve) => (markReady = resolve)),
       exited: new Promise((resolve) => child.onExit(resolve)),
     };
@@ -131,7 +177,10 @@ export class ToolWorkerPool {
   }
 
   private onMessage(worker: Worker, message: ExecutorMessage, markReady: (ok: boolean) => void): void {
-    if (message.type === 'ready') markReady(true);
+    if (message.type === 'ready') {
+      worker.isReady = true;
+      markReady(true);
+    }
     else if (message.type === 'spawned') {
       worker.groups.add(message.pgid);
       if (message.sandboxPid !== undefined) worker.sandboxes.add(message.sandboxPid);
@@ -171,10 +220,11 @@ export class ToolWorkerPool {
   }
 
   private replenish(kind: WorkerKind): void {
-    if (this.closed) return;
+    if (this.closed || this.halted) return;
     const target = kind === 'plain' ? this.warm : Math.min(1, this.warm);
     const idle = this.idle.get(kind) as Worker[];
     while (idle.length < target && this.countOf(kind) < this.maxWorkers) idle.push(this.start(kind));
+    if (kind === 'plain') for (let count = this.countOf(kind); count < this.warmed; count++) idle.push(this.start(kind));
   }
 
   private countOf(kind: WorkerKind): number {
@@ -182,7 +232,7 @@ export class ToolWorkerPool {
   }
 
   private get maxWorkers(): number {
-    return this.options.maxWorkers ?? 8;
+    return this.options.maxWorkers ?? toolWorkerCap(null);
   }
 
   /** Queues for the next free worker of a kind; a stop takes the caller out of the queue. */
@@ -202,7 +252,7 @@ export class ToolWorkerPool {
   }
 
   private async acquire(kind: WorkerKind, signal: AbortSignal): Promise<Worker | null> {
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < 3 && !signal.aborted; attempt++) {
       const idle = this.idle.get(kind) as Worker[];
       const worker =
         idle.shift() ??
@@ -292,11 +342,11 @@ export class ToolWorkerPool {
     return outcome.result;
   }
 
-  /** The emergency stop's hook: every busy worker and the processes it started are killed at once. */
+  /** The emergency stop's hook: every busy worker and the processes it started are killed at once, and the warm ones with them. */
   async stopAll(): Promise<void> {
     const busy = [...this.calls.values()];
     for (const call of busy) call.settle(toolResult('cancelled', 'Stopped by the emergency stop; the call and every process it started were killed.'), true);
-    await Promise.all(busy.map((call) => this.terminate(call.worker)));
+    await this.coolDown();
   }
 
   async close(): Promise<void> {

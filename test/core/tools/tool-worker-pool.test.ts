@@ -214,3 +214,35 @@ describe('tool worker pool: limits, crashes and stops', () => {
     expect(workers()).toEqual(before);
   });
 });
+
+describe('tool worker pool: warming', () => {
+  const executors = () => execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n').filter((line) => line.includes('executor'));
+
+  it('grows to a wider level, never shrinks for a narrower one, and stays within its maximum', async () => {
+    const pool = openPool(tempDir(), { warm: 0, maxWorkers: 12 });
+    const run = new AbortController();
+    pool.warmTo(4, run.signal);
+    expect(pool.stats().plain).toBe(4);
+    pool.warmTo(10, run.signal);
+    pool.warmTo(3, run.signal);
+    expect(pool.stats().plain).toBe(10);
+    pool.warmTo(40, run.signal);
+    expect(pool.stats().plain).toBe(12);
+    await expect.poll(() => pool.stats().ready, { timeout: 60_000 }).toBe(12);
+    expect(executors()).toHaveLength(12);
+    const results = await Promise.all(Array.from({ length: 12 }, (_, index) => call(pool, 'calculator', { expression: `${index}+1` })));
+    expect(results.map((result) => result.content)).toEqual(Array.from({ length: 12 }, (_, index) => String(index + 1)));
+    expect(pool.stats().plain).toBe(12);
+  });
+
+  it("stops warming and lets the warm workers go when the run's signal aborts; later warming is refused", async () => {
+    const pool = openPool(tempDir(), { warm: 0 });
+    const run = new AbortController();
+    pool.warmTo(6, run.signal);
+    expect(executors().length).toBeGreaterThanOrEqual(6);
+    run.abort();
+    await expect.poll(() => pool.stats().plain + executors().length, { timeout: 30_000 }).toBe(0);
+    pool.warmTo(6, new AbortController().signal);
+    expect(pool.stats().plain).toBe(0);
+  });
+});

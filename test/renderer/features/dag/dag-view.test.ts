@@ -30,7 +30,7 @@ async function openRun(reply: ModelServerOptions['reply'], viewport: { width: nu
   await page.getByLabel('Goal').fill('Draw a readable graph');
   await page.getByRole('button', { name: 'Run', exact: true }).click();
   await page.getByRole('dialog', { name: 'Approval: plan' }).getByRole('button', { name: 'Approve' }).click();
-  await expect.poll(() => page.locator('[data-step-id]').count()).toBe(12);
+  await expect.poll(() => page.locator('[data-step-id]').count(), { timeout: 60_000 }).toBe(12);
   return { page, context };
 }
 
