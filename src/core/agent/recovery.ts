@@ -6,9 +6,9 @@ import { approveRevision, askEscalation, revisionAction, type RevisionProposal }
 import type { EditCheck } from '../approval/edit-loop';
 import { announcePlanVerdict } from '../planner/meta-validator';
 import { mergeReplacement, replanSubtree, revisionErrors, type ReplanScope } from '../planner/planner';
-import { dependentsOf } from '../planner/validate-plan';
+import { dependentsOf, planStepCap } from '../planner/validate-plan';
 import { measureProgress, STRATEGY_CHANGE, type GoalGradient } from './goal-gradient';
-import { callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
+import { callModel, fitCallCaps, noteDialect, resumeAdvice, type RunContext } from './run-context';
 import { REPLACED, type PlanView, type Recover, type Recovery } from './scheduler';
 import { isRunLevel } from './step-executor';
 
@@ -42,7 +42,7 @@ function editedRevision(context: RunContext, scope: ReplanScope, proposal: Revis
   const replacement = steps.data.filter((step) => !kept.has(step.id));
   if (replacement.length === 0) return { ok: false, reason: 'The edited plan has no step in place of the replaced ones.' };
   const merged = mergeReplacement(scope.plan, scope.replaced, replacement, takenIds(context), proposal.revision);
-  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools);
+  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools, planStepCap(context.options));
   if (errors.length > 0) return { ok: false, reason: errors.join(' ') };
   const value = { ...proposal, ...merged };
   return { ok: true, value, action: revisionAction(value) };
@@ -54,7 +54,7 @@ async function acceptedRevision(context: RunContext, scope: ReplanScope, revisio
   for (let rejections = 0; rejections < MAX_REVISION_REJECTIONS; rejections++) {
     const merged = await replanSubtree(
       { ...scope, operatorFeedback: feedback },
-      { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect), takenIds: takenIds(context), revision },
+      { mode: context.mode, tools: context.tools, maxSteps: planStepCap(context.options), callModel: (request) => callModel(context, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect), takenIds: takenIds(context), revision },
     );
     const proposal: RevisionProposal = { revision, failedStepId: scope.failed.id, reason: scope.reason, replaced: scope.replaced, ...merged };
     const answer = await approveRevision(context, proposal, await announcePlanVerdict(context, proposal.plan), (edited) => editedRevision(context, scope, proposal, edited));
@@ -68,6 +68,7 @@ async function acceptedRevision(context: RunContext, scope: ReplanScope, revisio
 function stored(context: RunContext, proposal: RevisionProposal, reason: string): Recovery {
   context.runs.revisePlan(context.runId, proposal.revision, proposal.replaced, proposal.added, REPLACED);
   context.plan = proposal.plan;
+  fitCallCaps(context, context.runs.getSteps(context.runId).length);
   context.events.append(context.runId, 'plan.revised', { revision: proposal.revision, replaced: [...proposal.replaced], added: proposal.added.map((step) => step.id), reason, plan: proposal.plan });
   return { kind: 'revise', plan: proposal.plan, replaced: proposal.replaced };
 }

@@ -10,7 +10,7 @@ import { measureAutonomySignals, TRUST_WINDOW } from '../approval/autonomy-signa
 import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/checkpoints';
 import { announcePlanVerdict } from '../planner/meta-validator';
 import { adaptPolicy } from '../approval/policy';
-import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
+import { BudgetMeter, callCapsFor, type BudgetCaps } from '../budget/budget-meter';
 import { priceFor, settlePrice, type Price } from '../budget/pricing';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
@@ -19,10 +19,11 @@ import { asStoreError } from '../store/open-database';
 import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
 import { planGoal } from '../planner/planner';
+import { planStepCap } from '../planner/validate-plan';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
-import { callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
+import { callModel, fitCallCaps, noteDialect, resumeAdvice, type RunContext } from './run-context';
 import { runPlan, type StepState } from './scheduler';
 import { killOrphans } from './orphans';
 import { leaseRun } from './run-lease';
@@ -48,7 +49,9 @@ export interface RunEngineDependencies {
   toolApproval?: Readonly<Record<string, ToolApprovalOverride>>;
   expiryMs?: Partial<Record<ApprovalKind, number>>;
   /** Caps beyond the run's own options: per day, and the runaway guards. */
-  caps?: Partial<Pick<BudgetCaps, 'dayMaxTokens' | 'dayMaxCostUsd' | 'maxModelCalls' | 'maxToolCalls'>>;
+  caps?: Partial<Pick<BudgetCaps, 'dayMaxTokens' | 'dayMaxCostUsd'>>;
+  /** Settings.maxPlanSteps: a new run's step cap when its options name none. */
+  maxPlanSteps?: number;
   estop?: EmergencyStop;
   /** Model prices the operator set (Settings), and a price for this run's model (a flag), which wins. */
   modelPrices?: Readonly<Record<string, ModelPrice>>;
@@ -150,13 +153,14 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
       context.runs.setRunStatus(context.runId, 'planning', context.now().toISOString());
       const memory = await recallFor(context, context.goal, null);
       plan = await approvePlan(context, (feedback) =>
-          planGoal(context.goal, { mode: context.mode, tools: context.tools, callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun, memory),
+          planGoal(context.goal, { mode: context.mode, tools: context.tools, maxSteps: planStepCap(context.options), callModel: (request) => callModel(context, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(context, dialect) }, feedback, context.earlierRun, memory),
         (candidate) => announcePlanVerdict(context, candidate),
       );
       context.runs.savePlan(context.runId, plan.steps);
       context.events.append(context.runId, 'plan.ready', { plan });
     }
     context.plan = plan;
+    fitCallCaps(context, plan.steps.length);
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
     const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => executeStep(context, step, results).then((outcome) => {
@@ -202,8 +206,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     maxCostUsd: run.options.maxCostUsd,
     dayMaxTokens: dependencies.caps?.dayMaxTokens ?? null,
     dayMaxCostUsd: dependencies.caps?.dayMaxCostUsd ?? null,
-    maxModelCalls: dependencies.caps?.maxModelCalls ?? 500,
-    maxToolCalls: dependencies.caps?.maxToolCalls ?? 1000,
+    ...callCapsFor(0, run.options.maxIterations),
   };
   return {
     runId: run.runId,
@@ -259,7 +262,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   dependencies.estop?.assertArmed();
   const { probe, model, embedder } = await dependencies.connect(options, signal);
   dependencies.estop?.assertArmed();
-  const connected = { ...options, model: probe.model };
+  const connected = { ...options, model: probe.model, maxPlanSteps: options.maxPlanSteps ?? dependencies.maxPlanSteps };
   const resolved = { ...connected, price: settlePrice(priceOf(dependencies, connected), connected) };
   const tools = await dependencies.tools(resolved, signal);
   dependencies.estop?.assertArmed();
@@ -276,6 +279,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
     return await drive(context, concurrencyFor(resolved, probe), null);
   } finally {
     lease.release();
+    dependencies.events.forget(runId);
   }
 }
 
@@ -351,5 +355,6 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     return await drive(context, concurrencyFor(context.options, probe), plan ? { plan, states: stepStates(steps, rerun) } : null);
   } finally {
     lease.release();
+    dependencies.events.forget(runId);
   }
 }

@@ -41,6 +41,17 @@ export class RunEventLog {
     return event;
   }
 
+  /** A run this process drives no more: its events are stored, and its numbering is dropped (read again from the store if it comes back). */
+  forget(runId: string): void {
+    this.flush();
+    this.seqs.delete(runId);
+  }
+
+  /** How many runs this log numbers events for now. */
+  get runsTracked(): number {
+    return this.seqs.size;
+  }
+
   /** Stores what is pending, then announces it; a failed write keeps the batch for the next try and throws. */
   flush(): void {
     this.flushScheduled = false;

@@ -164,6 +164,18 @@ export class RunStore {
     });
   }
 
+  /** The validators' confidences in a run (about one step, or all of them when `stepId` is null), oldest first. */
+  confidences(runId: string, stepId: string | null): number[] {
+    const rows = this.db
+      .prepare(
+        `SELECT json_extract(body_json, '$.confidence') AS confidence FROM events
+         WHERE run_id = ? AND type = 'validation.completed' AND (? IS NULL OR json_extract(body_json, '$.stepId') = ?) AND json_extract(body_json, '$.confidence') IS NOT NULL
+         ORDER BY seq`,
+      )
+      .all(runId, stepId, stepId) as { confidence: number }[];
+    return rows.map((row) => row.confidence);
+  }
+
   savePlan(runId: string, steps: readonly PlanStep[]): void {
     const insert = this.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status) VALUES (?, ?, ?, ?, 'pending')");
     this.db.transaction(() => {

@@ -37,6 +37,7 @@ export interface RunFlags {
   maxCost?: number;
   price?: ModelPrice;
   maxIterations?: number;
+  maxSteps?: number;
   verify?: RunOptions['verification'];
   workspace?: string;
   allowNetwork?: boolean;
@@ -98,6 +99,7 @@ export function addRunFlags(command: Command): Command {
   return addRunSettingFlags(command)
     .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no').choices(ApproveModeSchema.options))
     .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
+    .option('--max-steps <n>', "the most steps the run's plan may have; the run's call caps grow with it (default: Settings, else 64)", positiveInt('--max-steps', 1000))
     .addOption(new Option('--verify <mode>', "how each step's result is validated: off, deterministic checks, or checks and a critic model call (default: Settings, else checks)").choices(VerificationSchema.options))
     .addOption(new Option('--budget-preset <name>', 'named caps: seed-004 = 2,000 tokens a run, 10,000 a day').choices(['seed-004']))
     .option('--price <input,output>', "this run's model price in USD per million input and output tokens, e.g. 2.5,10 (default: Settings' model prices)", modelPrice)
@@ -196,6 +198,7 @@ export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags): RunOpti
     maxCostUsd: flags.maxCost ?? null,
     workspace: resolve(flags.workspace ?? process.cwd()),
     maxIterations: flags.maxIterations ?? 10,
+    maxPlanSteps: flags.maxSteps ?? settings.maxPlanSteps,
     verification: flags.verify ?? settings.verification,
     repairBudget: settings.repairBudget,
     maxReplans: settings.maxReplans,
@@ -216,6 +219,7 @@ function overridesFrom(flags: RunFlags): Partial<RunOptions> {
   if (flags.maxTokens) overrides.maxTokens = flags.maxTokens;
   if (flags.maxCost) overrides.maxCostUsd = flags.maxCost;
   if (flags.maxIterations) overrides.maxIterations = flags.maxIterations;
+  if (flags.maxSteps) overrides.maxPlanSteps = flags.maxSteps;
   if (flags.verify) overrides.verification = flags.verify;
   if (flags.workspace) overrides.workspace = resolve(flags.workspace);
   if (flags.memory === false) overrides.memory = false;
