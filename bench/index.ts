@@ -6,6 +6,7 @@ import { uiBenchmarks } from './ui.bench';
 import { toolBenchmarks } from './tools.bench';
 import { validationBenchmarks } from './validation.bench';
 import { memoryBenchmarks } from './memory.bench';
+import { scaleBenchmarks } from './scale.bench';
 
 /** `npm run bench`: every performance figure the issues ask for, printed; none is asserted here. */
 process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
@@ -17,3 +18,4 @@ await auditorBenchmarks();
 await crashLoopBenchmarks();
 await uiBenchmarks();
 await memoryBenchmarks();
+await scaleBenchmarks();

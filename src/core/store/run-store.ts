@@ -255,6 +255,12 @@ export class RunStore {
       .run(runId, key, this.clean(value), now);
   }
 
+  /** One fact of a run, read by its key (one row, however many facts the run keeps). */
+  fact(runId: string, key: string): string | null {
+    const row = this.db.prepare('SELECT value FROM run_facts WHERE run_id = ? AND key = ?').get(runId, key) as { value: string } | undefined;
+    return row?.value ?? null;
+  }
+
   facts(runId: string): Map<string, string> {
     const rows = this.db.prepare('SELECT key, value FROM run_facts WHERE run_id = ? ORDER BY key').all(runId) as { key: string; value: string }[];
     return new Map(rows.map((row) => [row.key, row.value]));
