@@ -11,19 +11,26 @@ function chain(length: number) {
   return Array.from({ length }, (_, index) => ({ id: `s${index}`, description: `step ${index}`, dependencies: index === 0 ? [] : [`s${index - 1}`] }));
 }
 
-describe('large plans', () => {
-  it('runs a 1,000-step plan to completion once the cap is raised, past the 500 model calls a small plan is held to', { timeout: 600_000 }, async () => {
-    const engine = await startEngine({ reply: (request) => (request.purpose === 'plan' ? planReply(chain(STEPS)) : { content: 'done' }) });
+/** A fan-out: one root, every other step needs it alone. */
+function fanOut(length: number) {
+  return Array.from({ length }, (_, index) => ({ id: `s${index}`, description: `step ${index}`, dependencies: index === 0 ? [] : ['s0'] }));
+}
 
-    const result = await engine.run('a long chain', { maxPlanSteps: STEPS, verification: 'off', concurrency: 4 });
+describe('large plans', () => {
+  it('runs a 1,000-step plan (one root, 999 steps after it) to completion once the cap is raised, past the 500 model calls a small plan is held to', { timeout: 600_000 }, async () => {
+    const engine = await startEngine({ reply: (request) => (request.purpose === 'plan' ? planReply(fanOut(STEPS)) : { content: 'done' }) });
+
+    const result = await engine.run('a wide plan', { maxPlanSteps: STEPS, verification: 'off', concurrency: 4 });
 
     expect(result.status).toBe('completed');
     const steps = engine.runtime.store.runs.getSteps(result.runId);
     expect(steps).toHaveLength(STEPS);
     expect(steps.every((step) => step.status === 'completed')).toBe(true);
-    // The chain ran in order: each step started after the one it depends on completed.
+    // The root ran first, then every other step, each once, in plan order among the ready.
     const order = engine.events.filter((event) => event.type === 'step.started').map((event) => (event.type === 'step.started' ? event.stepId : ''));
-    expect(order).toEqual(chain(STEPS).map((step) => step.id));
+    expect(order).toEqual(fanOut(STEPS).map((step) => step.id));
+    const rootDone = engine.events.findIndex((event) => event.type === 'step.completed' && event.stepId === 's0');
+    expect(engine.events.findIndex((event) => event.type === 'step.started' && event.stepId === 's1')).toBeGreaterThan(rootDone);
     expect(engine.server.requests.filter((request) => request.purpose === 'step').length).toBe(STEPS);
     expect(engine.server.chatRequests.length).toBeGreaterThan(callCapsFor(0, 10).maxModelCalls);
   });
