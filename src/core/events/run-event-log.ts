@@ -41,10 +41,9 @@ export class RunEventLog {
     return event;
   }
 
-  /** A run this process drives no more: its events are stored, and its numbering is dropped (read again from the store if it comes back). */
+  /** A run this process drives no more: its numbering is dropped (read again from the store if it comes back), unless events of it still wait to be stored. */
   forget(runId: string): void {
-    this.flush();
-    this.seqs.delete(runId);
+    if (!this.pending.some((event) => event.runId === runId)) this.seqs.delete(runId);
   }
 
   /** How many runs this log numbers events for now. */
