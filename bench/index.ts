@@ -7,6 +7,7 @@ import { toolBenchmarks } from './tools.bench';
 import { validationBenchmarks } from './validation.bench';
 import { memoryBenchmarks } from './memory.bench';
 import { startBenchmarks } from './start.bench';
+import { scaleBenchmarks } from './scale.bench';
 
 /** `npm run bench`: every performance figure the issues ask for, printed; none is asserted here. */
 process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
@@ -19,3 +20,4 @@ await auditorBenchmarks();
 await crashLoopBenchmarks();
 await uiBenchmarks();
 await memoryBenchmarks();
+await scaleBenchmarks();

@@ -52,10 +52,13 @@ export const DOWNSTREAM_SHOWN = 10;
  */
 export class PlanIndex {
   readonly byId: ReadonlyMap<string, PlanStep>;
+  /** Each step's place in the plan's order. */
+  readonly position: ReadonlyMap<string, number>;
   private readonly dependents = new Map<string, string[]>();
 
   constructor(steps: readonly PlanStep[]) {
     this.byId = new Map(steps.map((step) => [step.id, step]));
+    this.position = new Map(steps.map((step, position) => [step.id, position]));
     for (const step of steps) {
       for (const dependency of step.dependencies) {
         const list = this.dependents.get(dependency);
@@ -63,6 +66,11 @@ export class PlanIndex {
         else this.dependents.set(dependency, [step.id]);
       }
     }
+  }
+
+  /** Ids of the steps that name `stepId` among their dependencies, in plan order. */
+  dependentsOf(stepId: string): readonly string[] {
+    return this.dependents.get(stepId) ?? [];
   }
 
   /** Ids of every step that depends, directly or not, on `stepId`, nearest first; each edge is visited once. */

@@ -8,8 +8,9 @@ import type { EditCheck } from '../approval/edit-loop';
 import { handOff } from '../bus/hand-off';
 import { announcePlanVerdict } from '../planner/meta-validator';
 import { mergeReplacement, replanSubtree, revisionErrors, type ReplanScope } from '../planner/planner';
+import { planStepCap } from '../planner/validate-plan';
 import { measureProgress, STRATEGY_CHANGE, type GoalGradient } from './goal-gradient';
-import { asRole, callModel, noteDialect, resumeAdvice, type RunContext } from './run-context';
+import { asRole, callModel, fitCallCaps, noteDialect, resumeAdvice, type RunContext } from './run-context';
 import { REPLACED, type PlanView, type Recover, type Recovery } from './scheduler';
 import { isRunLevel } from './step-executor';
 
@@ -43,7 +44,7 @@ function editedRevision(context: RunContext, scope: ReplanScope, proposal: Revis
   const replacement = steps.data.filter((step) => !kept.has(step.id));
   if (replacement.length === 0) return { ok: false, reason: 'The edited plan has no step in place of the replaced ones.' };
   const merged = mergeReplacement(scope.plan, scope.replaced, replacement, takenIds(context), proposal.revision);
-  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools, { roles: context.roles.registry, depth: context.options.depth });
+  const errors = revisionErrors(merged.plan, merged.added, scope.replaced, context.tools, { maxSteps: planStepCap(context.options), roles: context.roles.registry, depth: context.options.depth });
   if (errors.length > 0) return { ok: false, reason: errors.join(' ') };
   const value = { ...proposal, ...merged };
   return { ok: true, value, action: revisionAction(value) };
@@ -57,7 +58,7 @@ async function acceptedRevision(context: RunContext, scope: ReplanScope, revisio
     const merged = await handOff(context, { from: 'coordinator', to: 'planner', body: `Re-plan step ${scope.failed.id} and the steps after it (${scope.replaced.join(', ')}): ${scope.reason}` }, () =>
       replanSubtree(
         { ...scope, operatorFeedback: feedback },
-        { mode: planner.mode, tools: context.tools, roles: context.roles.registry, depth: context.options.depth, callModel: (request) => callModel(planner, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), takenIds: takenIds(context), revision },
+        { mode: planner.mode, tools: context.tools, maxSteps: planStepCap(context.options), roles: context.roles.registry, depth: context.options.depth, callModel: (request) => callModel(planner, { purpose: 'replan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), takenIds: takenIds(context), revision },
       ),
     (revised) => JSON.stringify(revised.plan));
     const proposal: RevisionProposal = { revision, failedStepId: scope.failed.id, reason: scope.reason, replaced: scope.replaced, ...merged };
@@ -72,6 +73,7 @@ async function acceptedRevision(context: RunContext, scope: ReplanScope, revisio
 function stored(context: RunContext, proposal: RevisionProposal, reason: string): Recovery {
   context.runs.revisePlan(context.runId, proposal.revision, proposal.replaced, proposal.added, REPLACED);
   context.plan = proposal.plan;
+  fitCallCaps(context, context.runs.getSteps(context.runId).length);
   context.events.append(context.runId, 'plan.revised', { revision: proposal.revision, replaced: [...proposal.replaced], added: proposal.added.map((step) => step.id), reason, plan: proposal.plan });
   return { kind: 'revise', plan: proposal.plan, replaced: proposal.replaced };
 }

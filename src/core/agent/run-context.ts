@@ -6,7 +6,7 @@ import type { Policy, RunOptions, RunStatus } from '../../shared/schemas/run';
 import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { approveModelCall, askToRaiseBudget } from '../approval/checkpoints';
-import type { BudgetMeter } from '../budget/budget-meter';
+import { callCapsFor, type BudgetMeter } from '../budget/budget-meter';
 import type { AgentBus } from '../bus/agent-bus';
 import type { RunEventLog } from '../events/run-event-log';
 import type { Log } from '../log';
@@ -92,6 +92,11 @@ export interface RunContext {
   log?: Log;
   now(): Date;
   newId(): string;
+}
+
+/** The runaway guards sized for a plan of `steps` steps (callCapsFor): set once the plan is known, grown by a re-plan. */
+export function fitCallCaps(context: RunContext, steps: number): void {
+  context.budget.fitCalls(callCapsFor(steps, context.options.maxIterations));
 }
 
 /** The tools the model may still use: the registry less anything locked. */

@@ -10,7 +10,7 @@ import { measureAutonomySignals, TRUST_WINDOW } from '../approval/autonomy-signa
 import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/checkpoints';
 import { announcePlanVerdict } from '../planner/meta-validator';
 import { adaptPolicy } from '../approval/policy';
-import { BudgetMeter, type BudgetCaps } from '../budget/budget-meter';
+import { BudgetMeter, callCapsFor, type BudgetCaps } from '../budget/budget-meter';
 import { AgentBus } from '../bus/agent-bus';
 import { handOff, planningTask } from '../bus/hand-off';
 import { priceFor, settlePrice, type Price } from '../budget/pricing';
@@ -24,10 +24,11 @@ import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
 import { planIndex } from '../../shared/plan-graph';
 import { planGoal } from '../planner/planner';
+import { planStepCap } from '../planner/validate-plan';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { RunStore, StoredStep } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
-import { asRole, callModel, noteDialect, resumeAdvice, type ChildRunRequest, type RunContext, type SubagentHost } from './run-context';
+import { asRole, callModel, fitCallCaps, noteDialect, resumeAdvice, type ChildRunRequest, type RunContext, type SubagentHost } from './run-context';
 import { RoleModels } from '../roles/role-models';
 import { DEFAULT_STEP_ROLE, RoleRegistry } from '../roles/role-registry';
 import { runPlan, type Recover, type StepState } from './scheduler';
@@ -57,7 +58,9 @@ export interface RunEngineDependencies {
   toolApproval?: Readonly<Record<string, ToolApprovalOverride>>;
   expiryMs?: Partial<Record<ApprovalKind, number>>;
   /** Caps beyond the run's own options: per day, and the runaway guards. */
-  caps?: Partial<Pick<BudgetCaps, 'dayMaxTokens' | 'dayMaxCostUsd' | 'maxModelCalls' | 'maxToolCalls'>>;
+  caps?: Partial<Pick<BudgetCaps, 'dayMaxTokens' | 'dayMaxCostUsd'>>;
+  /** Settings.maxPlanSteps: a new run's step cap when its options name none. */
+  maxPlanSteps?: number;
   estop?: EmergencyStop;
   /** How many sub-agent runs of a top-level run run at once (Settings.maxSubagents). */
   maxSubagents?: number;
@@ -184,7 +187,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
       const memory = await recallFor(context, context.goal, null);
       plan = await approvePlan(context, async (feedback) => {
           const candidate = await handOff(context, { from: 'coordinator', to: 'planner', body: planningTask(context.goal, feedback) }, () =>
-            planGoal(context.goal, { mode: planner.mode, tools: context.tools, roles: context.roles.registry, callModel: (request) => callModel(planner, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), depth: context.options.depth }, feedback, context.earlierRun, memory),
+            planGoal(context.goal, { mode: planner.mode, tools: context.tools, maxSteps: planStepCap(context.options), roles: context.roles.registry, callModel: (request) => callModel(planner, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), depth: context.options.depth }, feedback, context.earlierRun, memory),
           JSON.stringify);
           warm(candidate);
           return candidate;
@@ -196,6 +199,7 @@ async function drive(context: RunContext, concurrency: number, existing: { plan:
     }
     context.plan = plan;
     warm(plan);
+    fitCallCaps(context, plan.steps.length);
     adaptAutonomy(context, plan);
     context.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
     const ran = await runPlan(context, plan, existing?.states ?? new Map(), concurrency, (step, results) => (step.kind === 'subagent' ? runSubagentStep(context, step, results) : handOff(context, stepTask(step), () => executeStep(asRole(context, context.roles.registry.roleOf(step)), step, results), describeOutcome)), warmingRevisions(recoveryFor(context), warm));
@@ -243,8 +247,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     maxCostUsd: run.options.maxCostUsd,
     dayMaxTokens: dependencies.caps?.dayMaxTokens ?? null,
     dayMaxCostUsd: dependencies.caps?.dayMaxCostUsd ?? null,
-    maxModelCalls: dependencies.caps?.maxModelCalls ?? 500,
-    maxToolCalls: dependencies.caps?.maxToolCalls ?? 1000,
+    ...callCapsFor(0, run.options.maxIterations),
   };
   const context: RunContext = {
     runId: run.runId,
@@ -335,7 +338,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
   dependencies.estop?.assertArmed();
   const { probe, model, embedder } = await dependencies.connect(options, signal);
   dependencies.estop?.assertArmed();
-  const connected = { ...options, model: probe.model };
+  const connected = { ...options, model: probe.model, maxPlanSteps: options.maxPlanSteps ?? dependencies.maxPlanSteps };
   const resolved = { ...connected, price: settlePrice(priceOf(dependencies, connected), connected) };
   const roles = await connectRoles(dependencies, resolved, { probe, model }, signal);
   const tools = await dependencies.tools(resolved, signal);
@@ -353,6 +356,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
     return await drive(context, roles.fanOut(resolved.concurrency), null);
   } finally {
     lease.release();
+    dependencies.events.forget(runId);
   }
 }
 
@@ -435,6 +439,7 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
     return await continueRun(context);
   } finally {
     lease.release();
+    dependencies.events.forget(runId);
   }
 }
 
@@ -463,5 +468,6 @@ async function driveChild(dependencies: RunEngineDependencies, parent: ParentLin
     return await continueRun(context);
   } finally {
     lease.release();
+    dependencies.events.forget(request.runId);
   }
 }

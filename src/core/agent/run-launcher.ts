@@ -36,6 +36,7 @@ function engineDependencies(launch: RunLaunch): RunEngineDependencies {
     toolApproval: settings.toolApproval,
     expiryMs: Object.fromEntries(Object.entries(settings.approvalExpirySeconds).map(([kind, seconds]) => [kind, seconds * 1000])),
     caps,
+    maxPlanSteps: settings.maxPlanSteps,
     estop: launch.estop,
     maxSubagents: settings.maxSubagents,
     modelPrices: settings.modelPrices,

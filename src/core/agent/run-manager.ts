@@ -99,6 +99,11 @@ export class RunManager {
     if (!this.runs.deleteRun(runId)) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
   }
 
+  /** The runs this manager holds in memory: only those still running (or closing their tools); a finished run lives in the store alone. */
+  activeRunIds(): string[] {
+    return [...this.active.keys()];
+  }
+
   /** A run whose end is stored is over for the operator, even while its tools are still being closed. */
   isActive(runId: string): boolean {
     return this.driverOf(runId) !== null && !this.ended(runId);

@@ -1,5 +1,5 @@
 import type { ArchonError } from '../../shared/errors';
-import { planIndex } from '../../shared/plan-graph';
+import { planIndex, type PlanIndex } from '../../shared/plan-graph';
 import type { Plan, PlanStep } from '../../shared/schemas/plan';
 import type { StepStatus } from '../../shared/schemas/run';
 import type { RunContext } from './run-context';
@@ -41,6 +41,18 @@ export type Recover = (failed: PlanStep, reason: string, view: PlanView) => Prom
 /** Why a step that had not started left the plan. */
 export const REPLACED = 'Replaced by a revised plan.';
 
+/** Where a step goes among steps kept in plan order (binary search). */
+function placeOf(steps: readonly PlanStep[], position: number, index: PlanIndex): number {
+  let low = 0;
+  let high = steps.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((index.position.get((steps[middle] as PlanStep).id) ?? 0) < position) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
 /** One recovery at a time, each handed the plan as the one before it left it (read when its turn comes). */
 function serialized(recover: Recover, view: () => PlanView): (failed: PlanStep, reason: string) => Promise<Recovery> {
   let queue: Promise<unknown> = Promise.resolve();
@@ -61,6 +73,9 @@ function serialized(recover: Recover, view: () => PlanView): (failed: PlanStep, 
  */
 export async function runPlan(context: RunContext, initialPlan: Plan, initial: ReadonlyMap<string, StepState>, concurrency: number, runStep: StepRunner, recover?: Recover): Promise<PlanView & { states: Map<string, StepState> }> {
   let plan = initialPlan;
+  let index = planIndex(plan);
+  /** Steps whose dependencies are done, in plan order: filled as steps complete, so no round rescans the plan. */
+  let ready: PlanStep[] = [];
   const states = new Map(plan.steps.map((step) => [step.id, initial.get(step.id) ?? { status: 'pending' as StepStatus, result: null }]));
   const running = new Map<string, Promise<void>>();
   const recoverOne = recover ? serialized(recover, () => ({ plan, states })) : null;
@@ -68,13 +83,24 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
   let recoveries = 0;
   const now = () => context.now().toISOString();
 
+  const isDone = (id: string) => states.get(id)?.status === 'completed' || states.get(id)?.waived === true;
+  const isReady = (step: PlanStep) => states.get(step.id)?.status === 'pending' && step.dependencies.every(isDone);
+  const reindex = () => {
+    index = planIndex(plan);
+    ready = plan.steps.filter(isReady);
+  };
+  const offerDependants = (id: string) => {
+    for (const step of index.dependentsOf(id).map((dependent) => index.byId.get(dependent) as PlanStep)) {
+      if (isReady(step)) ready.splice(placeOf(ready, index.position.get(step.id) ?? 0, index), 0, step);
+    }
+  };
+
   const setState = (step: PlanStep, status: StepStatus, detail: { result?: string; error?: string; waived?: boolean } = {}) => {
     states.set(step.id, { status, result: detail.result ?? null, ...(detail.waived ? { waived: true } : {}) });
     context.runs.setStepStatus(context.runId, step.id, status, now(), detail);
   };
 
   const skipDownstream = (failed: PlanStep) => {
-    const index = planIndex(plan);
     for (const id of index.downstreamOf(failed.id)) {
       const step = index.byId.get(id) as PlanStep;
       if (states.get(id)?.status !== 'pending') continue;
@@ -104,15 +130,16 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
       }
       plan = recovery.plan;
       for (const step of plan.steps) if (!states.has(step.id)) states.set(step.id, { status: 'pending', result: null });
-      return;
+      return reindex();
     }
     if (recovery.kind === 'skip') {
       setState(failed, 'skipped', { error: 'Skipped by the operator; the steps after it run without its result.', waived: true });
       context.events.append(context.runId, 'step.skipped', { stepId: failed.id, reason: 'Skipped by the operator at an escalation.' });
-      return;
+      return offerDependants(failed.id);
     }
     plan = { ...plan, steps: plan.steps.map((step) => (step.id === recovery.step.id ? recovery.step : step)) };
     states.set(failed.id, { status: 'pending', result: null });
+    reindex();
   };
 
   const fail = async (step: PlanStep, reason: string) => {
@@ -140,6 +167,7 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
       rememberResult(context, step.id, outcome.result);
       rememberStepResult(context, step, outcome.result);
       context.events.append(context.runId, 'step.completed', { stepId: step.id, result: outcome.result });
+      offerDependants(step.id);
     } else await fail(step, outcome.reason);
   };
 
@@ -150,17 +178,15 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
     running.set(step.id, settle(step, runStep(step, dependencyResults)).finally(() => running.delete(step.id)));
   };
 
-  const isDone = (id: string) => states.get(id)?.status === 'completed' || states.get(id)?.waived === true;
-  const isReady = (step: PlanStep) => states.get(step.id)?.status === 'pending' && step.dependencies.every(isDone);
-
   for (const step of plan.steps) {
     if (states.get(step.id)?.status === 'failed') skipDownstream(step);
   }
+  reindex();
   // Each round waits for one step to settle: bounded by the steps there are and the recoveries made (each bounded by its own budget).
   for (let round = 0; round <= (plan.steps.length + recoveries) * 2; round++) {
     if (!context.signal.aborted) {
-      for (const step of plan.steps) {
-        if (running.size >= concurrency) break;
+      while (running.size < concurrency && ready.length > 0) {
+        const step = ready.shift() as PlanStep;
         if (isReady(step)) start(step);
       }
     }

@@ -17,7 +17,7 @@ export const factKey = {
 };
 
 function storedFacts(context: RunContext, stepId: string): string[] {
-  const value = context.runs.facts(context.runId).get(factKey.facts(stepId));
+  const value = context.runs.fact(context.runId, factKey.facts(stepId));
   return value ? (JSON.parse(value) as string[]) : [];
 }
 

@@ -28,20 +28,19 @@ export function measureTrust(plan: Plan, decisions: readonly RecordedDecision[])
   return relevant.length < TRUST_MIN_DECISIONS ? null : mean(relevant);
 }
 
-/** The validators' confidences in the run (about one step, or all of them), oldest first. */
-function confidences(events: readonly RunEvent[], stepId?: string): number[] {
-  return events.flatMap((event) => (event.type === 'validation.completed' && event.confidence !== null && (stepId === undefined || event.stepId === stepId) ? [event.confidence] : []));
+/** The validators' confidences in the run, oldest first. */
+function confidences(events: readonly RunEvent[]): number[] {
+  return events.flatMap((event) => (event.type === 'validation.completed' && event.confidence !== null ? [event.confidence] : []));
+}
+
+/** The mean of the validators' confidences, to three places; null when none was reported. */
+export function meanOf(measured: readonly number[]): number | null {
+  return measured.length === 0 ? null : Math.round(mean(measured) * 1000) / 1000;
 }
 
 /** The validators' mean confidence over the run's verdicts that report one; null when none does. */
 export function meanConfidence(events: readonly RunEvent[]): number | null {
-  const measured = confidences(events);
-  return measured.length === 0 ? null : Math.round(mean(measured) * 1000) / 1000;
-}
-
-/** The latest confidence the validator reported for a step; null when it measured none. */
-export function latestConfidence(events: readonly RunEvent[], stepId: string): number | null {
-  return confidences(events, stepId).at(-1) ?? null;
+  return meanOf(confidences(events));
 }
 
 /** Uncertainty: one less the validators' mean confidence over the run's verdicts that report one. */

@@ -10,7 +10,7 @@ import type { RunContext } from '../agent/run-context';
 import type { CapBreach } from '../budget/budget-meter';
 import type { ChatRequest } from '../model/chat';
 import type { PlanVerdict } from '../planner/meta-validator';
-import { validatePlan } from '../planner/validate-plan';
+import { planStepCap, validatePlan } from '../planner/validate-plan';
 import { toolResult, type Elicitation, type ElicitationAnswer, type ToolDefinition } from '../tools/tool-registry';
 import { applyLock, explain, requestApproval, runRejected, type GateContext } from './approval-gate';
 import { decide, MAX_EDIT_ATTEMPTS, type EditCheck } from './edit-loop';
@@ -74,7 +74,7 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
       (edited) => {
         const parsed = PlanSchema.safeParse({ goal: context.goal, ...(edited as object) });
         if (!parsed.success) return { ok: false, reason: `The edited plan does not match the schema: ${describeZodError(parsed.error)}.` };
-        const errors = validatePlan(parsed.data, context.tools, { roles: context.roles.registry, depth: context.options.depth });
+        const errors = validatePlan(parsed.data, context.tools, { maxSteps: planStepCap(context.options), roles: context.roles.registry, depth: context.options.depth });
         return errors.length > 0 ? { ok: false, reason: errors.join(' ') } : { ok: true, value: parsed.data, action: planAction(parsed.data) };
       },
     );

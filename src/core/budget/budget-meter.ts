@@ -29,6 +29,21 @@ export interface Reservation {
 
 export const WARNING_FRACTION = 0.8;
 
+/** The runaway guards never go below these, however small the plan. */
+export const MIN_MODEL_CALLS = 500;
+/** Model calls a step may make beyond its turns (a compaction, a result review), and a run beyond its steps (plans, re-plans, the final answer). */
+const EXTRA_CALLS_PER_STEP = 2;
+const EXTRA_CALLS_PER_RUN = 50;
+
+/**
+ * The runaway guards for a plan (docs/ARCHITECTURE.md, "Run caps"):
+ * model calls = max(500, steps × (maxIterations + 2) + 50), tool calls = twice that.
+ */
+export function callCapsFor(steps: number, maxIterations: number): Pick<BudgetCaps, 'maxModelCalls' | 'maxToolCalls'> {
+  const maxModelCalls = Math.max(MIN_MODEL_CALLS, steps * (maxIterations + EXTRA_CALLS_PER_STEP) + EXTRA_CALLS_PER_RUN);
+  return { maxModelCalls, maxToolCalls: 2 * maxModelCalls };
+}
+
 /** Which cap a call would break, in words an operator reads. */
 /** `above`: how many runs up the cap belongs to (a sub-agent breaking its parent's cap: 1); a raise goes there. */
 export type CapBreach = { cap: CapName; message: string; above?: number };
@@ -173,6 +188,11 @@ export class BudgetMeter {
     const asking = ask().finally(() => this.raising.delete(cap));
     this.raising.set(cap, asking);
     return asking;
+  }
+
+  /** The plan grew (planned, or revised): the runaway guards grow with it; they never shrink, so a raise a person approved stays. */
+  fitCalls(caps: Pick<BudgetCaps, 'maxModelCalls' | 'maxToolCalls'>): void {
+    this.caps = { ...this.caps, maxModelCalls: Math.max(this.caps.maxModelCalls, caps.maxModelCalls), maxToolCalls: Math.max(this.caps.maxToolCalls, caps.maxToolCalls) };
   }
 
   /** A person raised the budget: the broken cap takes exactly the value they approved. */

@@ -41,6 +41,16 @@ export class RunEventLog {
     return event;
   }
 
+  /** A run this process drives no more: its numbering is dropped (read again from the store if it comes back), unless events of it still wait to be stored. */
+  forget(runId: string): void {
+    if (!this.pending.some((event) => event.runId === runId)) this.seqs.delete(runId);
+  }
+
+  /** How many runs this log numbers events for now. */
+  get runsTracked(): number {
+    return this.seqs.size;
+  }
+
   /** Stores what is pending, then announces it; a failed write keeps the batch for the next try and throws. */
   flush(): void {
     this.flushScheduled = false;

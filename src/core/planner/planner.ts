@@ -19,6 +19,8 @@ export interface PlannerDependencies {
   tools: ToolRegistry;
   /** The roles a step may be given (the `planner` role's prompt addition included); absent: the built-in ones. */
   roles?: RoleRegistry;
+  /** The most steps the plan may have (planStepCap). */
+  maxSteps: number;
   callModel(request: { messages: ChatMessage[]; tools?: ToolSpec[] }): Promise<ChatResponse>;
   /** Told when a text-mode plan came as a submit_plan call in the model's own dialect. */
   onDialect?(dialect: DialectName): void;
@@ -142,7 +144,7 @@ export async function planGoal(goal: string, dependencies: PlannerDependencies, 
     ...operatorFeedback.map((text): ChatMessage => ({ role: 'user', content: `The operator rejected the previous plan and said: ${text}` })),
   ];
   return submitPlan(goal, dependencies, messages, (plan) => {
-    const errors = validatePlan(plan, dependencies.tools, { roles: dependencies.roles, depth: dependencies.depth });
+    const errors = validatePlan(plan, dependencies.tools, { maxSteps: dependencies.maxSteps, roles: dependencies.roles, depth: dependencies.depth });
     return errors.length === 0 ? { ok: true, value: plan } : { ok: false, errors };
   });
 }
@@ -209,9 +211,9 @@ export function mergeReplacement(plan: Plan, replaced: readonly string[], replac
 }
 
 /** The errors of a revised plan: a valid DAG within the size limit, whose new steps lean on no replaced step. */
-export function revisionErrors(revised: Plan, added: readonly PlanStep[], replaced: readonly string[], tools: ToolRegistry, { roles, depth }: { roles?: RoleRegistry; depth?: number } = {}): string[] {
+export function revisionErrors(revised: Plan, added: readonly PlanStep[], replaced: readonly string[], tools: ToolRegistry, { maxSteps, roles, depth }: { maxSteps?: number; roles?: RoleRegistry; depth?: number } = {}): string[] {
   const leaning = added.flatMap((step) => step.dependencies.filter((dependency) => replaced.includes(dependency)).map((dependency) => `Step "${step.id}" depends on "${dependency}", which is being replaced; depend on a step that stays or on a new one.`));
-  return [...leaning, ...validatePlan(revised, tools, { roles, depth })];
+  return [...leaning, ...validatePlan(revised, tools, { maxSteps, roles, depth })];
 }
 
 /**
@@ -225,7 +227,7 @@ export async function replanSubtree(scope: ReplanScope, dependencies: PlannerDep
   ];
   return submitPlan(scope.plan.goal, dependencies, messages, (replacement) => {
     const merged = mergeReplacement(scope.plan, scope.replaced, replacement.steps, dependencies.takenIds, dependencies.revision);
-    const errors = revisionErrors(merged.plan, merged.added, scope.replaced, dependencies.tools, { roles: dependencies.roles, depth: dependencies.depth });
+    const errors = revisionErrors(merged.plan, merged.added, scope.replaced, dependencies.tools, { maxSteps: dependencies.maxSteps, roles: dependencies.roles, depth: dependencies.depth });
     return errors.length === 0 ? { ok: true, value: merged } : { ok: false, errors };
   });
 }

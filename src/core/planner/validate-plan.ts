@@ -2,9 +2,14 @@ import { planGraphErrors } from '../../shared/plan-graph';
 import type { Plan } from '../../shared/schemas/plan';
 import { RoleRegistry } from '../roles/role-registry';
 import { MAX_SUBAGENT_DEPTH } from '../../shared/schemas/roles';
+import type { RunOptions } from '../../shared/schemas/run';
+import { DEFAULT_SETTINGS } from '../../shared/schemas/settings';
 import type { ToolRegistry } from '../tools/tool-registry';
 
-export const MAX_PLAN_STEPS = 64;
+/** The most steps a run's plan may have: its own cap (`--max-steps`, else Settings.maxPlanSteps when it started), else the default. */
+export function planStepCap(options: Pick<RunOptions, 'maxPlanSteps'>): number {
+  return options.maxPlanSteps ?? DEFAULT_SETTINGS.maxPlanSteps;
+}
 
 /**
  * Everything wrong with a plan as a DAG, each as a sentence the model can act on: duplicate ids,
@@ -15,10 +20,12 @@ export const MAX_PLAN_STEPS = 64;
 export function validatePlan(
   plan: Plan,
   tools: ToolRegistry,
-  { maxSteps = MAX_PLAN_STEPS, roles = new RoleRegistry(), depth = 0 }: { maxSteps?: number; roles?: RoleRegistry; depth?: number } = {},
+  { maxSteps = DEFAULT_SETTINGS.maxPlanSteps, roles = new RoleRegistry(), depth = 0 }: { maxSteps?: number; roles?: RoleRegistry; depth?: number } = {},
 ): string[] {
   const errors: string[] = [];
-  if (plan.steps.length > maxSteps) errors.push(`The plan has ${plan.steps.length} steps; at most ${maxSteps} are allowed. Merge related steps.`);
+  if (plan.steps.length > maxSteps) {
+    errors.push(`The plan has ${plan.steps.length} steps; at most ${maxSteps} are allowed (the operator raises this with Settings.maxPlanSteps or \`archon run --max-steps\`, up to 1000). Merge related steps.`);
+  }
   errors.push(...planGraphErrors(plan.steps));
   for (const step of plan.steps) {
     if (step.kind === 'subagent' && depth >= MAX_SUBAGENT_DEPTH) {

@@ -174,6 +174,18 @@ export class RunStore {
     });
   }
 
+  /** The validators' confidences in a run (about one step, or all of them when `stepId` is null), oldest first. */
+  confidences(runId: string, stepId: string | null): number[] {
+    const rows = this.db
+      .prepare(
+        `SELECT json_extract(body_json, '$.confidence') AS confidence FROM events
+         WHERE run_id = ? AND type = 'validation.completed' AND (? IS NULL OR json_extract(body_json, '$.stepId') = ?) AND json_extract(body_json, '$.confidence') IS NOT NULL
+         ORDER BY seq`,
+      )
+      .all(runId, stepId, stepId) as { confidence: number }[];
+    return rows.map((row) => row.confidence);
+  }
+
   savePlan(runId: string, steps: readonly PlanStep[]): void {
     const insert = this.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status) VALUES (?, ?, ?, ?, 'pending')");
     this.db.transaction(() => {
@@ -251,6 +263,12 @@ export class RunStore {
     this.db
       .prepare('INSERT INTO run_facts (run_id, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at')
       .run(runId, key, this.clean(value), now);
+  }
+
+  /** One fact of a run, read by its key (one row, however many facts the run keeps). */
+  fact(runId: string, key: string): string | null {
+    const row = this.db.prepare('SELECT value FROM run_facts WHERE run_id = ? AND key = ?').get(runId, key) as { value: string } | undefined;
+    return row?.value ?? null;
   }
 
   facts(runId: string): Map<string, string> {

@@ -23,6 +23,7 @@ export interface RunFlags {
   maxCost?: number;
   price?: ModelPrice;
   maxIterations?: number;
+  maxSteps?: number;
   verify?: RunOptions['verification'];
   workspace?: string;
   allowNetwork?: boolean;
@@ -83,6 +84,7 @@ export function addRunFlags(command: Command): Command {
   return addRunSettingFlags(command)
     .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no').choices(ApproveModeSchema.options))
     .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
+    .option('--max-steps <n>', "the most steps the run's plan may have; the run's call caps grow with it (default: Settings, else 64)", positiveInt('--max-steps', 1000))
     .addOption(new Option('--verify <mode>', "how each step's result is validated: off, deterministic checks, or checks and a critic model call (default: Settings, else checks)").choices(VerificationSchema.options))
     .addOption(new Option('--budget-preset <name>', 'named caps: seed-004 = 2,000 tokens a run, 10,000 a day').choices(['seed-004']))
     .option('--price <input,output>', "this run's model price in USD per million input and output tokens, e.g. 2.5,10 (default: Settings' model prices)", modelPrice)

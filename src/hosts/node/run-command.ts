@@ -119,6 +119,7 @@ export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags, roles?: 
     maxCostUsd: flags.maxCost ?? null,
     workspace: resolve(flags.workspace ?? process.cwd()),
     maxIterations: flags.maxIterations ?? 10,
+    maxPlanSteps: flags.maxSteps ?? settings.maxPlanSteps,
     verification: flags.verify ?? settings.verification,
     repairBudget: settings.repairBudget,
     maxReplans: settings.maxReplans,
@@ -140,6 +141,7 @@ function overridesFrom(flags: RunFlags, roles?: Record<string, StoredRole>): Par
   if (flags.maxTokens) overrides.maxTokens = flags.maxTokens;
   if (flags.maxCost) overrides.maxCostUsd = flags.maxCost;
   if (flags.maxIterations) overrides.maxIterations = flags.maxIterations;
+  if (flags.maxSteps) overrides.maxPlanSteps = flags.maxSteps;
   if (flags.verify) overrides.verification = flags.verify;
   if (flags.workspace) overrides.workspace = resolve(flags.workspace);
   if (flags.memory === false) overrides.memory = false;

@@ -110,4 +110,37 @@ describe('the run manager', () => {
     await manager.close();
     expect(manager.detail(childId).active).toBe(false);
   }, 120_000);
+
+  it('holds nothing in memory for a finished run: the store keeps it, the manager and the event log let it go', async () => {
+    const runtime = openRuntime();
+    model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hello' }]) : { content: 'hello' }) });
+    const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
+    approvals.onChange(() => {
+      for (const request of approvals.list()) approvals.answer(request.id, request.actionHash, { verdict: 'approve' });
+    });
+    const ended: string[] = [];
+    const options = RunOptionsSchema.parse({ modelUrl: model.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 });
+    const manager = new RunManager({
+      runtime,
+      estop: new EmergencyStop(runtime.store, runtime.bus, runtime.now),
+      approvals,
+      defaults: () => options,
+      connect: modelConnector({ apiKeyFor: () => undefined, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => null }),
+      toolHost: (settings) => new ToolHost({ launcher: childProcessLauncher, entry: `${PROJECT_ROOT}out/node/executor.js`, readableRoots: [PROJECT_ROOT], hiddenFolders: foldersHiddenFromTools(runtime.dataDir), settings, log: runtime.log }),
+      onRunEnded: (runId) => ended.push(runId),
+    });
+    const runIds: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const { runId } = await manager.start({ goal: `greet ${index}` });
+      runIds.push(runId);
+      await expect.poll(() => ended.includes(runId), { timeout: 60_000 }).toBe(true);
+    }
+
+    expect(runIds.map((runId) => runtime.store.runs.getRun(runId)?.summary.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(manager.activeRunIds()).toEqual([]);
+    expect(runtime.events.runsTracked).toBe(0);
+    expect(approvals.list()).toEqual([]);
+    expect(manager.detail(runIds[0] as string).events.some((event) => event.type === 'run.completed')).toBe(true);
+    await manager.close();
+  }, 120_000);
 });
