@@ -18,7 +18,7 @@ type Preview = (args: never, pool: ToolWorkerPool, context: PreviewContext) => P
 /** The file to be written is read through the confined reader of the tool processes, like any read_file. */
 const PREVIEWS: Partial<Record<BuiltinToolName, Preview>> = {
   write_file: async (args: { path: string; content: string }, pool, context) =>
-    writePreview(args.path, args.content, await pool.call('read_file', { path: args.path }, { signal: context.signal, timeoutMs: TOOL_CATALOGUE.read_file.timeoutMs })),
+    writePreview(args.path, args.content, await pool.call('read_file', { path: args.path }, { signal: context.signal, timeoutMs: TOOL_CATALOGUE.read_file.timeoutMs, readOnly: true })),
   run_command: (args: { command: string }, _pool, context) => Promise.resolve(commandPreview(args.command, context.workspace)),
 };
 
@@ -34,7 +34,7 @@ function builtinTool(name: BuiltinToolName, pool: ToolWorkerPool, sandbox: Setti
     unconfined: sandbox === 'off' && CONFINED_BY_SANDBOX.has(name),
     timeoutMs: spec.timeoutMs,
     timeoutFor: (args) => callTimeout(name, args),
-    run: (args, context) => pool.call(name, args, { signal: context.signal, timeoutMs: context.timeoutMs, onSpawn: context.onSpawn }),
+    run: (args, context) => pool.call(name, args, { signal: context.signal, timeoutMs: context.timeoutMs, onSpawn: context.onSpawn, readOnly: spec.sideEffects === 'none' }),
     ...(preview ? { preview: (args: unknown, context: PreviewContext) => preview(args as never, pool, context) } : {}),
   });
 }

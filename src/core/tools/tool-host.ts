@@ -10,7 +10,7 @@ import type { ToolDefinitionStore } from '../store/tool-definitions';
 import type { ProcessLauncher } from '../process/process-launcher';
 import { builtinTools } from './builtin-tools';
 import { ToolRegistry, type ToolNotice } from './tool-registry';
-import { toolWorkerCap, ToolWorkerPool, type ToolWorkerStats } from './tool-worker-pool';
+import { SHARED_CALLS_PER_WORKER, toolWorkerCap, ToolWorkerPool, type ToolWorkerStats } from './tool-worker-pool';
 
 export interface ToolHostOptions {
   launcher: ProcessLauncher;
@@ -92,9 +92,13 @@ export class ToolHost {
     return builtinTools(this.pool, this.options.settings);
   }
 
-  /** Starts tool workers for `count` calls at once (capped by Settings.toolWorkers or the cores) before they are needed; the run's stop ends it. */
+  /**
+   * Starts tool workers for `count` read-only calls at once (SHARED_CALLS_PER_WORKER to a worker; capped by
+   * Settings.toolWorkers or the cores) before they are needed; the run's stop ends it. A call with side
+   * effects takes a worker of its own, an idle one or one started for it (under `balanced` it waits for a person anyway).
+   */
   warm(count: number, signal: AbortSignal): void {
-    this.pool?.warmTo(count, signal);
+    this.pool?.warmTo(Math.ceil(count / SHARED_CALLS_PER_WORKER), signal);
   }
 
   /** Tool workers running now, by kind, and how many are ready. */

@@ -71,6 +71,18 @@ export function toolResult(status: ToolResult['status'], content: string, metada
   return { status, content, metadata };
 }
 
+/** Each zod input's JSON Schema, converted once: every model call sends every tool's spec. */
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+function jsonSchemaOf(input: z.ZodType): Record<string, unknown> {
+  let schema = jsonSchemas.get(input);
+  if (!schema) {
+    schema = z.toJSONSchema(input, { io: 'input' }) as Record<string, unknown>;
+    jsonSchemas.set(input, schema);
+  }
+  return schema;
+}
+
 export class ToolRegistry {
   private readonly tools: ReadonlyMap<string, ToolDefinition>;
 
@@ -103,7 +115,7 @@ export class ToolRegistry {
     return [...this.tools.values()].map((tool) => ({
       name: tool.name,
       description: tool.description,
-      parameters: tool.parameters ?? (z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>),
+      parameters: tool.parameters ?? jsonSchemaOf(tool.input),
     }));
   }
 

@@ -44,6 +44,8 @@ interface Worker {
   sandboxes: Set<number>;
   alive: boolean;
   isReady: boolean;
+  /** Read-only calls it serves now (see SHARED_CALLS_PER_WORKER); a worker with readers is never idle nor lent to a call with side effects. */
+  readers: number;
   stopping?: Promise<void>;
 }
 
@@ -57,6 +59,8 @@ export interface CallOptions {
   signal: AbortSignal;
   timeoutMs: number;
   onSpawn?(pgid: number): void;
+  /** The call has no side effects: it may share a worker with other such calls, and it is tried once more when its worker died under it. */
+  readOnly?: boolean;
 }
 
 const COMMAND_TOOLS = new Set(['run_command']);
@@ -68,6 +72,12 @@ const WORKERS_PER_CORE = 16;
 /** Settings.toolWorkers' own ceiling, and the floor that keeps a small machine's pool as wide as it always was. */
 const MAX_TOOL_WORKERS = 64;
 const MIN_TOOL_WORKERS = 8;
+/**
+ * Read-only calls one plain worker serves at once. They cannot harm one another (no side effects) and
+ * the executor takes calls concurrently, so a fan-out of reads needs a process per 8 calls, not per call:
+ * each process start costs the runtime a fork and the machine a Node start.
+ */
+export const SHARED_CALLS_PER_WORKER = 8;
 
 /** The most tool workers of a kind a run may have: the operator's number, else 16 per core within 8..64. */
 export function toolWorkerCap(setting: number | null | undefined, cores = availableParallelism()): number {
@@ -167,6 +177,7 @@ export class ToolWorkerPool {
       sandboxes: new Set(),
       alive: true,
       isReady: false,
+      readers: 0,
       ready: new Promise((resolve) => (markReady = resolve)),
       exited: new Promise((resolve) => child.onExit(resolve)),
     };
@@ -264,6 +275,36 @@ export class ToolWorkerPool {
     return null;
   }
 
+  /**
+   * A worker for a read-only call: one already serving reads with room for another, else an idle one,
+   * else a new one within the maximum, else the next to come free. It counts the reader at once, so the
+   * calls of a fan-out gather on the workers there are rather than each starting its own.
+   */
+  private async acquireShared(signal: AbortSignal): Promise<Worker | null> {
+    for (let attempt = 0; attempt < 3 && !signal.aborted; attempt++) {
+      const idle = this.idle.get('plain') as Worker[];
+      const sharing = [...this.all].find((candidate) => candidate.kind === 'plain' && candidate.readers > 0 && candidate.readers < SHARED_CALLS_PER_WORKER && candidate.alive && !candidate.stopping);
+      const worker =
+        sharing ??
+        idle.shift() ??
+        (this.countOf('plain') < this.maxWorkers ? this.start('plain') : await this.waitForWorker('plain', signal));
+      worker.readers++;
+      if (await worker.ready) return worker;
+      worker.readers--;
+    }
+    return null;
+  }
+
+  /** A call is done with its worker: a shared one goes back to the pool with its last reader. */
+  private leave(worker: Worker, shared: boolean): void {
+    if (shared && --worker.readers > 0) return;
+    // Whatever a finished command left running in its group is a stray: it goes. (A sandbox is gone by now: bwrap exits after its init.)
+    for (const group of worker.groups) signal(-group, 'SIGKILL');
+    worker.groups.clear();
+    worker.sandboxes.clear();
+    this.release(worker);
+  }
+
   private release(worker: Worker): void {
     if (!worker.alive || worker.stopping || this.closed) return;
     (this.idle.get(worker.kind) as Worker[]).push(worker);
@@ -318,13 +359,22 @@ export class ToolWorkerPool {
     });
   }
 
-  /** Runs one tool call in a worker; it never throws. */
+  /**
+   * Runs one tool call in a worker; it never throws. A read-only call shares its worker and, when the
+   * worker died under it (another call's timeout or crash may have taken it down), runs once more.
+   */
   async call(tool: string, args: unknown, options: CallOptions): Promise<ToolResult> {
-    if (this.closed) return toolResult('cancelled', 'The tool host is shut down.');
     const kind: WorkerKind = COMMAND_TOOLS.has(tool) ? 'command' : 'plain';
-    const worker = await this.acquire(kind, options.signal).catch(() => null);
+    const shared = options.readOnly === true && kind === 'plain';
+    const first = await this.callOnce(tool, args, options, kind, shared);
+    return shared && first.metadata.workerDied === true && !options.signal.aborted ? this.callOnce(tool, args, options, kind, shared) : first;
+  }
+
+  private async callOnce(tool: string, args: unknown, options: CallOptions, kind: WorkerKind, shared: boolean): Promise<ToolResult> {
+    if (this.closed) return toolResult('cancelled', 'The tool host is shut down.');
+    const worker = await (shared ? this.acquireShared(options.signal) : this.acquire(kind, options.signal)).catch(() => null);
     if (options.signal.aborted) {
-      if (worker) this.release(worker);
+      if (worker) this.leave(worker, shared);
       return toolResult('cancelled', `${tool} was cancelled before it started.`);
     }
     if (!worker) return toolResult('error', 'No tool process could be started. Check that Archon is built completely (npm run build).');
@@ -332,13 +382,7 @@ export class ToolWorkerPool {
     const outcome = await this.exchange(worker, id, tool, args, options);
     this.calls.delete(id);
     if (outcome.kill) await this.terminate(worker);
-    else {
-      // Whatever a finished command left running in its group is a stray: it goes. (A sandbox is gone by now: bwrap exits after its init.)
-      for (const group of worker.groups) signal(-group, 'SIGKILL');
-      worker.groups.clear();
-      worker.sandboxes.clear();
-      this.release(worker);
-    }
+    else this.leave(worker, shared);
     return outcome.result;
   }
 

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { processesMatching, uniqueSleepSeconds } from '../../support/processes';
 import { useTempDirs } from '../../support/temp-dir';
 import { usePools } from '../../support/tools';
+import { SHARED_CALLS_PER_WORKER } from '../../../src/core/tools/tool-worker-pool';
 
 const tempDir = useTempDirs();
 const openPool = usePools();
@@ -245,4 +247,36 @@ describe('tool worker pool: warming', () => {
     pool.warmTo(6, new AbortController().signal);
     expect(pool.stats().plain).toBe(0);
   });
+});
+
+describe('tool worker pool: read-only calls share workers', () => {
+  const read = (pool: ReturnType<typeof openPool>, tool: string, args: unknown, timeoutMs = 5000) => pool.call(tool, args, { signal: signal(), timeoutMs, readOnly: true });
+
+  it('serves 24 read-only calls at once on 3 workers, 8 to a worker, while a write still takes a worker of its own', async () => {
+    const workspace = tempDir();
+    const pool = openPool(workspace, { warm: 0, maxWorkers: 12 });
+    const reads = Array.from({ length: 3 * SHARED_CALLS_PER_WORKER }, (_, index) => read(pool, 'calculator', { expression: `${index}*2` }));
+    expect(pool.stats().plain).toBe(3);
+    const write = call(pool, 'write_file', { path: 'note.txt', content: 'own worker' });
+    expect(pool.stats().plain).toBe(4);
+    const results = await Promise.all(reads);
+    expect(results.map((result) => result.content)).toEqual(Array.from({ length: 24 }, (_, index) => String(index * 2)));
+    expect(await write).toMatchObject({ status: 'success' });
+    expect(readFileSync(join(workspace, 'note.txt'), 'utf8')).toBe('own worker');
+    expect(pool.stats().plain).toBe(4);
+  });
+
+  it("runs a read-only call once more when another call's timeout killed the worker they shared", async () => {
+    const workspace = tempDir();
+    for (const name of ['stuck.pipe', 'late.pipe']) execFileSync('mkfifo', [join(workspace, name)]);
+    const pool = openPool(workspace, { warm: 0 });
+    // Opening a FIFO waits for a writer: the first read hangs until its timeout kills the worker both reads share.
+    const stuck = read(pool, 'read_file', { path: 'stuck.pipe' }, 1000);
+    const late = read(pool, 'read_file', { path: 'late.pipe' }, 60_000);
+    expect(pool.stats().plain).toBe(1);
+    expect(await stuck).toMatchObject({ status: 'timeout' });
+    // The second read, tried again on a new worker, gets its writer now and finishes there.
+    await writeFile(join(workspace, 'late.pipe'), 'hello').catch(() => undefined);
+    expect(await late).toMatchObject({ status: 'error', content: expect.stringContaining('is not a file') });
+  }, 60_000);
 });
