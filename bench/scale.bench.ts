@@ -75,6 +75,10 @@ async function serveRss(): Promise<{ after10: number; afterAll: number; complete
     for (let run = 1; run <= SERVE_RUNS; run++) {
       const started = (await call('runs.start', { goal: `greet ${run}` })).value as { runId: string };
       for (let poll = 0; poll < 600; poll++) {
+        // The operator's part: every request (the final answer, under permissive) approved as it comes.
+        for (const request of ((await call('approvals.list', {})).value ?? []) as { id: string; actionHash: string }[]) {
+          await call('approvals.decide', { approvalId: request.id, actionHash: request.actionHash, decision: { verdict: 'approve' } });
+        }
         const detail = (await call('runs.get', { runId: started.runId })).value as { run: { status: string }; active: boolean };
         if (!detail.active && detail.run.status !== 'running') {
           if (detail.run.status === 'completed') completed++;

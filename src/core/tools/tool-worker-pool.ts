@@ -103,6 +103,8 @@ export class ToolWorkerPool {
   private halted = false;
   /** Plain workers kept started, busy or idle, for the widest level of the plan being run. */
   private warmed = 0;
+  /** Takes the pool's listener off the run's signal it warmed for. */
+  private forgetRun: (() => void) | null = null;
 
   constructor(private readonly options: ToolWorkerPoolOptions) {}
 
@@ -120,7 +122,12 @@ export class ToolWorkerPool {
     if (this.closed || this.halted || signal.aborted) return;
     const wanted = Math.min(count, this.maxWorkers);
     if (wanted <= this.warmed) return;
-    if (this.warmed === 0) signal.addEventListener('abort', () => void this.coolDown(), { once: true });
+    if (this.warmed === 0) {
+      const onAbort = () => void this.coolDown();
+      signal.addEventListener('abort', onAbort, { once: true });
+      // The run's signal outlives the pool when it is derived from the estop's: its listener must not keep the pool.
+      this.forgetRun = () => signal.removeEventListener('abort', onAbort);
+    }
     this.warmed = wanted;
     this.replenish('plain');
   }
@@ -395,6 +402,8 @@ export class ToolWorkerPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.forgetRun?.();
+    this.forgetRun = null;
     await this.stopAll();
     await Promise.all([...this.all].map((worker) => this.terminate(worker)));
     if (this.tempDir) rmSync(this.tempDir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { getEventListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -235,6 +236,15 @@ describe('tool worker pool: warming', () => {
     const results = await Promise.all(Array.from({ length: 12 }, (_, index) => call(pool, 'calculator', { expression: `${index}+1` })));
     expect(results.map((result) => result.content)).toEqual(Array.from({ length: 12 }, (_, index) => String(index + 1)));
     expect(pool.stats().plain).toBe(12);
+  });
+
+  it("leaves nothing on the run's signal once closed: a signal that outlives the run (the estop's) does not keep the pool", async () => {
+    const pool = openPool(tempDir(), { warm: 0 });
+    const run = new AbortController();
+    pool.warmTo(2, run.signal);
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(1);
+    await pool.close();
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
   });
 
   it("stops warming and lets the warm workers go when the run's signal aborts; later warming is refused", async () => {
