@@ -39,7 +39,7 @@ export function meanOf(measured: readonly number[]): number | null {
 }
 
 /** The validators' mean confidence over the run's verdicts that report one; null when none does. */
-export function meanConfidence(events: readonly RunEvent[]): number | null {
+function meanConfidence(events: readonly RunEvent[]): number | null {
   return meanOf(confidences(events));
 }
 

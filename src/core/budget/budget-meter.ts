@@ -44,8 +44,7 @@ export function callCapsFor(steps: number, maxIterations: number): Pick<BudgetCa
   return { maxModelCalls, maxToolCalls: 2 * maxModelCalls };
 }
 
-/** Which cap a call would break, in words an operator reads. */
-/** `above`: how many runs up the cap belongs to (a sub-agent breaking its parent's cap: 1); a raise goes there. */
+/** Which cap a call would break, in words an operator reads; `above`: how many runs up the cap belongs to (a sub-agent breaking its parent's cap: 1), where a raise goes. */
 export type CapBreach = { cap: CapName; message: string; above?: number };
 
 /**

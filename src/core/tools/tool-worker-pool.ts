@@ -269,37 +269,29 @@ export class ToolWorkerPool {
     });
   }
 
-  private async acquire(kind: WorkerKind, signal: AbortSignal): Promise<Worker | null> {
+  /**
+   * A worker for a call: an idle one, else a new one within the maximum, else the next to come free.
+   * A read-only (`shared`) call first joins a worker already serving reads with room for another; it
+   * counts as a reader at once, so the calls of a fan-out gather on the workers there are rather than each starting its own.
+   */
+  private async acquire(kind: WorkerKind, signal: AbortSignal, shared: boolean): Promise<Worker | null> {
     for (let attempt = 0; attempt < 3 && !signal.aborted; attempt++) {
       const idle = this.idle.get(kind) as Worker[];
       const worker =
+        (shared ? this.sharingWorker() : undefined) ??
         idle.shift() ??
         (this.countOf(kind) < this.maxWorkers
           ? this.start(kind)
           : await this.waitForWorker(kind, signal));
+      if (shared) worker.readers++;
       if (await worker.ready) return worker;
+      if (shared) worker.readers--;
     }
     return null;
   }
 
-  /**
-   * A worker for a read-only call: one already serving reads with room for another, else an idle one,
-   * else a new one within the maximum, else the next to come free. It counts the reader at once, so the
-   * calls of a fan-out gather on the workers there are rather than each starting its own.
-   */
-  private async acquireShared(signal: AbortSignal): Promise<Worker | null> {
-    for (let attempt = 0; attempt < 3 && !signal.aborted; attempt++) {
-      const idle = this.idle.get('plain') as Worker[];
-      const sharing = [...this.all].find((candidate) => candidate.kind === 'plain' && candidate.readers > 0 && candidate.readers < SHARED_CALLS_PER_WORKER && candidate.alive && !candidate.stopping);
-      const worker =
-        sharing ??
-        idle.shift() ??
-        (this.countOf('plain') < this.maxWorkers ? this.start('plain') : await this.waitForWorker('plain', signal));
-      worker.readers++;
-      if (await worker.ready) return worker;
-      worker.readers--;
-    }
-    return null;
+  private sharingWorker(): Worker | undefined {
+    return [...this.all].find((worker) => worker.kind === 'plain' && worker.readers > 0 && worker.readers < SHARED_CALLS_PER_WORKER && worker.alive && !worker.stopping);
   }
 
   /** A call is done with its worker: a shared one goes back to the pool with its last reader. */
@@ -379,7 +371,7 @@ export class ToolWorkerPool {
 
   private async callOnce(tool: string, args: unknown, options: CallOptions, kind: WorkerKind, shared: boolean): Promise<ToolResult> {
     if (this.closed) return toolResult('cancelled', 'The tool host is shut down.');
-    const worker = await (shared ? this.acquireShared(options.signal) : this.acquire(kind, options.signal)).catch(() => null);
+    const worker = await this.acquire(kind, options.signal, shared).catch(() => null);
     if (options.signal.aborted) {
       if (worker) this.leave(worker, shared);
       return toolResult('cancelled', `${tool} was cancelled before it started.`);
