@@ -34,4 +34,38 @@ describe('the goal composer in Chromium through archon serve', () => {
     expect(text).toContain('Why: this llama.cpp cannot stream with tools ("Cannot use tools with stream"); requests are sent whole.');
     await page.close();
   });
+
+  it('keeps Run disabled until the host has said its default model server, then runs against it', async () => {
+    const server = await startServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'only', description: 'one step' }]) : { content: 'ok' }) });
+    const serve = await startServe(tempDir(), ['--model-url', server.url, '--workspace', tempDir()]);
+    const page = await (await launchBrowser()).newPage({ viewport: { width: 1400, height: 900 } });
+    page.setDefaultTimeout(60_000);
+    // The host's answer to app.info is held back, as a loaded machine may: the connection is up, the defaults are not.
+    const held: (() => void)[] = [];
+    await page.routeWebSocket(/\/ws/, (socket) => {
+      const host = socket.connectToServer();
+      const infoIds = new Set<number>();
+      socket.onMessage((message) => {
+        const frame = JSON.parse(String(message)) as { id: number; command: string };
+        if (frame.command === 'app.info') infoIds.add(frame.id);
+        host.send(message);
+      });
+      host.onMessage((message) => {
+        const frame = JSON.parse(String(message)) as { id?: number };
+        if (frame.id !== undefined && infoIds.has(frame.id)) held.push(() => socket.send(message));
+        else socket.send(message);
+      });
+    });
+    await page.goto(serve.url.href);
+    await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
+    await page.getByLabel('Goal').fill('Say ok');
+    const run = page.getByRole('button', { name: 'Run', exact: true });
+    await expect.poll(() => held.length).toBe(1);
+    expect(await run.isDisabled()).toBe(true);
+    for (const release of held.splice(0)) release();
+    await run.click();
+    await page.getByRole('status').filter({ hasText: 'scripted-model at' }).waitFor();
+    await page.getByRole('dialog', { name: 'Approval: plan' }).waitFor();
+    await page.close();
+  });
 });

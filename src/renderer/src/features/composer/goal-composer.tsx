@@ -86,7 +86,8 @@ export function GoalComposer() {
           {!probe.toolCalling && <strong> This model cannot call tools natively; Archon will use the text protocol, which is less reliable.</strong>}
         </p>
       )}
-      <button type="button" className="primary" disabled={goal.trim() === '' || probing || latched} onClick={() => void run()}>
+      {/* Until the host's defaults arrive, an empty server field would mean no server at all. */}
+      <button type="button" className="primary" disabled={goal.trim() === '' || probing || latched || !defaults} onClick={() => void run()}>
         Run
       </button>
     </form>
