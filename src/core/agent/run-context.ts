@@ -174,6 +174,7 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
   const reservation = context.budget.reserve(estimate, server.price);
   if (context.budget.crossedWarning()) context.events.append(context.runId, 'budget.warning', { message: 'The run is at 80% of a budget cap, counting the call now starting.' });
   let startedAt = context.now().toISOString();
+  const charges: Promise<void>[] = [];
   try {
     const chat = () => context.model.chat(request, {
       signal: context.signal,
@@ -195,14 +196,15 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
           endedAt,
           allowedBy,
         });
-        context.runs.recordSpend({ runId: context.runId, kind: 'model_call', tokens: charged.tokens, costUsd: charged.costUsd, now: endedAt });
+        charges.push(context.runs.recordSpend({ runId: context.runId, kind: 'model_call', tokens: charged.tokens, costUsd: charged.costUsd, now: endedAt }));
         if (!attempt.ok) context.events.append(context.runId, 'model.attempt_failed', { stepId, purpose: request.purpose, attempt: attempt.attempt, error: attempt.error ?? 'failed' });
         announceBudget(context);
         startedAt = endedAt;
       },
     });
     // The role's bound first, then its server's slots: a call waiting on its role holds no server slot.
-    const response = await slots.run(context.signal, () => server.slots.run(context.signal, chat));
+    // Every attempt's charge on disk before the outcome is acted on, whatever it was.
+    const response = await slots.run(context.signal, () => server.slots.run(context.signal, chat)).finally(() => Promise.all(charges));
     noteDialect(context, response.dialect);
     context.events.append(context.runId, 'model.completed', {
       stepId,

@@ -57,7 +57,7 @@ interface CallRecord {
 async function journalled(context: RunContext, call: CallRecord, outcome: () => Promise<ToolResult>): Promise<ToolResult> {
   const { runs, events, runId } = context;
   const { step, name, callId, args, tool, executed, allowedBy } = call;
-  runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, definitionHash: tool?.mcp?.definitionHash ?? null, allowedBy: allowedBy ?? null, now: context.now().toISOString() });
+  await runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, definitionHash: tool?.mcp?.definitionHash ?? null, allowedBy: allowedBy ?? null, now: context.now().toISOString() });
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args, ...(tool ? { sideEffects: tool.sideEffects } : {}) });
   // What is recorded (secrets redacted) is what the model and the events see.
   const result = runs.finishToolCall(callId, keepFileEffect(context, name, callId, withUncertainty(await outcome(), tool, executed)), context.now().toISOString());
@@ -68,10 +68,10 @@ async function journalled(context: RunContext, call: CallRecord, outcome: () => 
 }
 
 /** A call the operator refused never started: journalled with its refusal (fed back on resume), announced as `tool.refused` only. */
-function refusedByOperator(context: RunContext, call: CallRecord, refusal: ToolResult): ToolResult {
+async function refusedByOperator(context: RunContext, call: CallRecord, refusal: ToolResult): Promise<ToolResult> {
   const { runs, events, runId } = context;
   const { step, name, callId, args, tool } = call;
-  runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, now: context.now().toISOString() });
+  await runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, now: context.now().toISOString() });
   const result = runs.finishToolCall(callId, refusal, context.now().toISOString());
   events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000), by: 'operator' });
   return result;

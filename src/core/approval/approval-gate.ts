@@ -94,8 +94,8 @@ function statusOf(decision: ApprovalDecision): GateOutcome['status'] {
 }
 
 /**
- * Asks the human channel. The request (bound to the hash of its exact action) is stored durably and
- * announced; the answer, or its expiry, is stored durably before anything acts on it. An expired
+ * Asks the human channel. The request (bound to the hash of its exact action) is stored and
+ * announced; the answer, or its expiry, is on disk with it before anything acts on it. An expired
  * request counts as rejected. A stop ends the wait at once.
  */
 export async function requestApproval(context: GateContext, request: GateRequest): Promise<GateOutcome> {
@@ -129,7 +129,7 @@ export async function requestApproval(context: GateContext, request: GateRequest
     outcome = { status: statusOf(decision), decision };
   } catch (error) {
     if (context.signal.aborted) {
-      context.runs.resolveApproval(id, 'expired', { verdict: 'reject', feedback: 'The run was stopped before anyone answered.' }, context.now().toISOString());
+      await context.runs.resolveApproval(id, 'expired', { verdict: 'reject', feedback: 'The run was stopped before anyone answered.' }, context.now().toISOString());
       throw cancelled(context.signal);
     }
     if (!expiry.aborted) throw error;
@@ -137,7 +137,7 @@ export async function requestApproval(context: GateContext, request: GateRequest
   }
   const { decision } = outcome;
   const stored = decision.verdict === 'edit' && request.storedEdit ? { ...decision, edited: request.storedEdit(decision.edited) } : decision;
-  context.runs.resolveApproval(id, outcome.status, stored, context.now().toISOString());
+  await context.runs.resolveApproval(id, outcome.status, stored, context.now().toISOString());
   context.events.append(context.runId, 'approval.resolved', { approvalId: id, status: outcome.status, decision: stored });
   return outcome;
 }

@@ -12,6 +12,7 @@ import { SecretRedactor } from '../secrets/redactor';
 import { ToolDefinitionStore } from './tool-definitions';
 import { MemoryStore } from '../memory/memory-store';
 import { DreamLog } from './dream-log';
+import { WalSync, type DurableWrites } from './wal-sync';
 
 export const ARCHON_DB_FILE = 'archon.db';
 
@@ -25,7 +26,7 @@ const EstopRowSchema = z.object({
 
 /**
  * archon.db: the runtime's own state. Writes that a person relies on (approvals, emergency stops,
- * the budget ledger) go through `durably`, which commits with synchronous=FULL; the rest use WAL's
+ * the budget ledger) are on disk before anything acts on them (`durable`); the rest use WAL's
  * NORMAL, which survives a process crash.
  */
 export class ArchonStore {
@@ -37,11 +38,15 @@ export class ArchonStore {
   /** Known secrets, blanked out of everything written here (and of events, by the event log). */
   readonly secrets = new SecretRedactor();
 
+  readonly durable: DurableWrites = { now: (write) => this.durably(write), grouped: (write) => this.durablyGrouped(write) };
+  private readonly walSync: WalSync;
+
   private constructor(
     readonly db: SqliteDatabase,
     readonly file: string,
   ) {
-    this.runs = new RunStore(db, (write) => this.durably(write), this.secrets);
+    this.walSync = new WalSync(`${file}-wal`);
+    this.runs = new RunStore(db, this.durable, this.secrets);
     this.toolDefinitions = new ToolDefinitionStore(db);
     this.memory = new MemoryStore(db, this.secrets, { maxItems: () => this.getSettings().memoryMaxItems });
     this.dreams = new DreamLog(db, (write) => this.durably(write));
@@ -53,10 +58,11 @@ export class ArchonStore {
   }
 
   close(): void {
+    this.walSync.close();
     if (this.db.open) this.db.close();
   }
 
-  durably<T>(write: () => T): T {
+  private durably<T>(write: () => T): T {
     this.db.pragma('synchronous = FULL');
     try {
       // IMMEDIATE: the write lock is taken (waiting out the busy timeout) before anything is read, so two processes never deadlock upgrading.
@@ -64,6 +70,12 @@ export class ArchonStore {
     } finally {
       this.db.pragma('synchronous = NORMAL');
     }
+  }
+
+  private async durablyGrouped<T>(write: () => T): Promise<T> {
+    const value = this.db.transaction(write).immediate();
+    await this.walSync.sync();
+    return value;
   }
 
   estopState(): EstopState {

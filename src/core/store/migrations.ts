@@ -315,4 +315,8 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE model_calls ADD COLUMN allowed_by TEXT;
     `,
   },
+  {
+    name: "the last message to an agent found by index, not by reading the run's whole bus (once per hand-off)",
+    sql: `CREATE INDEX bus_messages_to ON bus_messages (run_id, to_agent, kind, seq);`,
+  },
 ];

@@ -102,6 +102,25 @@ function migrate(db: SqliteDatabase, fromVersion: number, migrations: readonly M
   }
 }
 
+const PREPARED_STATEMENTS = 256;
+
+/**
+ * Compiles each SQL text once per connection: the stores prepare at every call, and compiling cost
+ * more than running (a tenth of a wide run's main thread). Least recently used texts go first, for
+ * the few texts built per call. Safe because no caller changes a statement's mode (pluck, raw, bind).
+ */
+function reusePreparedStatements(db: SqliteDatabase): void {
+  const compile = db.prepare.bind(db);
+  const prepared = new Map<string, Database.Statement>();
+  db.prepare = ((source: string) => {
+    const statement = prepared.get(source) ?? compile(source);
+    prepared.delete(source);
+    prepared.set(source, statement);
+    if (prepared.size > PREPARED_STATEMENTS) prepared.delete(prepared.keys().next().value as string);
+    return statement;
+  }) as SqliteDatabase['prepare'];
+}
+
 /**
  * Opens (creating when missing) a SQLite file in WAL mode with sqlite-vec loaded and all
  * migrations applied. A corrupt, foreign or locked file yields a typed error and is never rewritten.
@@ -124,6 +143,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Sqlite
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     migrate(db, version, options.migrations);
+    reusePreparedStatements(db);
     return db;
   } catch (error) {
     db.close();

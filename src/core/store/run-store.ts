@@ -11,6 +11,7 @@ import type { SecretRedactor } from '../secrets/redactor';
 import { BusMessageStore } from './bus-messages';
 import { FileEffectStore } from './file-effects';
 import type { SqliteDatabase } from './open-database';
+import type { DurableWrites } from './wal-sync';
 
 const RunRowSchema = z
   .object({
@@ -117,10 +118,10 @@ export class RunStore {
 
   constructor(
     private readonly db: SqliteDatabase,
-    private readonly durably: <T>(write: () => T) => T,
+    private readonly durable: DurableWrites,
     private readonly secrets: SecretRedactor,
   ) {
-    this.fileEffects = new FileEffectStore(db, durably);
+    this.fileEffects = new FileEffectStore(db, durable.now);
     this.busMessages = new BusMessageStore(db, secrets);
   }
 
@@ -207,7 +208,7 @@ export class RunStore {
    * replaced them (those that had not started as skipped), and the new steps join the plan after every step there is.
    */
   revisePlan(runId: string, revision: number, replaced: readonly string[], added: readonly PlanStep[], skipReason: string): void {
-    this.durably(() => {
+    this.durable.now(() => {
       const mark = this.db.prepare("UPDATE steps SET replaced_in = ?, status = CASE status WHEN 'pending' THEN 'skipped' ELSE status END, error = CASE status WHEN 'pending' THEN ? ELSE error END WHERE run_id = ? AND id = ?");
       for (const id of replaced) mark.run(revision, skipReason, runId, id);
       const { next } = this.db.prepare('SELECT COALESCE(MAX(position), -1) + 1 AS next FROM steps WHERE run_id = ?').get(runId) as { next: number };
@@ -319,7 +320,7 @@ export class RunStore {
   }
 
   /** `allowedBy`: who let the call through (see AllowedBy); null for a call that never ran or was not admitted anew (a resumed one). */
-  startToolCall(call: { id: string; runId: string; stepId: string; tool: string; args: unknown; sideEffects: SideEffects; idempotent: boolean; definitionHash?: string | null; allowedBy?: string | null; now: string }): void {
+  async startToolCall(call: { id: string; runId: string; stepId: string; tool: string; args: unknown; sideEffects: SideEffects; idempotent: boolean; definitionHash?: string | null; allowedBy?: string | null; now: string }): Promise<void> {
     const write = () =>
       this.db
         .prepare(
@@ -329,7 +330,7 @@ export class RunStore {
         .run(call.id, call.runId, call.stepId, call.tool, JSON.stringify(this.clean(call.args ?? null)), call.sideEffects, call.idempotent ? 1 : 0, call.definitionHash ?? null, call.allowedBy ?? null, call.now);
     // A side effect about to happen must be on disk before it happens, or resume could repeat it.
     if (call.sideEffects === 'none') write();
-    else this.durably(write);
+    else await this.durable.grouped(write);
   }
 
   /** Records a call's result with known secrets blanked out, and returns what was recorded: all anyone sees of it. */
@@ -354,7 +355,7 @@ export class RunStore {
    * whose heartbeat is older than `staleMs` is taken over. One transaction, so two takers race safely.
    */
   acquireLease(runId: string, pid: number, nowMs: number, staleMs: number, isAlive: (pid: number) => boolean): LeaseOutcome {
-    return this.durably(() => {
+    return this.durable.now(() => {
       const holder = this.leaseHolder(runId, nowMs, staleMs, isAlive);
       if (holder !== null && holder !== pid) return { ok: false, pid: holder };
       // A stop asked of the run's earlier process was for that drive of it, not for this one.
@@ -377,7 +378,7 @@ export class RunStore {
 
   /** Asks the process driving the run to act (its lease heartbeat reads this); cleared when a process takes the run (acquireLease). */
   requestControl(runId: string, control: RunControl): void {
-    this.durably(() => this.db.prepare('UPDATE runs SET control_json = ? WHERE id = ?').run(JSON.stringify(control), runId));
+    this.durable.now(() => this.db.prepare('UPDATE runs SET control_json = ? WHERE id = ?').run(JSON.stringify(control), runId));
   }
 
   controlRequest(runId: string): RunControl | null {
@@ -405,12 +406,11 @@ export class RunStore {
     return rows.map((row) => ({ callId: row.call_id, pgid: row.pgid, startTicks: row.start_ticks }));
   }
 
+  /** Committed, not yet flushed: the answer's flush (resolveApproval) puts both on disk before anything acts on it. */
   createApproval(request: ApprovalRequest): void {
-    this.durably(() =>
-      this.db
-        .prepare("INSERT INTO approvals (id, run_id, step_id, kind, action_hash, request_json, status, requested_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)")
-        .run(request.id, request.runId, request.stepId, request.kind, request.actionHash, JSON.stringify(this.clean(request)), request.requestedAt, request.expiresAt),
-    );
+    this.db
+      .prepare("INSERT INTO approvals (id, run_id, step_id, kind, action_hash, request_json, status, requested_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)")
+      .run(request.id, request.runId, request.stepId, request.kind, request.actionHash, JSON.stringify(this.clean(request)), request.requestedAt, request.expiresAt);
   }
 
   approvalStatus(id: string): ApprovalStatus | null {
@@ -429,12 +429,12 @@ export class RunStore {
   /** Requests a process asked and never saw answered (it crashed): they are asked again on resume. */
   expireStaleApprovals(runId: string, now: string): number {
     const decision = JSON.stringify({ verdict: 'reject', feedback: 'The process that asked ended before an answer; asked again on resume.' });
-    return this.durably(() => this.db.prepare("UPDATE approvals SET status = 'expired', decision_json = ?, decided_at = ? WHERE run_id = ? AND status = 'pending'").run(decision, now, runId).changes);
+    return this.durable.now(() => this.db.prepare("UPDATE approvals SET status = 'expired', decision_json = ?, decided_at = ? WHERE run_id = ? AND status = 'pending'").run(decision, now, runId).changes);
   }
 
   /** Charges one model attempt to the ledger (durably: a budget must hold across a crash). */
-  recordSpend(entry: { runId: string; kind: string; tokens: number; costUsd: number; now: string }): void {
-    this.durably(() => this.db.prepare('INSERT INTO budget_ledger (run_id, kind, tokens, cost_usd, ts) VALUES (?, ?, ?, ?, ?)').run(entry.runId, entry.kind, entry.tokens, entry.costUsd, entry.now));
+  async recordSpend(entry: { runId: string; kind: string; tokens: number; costUsd: number; now: string }): Promise<void> {
+    await this.durable.grouped(() => this.db.prepare('INSERT INTO budget_ledger (run_id, kind, tokens, cost_usd, ts) VALUES (?, ?, ?, ?, ?)').run(entry.runId, entry.kind, entry.tokens, entry.costUsd, entry.now));
   }
 
   /** The latest child run a parent's step started, if any. */
@@ -453,7 +453,7 @@ export class RunStore {
     return { tokens: run.tokens, costUsd: run.cost, dayTokens: day.tokens, dayCostUsd: day.cost, modelCalls: calls.model, toolCalls: calls.tool };
   }
 
-  resolveApproval(id: string, status: ApprovalStatus, decision: unknown, now: string): void {
-    this.durably(() => this.db.prepare('UPDATE approvals SET status = ?, decision_json = ?, decided_at = ? WHERE id = ?').run(status, JSON.stringify(this.clean(decision)), now, id));
+  async resolveApproval(id: string, status: ApprovalStatus, decision: unknown, now: string): Promise<void> {
+    await this.durable.grouped(() => this.db.prepare('UPDATE approvals SET status = ?, decision_json = ?, decided_at = ? WHERE id = ?').run(status, JSON.stringify(this.clean(decision)), now, id));
   }
 }

@@ -321,7 +321,7 @@ describe('resuming after a crash in the middle of a tool call', () => {
     ];
     const conversation = StepConversation.open(runs, { runId: 'crashed', stepId: 'w', attempt: 1 }, () => messages);
     const callId = conversation.callId(2, 0, { name: tool, args });
-    runs.startToolCall({ id: callId, runId: 'crashed', stepId: 'w', tool, args, sideEffects: tool === 'calculator' ? 'none' : 'irreversible', idempotent: recorded.idempotent ?? tool === 'calculator', definitionHash: recorded.definitionHash, now });
+    await runs.startToolCall({ id: callId, runId: 'crashed', stepId: 'w', tool, args, sideEffects: tool === 'calculator' ? 'none' : 'irreversible', idempotent: recorded.idempotent ?? tool === 'calculator', definitionHash: recorded.definitionHash, now });
     return { engine, asked, written: () => written, callId };
   }
 

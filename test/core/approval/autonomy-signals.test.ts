@@ -17,23 +17,23 @@ const explanation = { summary: '', confidence: null, risk: { level: 'low' as con
 const options: RunOptions = { modelUrl: 'http://127.0.0.1:1/v1', model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10, verification: 'checks', repairBudget: 2, maxReplans: 3 };
 
 /** Answers the operator gave in an earlier run of this data dir, oldest first, written as the approval gate writes them. */
-function history(runs: RunStore, answers: { kind: ApprovalKind; tool?: string; status: ApprovalStatus }[]): void {
+async function history(runs: RunStore, answers: { kind: ApprovalKind; tool?: string; status: ApprovalStatus }[]): Promise<void> {
   runs.createRun({ id: 'earlier', goal: 'earlier', policy: 'balanced', options, now: new Date().toISOString() });
-  answers.forEach((answer, index) => {
+  for (const [index, answer] of answers.entries()) {
     const at = new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString();
     const action = answer.tool ? { tool: answer.tool, args: {} } : {};
     runs.createApproval({ id: `a${index}`, runId: 'earlier', stepId: null, kind: answer.kind, summary: '', action, actionHash: 'h', explanation, requestedAt: at, expiresAt: null });
-    runs.resolveApproval(`a${index}`, answer.status, { verdict: 'approve' }, at);
-  });
+    await runs.resolveApproval(`a${index}`, answer.status, { verdict: 'approve' }, at);
+  }
 }
 
 const plan = (tool?: string): Plan => ({ goal: 'g', steps: [{ id: 's', description: 'd', dependencies: [], ...(tool ? { tool } : {}) }] });
 const verdict = (seq: number, confidence: number | null): RunEvent => ({ type: 'validation.completed', runId: 'r', seq, ts: 'now', stepId: 's', verdict: 'pass', gap: 0, confidence, reasons: [], checks: [] });
 
 describe('measured autonomy signals', () => {
-  it('reads trust from the operator\'s recent answers on this kind of action, across runs, and leaves it out below three answers', () => {
+  it('reads trust from the operator\'s recent answers on this kind of action, across runs, and leaves it out below three answers', async () => {
     const { store } = openRuntime();
-    history(store.runs, [
+    await history(store.runs, [
       { kind: 'tool_call', tool: 'run_command', status: 'rejected' },
       { kind: 'tool_call', tool: 'run_command', status: 'locked' },
       { kind: 'tool_call', tool: 'run_command', status: 'edited' },
@@ -61,7 +61,7 @@ describe('measured autonomy signals', () => {
 
   it('tightens a permissive run when the operator kept refusing such actions, and names trust as the reason', async () => {
     const engine = await startEngine({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'one', description: 'compute' }]) : { content: 'ok' }) }, { approvals: approveAll });
-    history(engine.runtime.store.runs, [
+    await history(engine.runtime.store.runs, [
       { kind: 'tool_call', tool: 'write_file', status: 'rejected' },
       { kind: 'tool_call', tool: 'run_command', status: 'rejected' },
       { kind: 'final_answer', status: 'rejected' },

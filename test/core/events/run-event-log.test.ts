@@ -70,11 +70,11 @@ describe('RunEventLog', () => {
     store.close();
   });
 
-  it('records tool results with known secrets blanked out, and hands back what was recorded', () => {
+  it('records tool results with known secrets blanked out, and hands back what was recorded', async () => {
     const store = openWithRun(tempDir());
     store.secrets.add('SECRETKEY123');
     store.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status) VALUES ('r', 'a', 0, '{}', 'running')").run();
-    store.runs.startToolCall({ id: 'c', runId: 'r', stepId: 'a', tool: 'run_command', args: { command: 'echo SECRETKEY123' }, sideEffects: 'irreversible', idempotent: false, now: 'now' });
+    await store.runs.startToolCall({ id: 'c', runId: 'r', stepId: 'a', tool: 'run_command', args: { command: 'echo SECRETKEY123' }, sideEffects: 'irreversible', idempotent: false, now: 'now' });
     const recorded = store.runs.finishToolCall('c', { status: 'success', content: 'OPENAI_API_KEY=SECRETKEY123', metadata: {} }, 'now');
     expect(recorded.content).toBe('OPENAI_API_KEY=[redacted]');
     const row = store.db.prepare("SELECT args_json, result_json FROM tool_calls WHERE id = 'c'").get() as { args_json: string; result_json: string };

@@ -122,4 +122,17 @@ describe('openDatabase', () => {
       holder.close();
     }
   });
+
+  it('compiles a SQL text once and hands back the same statement after, keeping at most 256 texts', () => {
+    const db = openDatabase(join(tempDir(), 'archon.db'), { migrations: MIGRATIONS });
+    try {
+      const first = db.prepare('SELECT count(*) AS n FROM runs');
+      expect(db.prepare('SELECT count(*) AS n FROM runs')).toBe(first);
+      for (let index = 0; index < 256; index++) db.prepare(`SELECT ${index} AS n`);
+      expect(db.prepare('SELECT count(*) AS n FROM runs')).not.toBe(first);
+      expect(db.prepare('SELECT count(*) AS n FROM runs').get()).toEqual({ n: 0 });
+    } finally {
+      db.close();
+    }
+  });
 });
