@@ -16,6 +16,7 @@ import { EmergencyStop } from './stop/emergency-stop';
 import { ToolHost } from './tools/tool-host';
 import { MCP_START_TIMEOUT_MS, McpSessions } from './mcp/mcp-sessions';
 import { BackgroundDreamer } from './memory/background-dreamer';
+import { giveBackHeap } from './heap';
 import { McpSecrets } from './secrets/mcp-secrets';
 import type { SecretVault } from './secrets/api-keys';
 
@@ -106,6 +107,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
         log: runtime.log,
       }),
     onRunEnded: () => dreamer.runEnded(),
+    onIdle: giveBackHeap,
   });
   const handlers = createCommandHandlers({
     runtime,

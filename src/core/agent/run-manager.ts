@@ -22,6 +22,8 @@ export interface RunManagerOptions {
   toolHost(settings: Settings): ToolHost;
   /** Told when a run it drove has ended and let go of its tools (the app's Dreamer starts then). */
   onRunEnded?(runId: string): void;
+  /** Told when the last active run has ended: nothing runs now. */
+  onIdle?(): void;
 }
 
 interface ActiveRun {
@@ -54,6 +56,7 @@ export class RunManager {
       .finally(() => {
         this.active.delete(runId);
         this.options.onRunEnded?.(runId);
+        if (this.active.size === 0) this.options.onIdle?.();
       });
     this.active.set(runId, { controller, done });
   }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PendingApprovals } from '../../../src/core/approval/pending-approvals';
-import { RunManager } from '../../../src/core/agent/run-manager';
+import { RunManager, type RunManagerOptions } from '../../../src/core/agent/run-manager';
 import { modelConnector } from '../../../src/core/model/connect';
 import { retryPolicyFrom } from '../../../src/core/model/retry-policy';
 import { childProcessLauncher } from '../../../src/core/process/child-process-launcher';
@@ -22,21 +22,33 @@ afterEach(async () => {
 type Runtime = ReturnType<typeof openRuntime>;
 type ToolHostOptions = ConstructorParameters<typeof ToolHost>[0];
 
-/** A manager over `runtime` whose approvals are all approved, running against `modelUrl` with the built executor's tools. */
-function managerFor(runtime: Runtime, modelUrl: string, toolHost: (options: ToolHostOptions) => ToolHost = (options) => new ToolHost(options)): RunManager {
+/**
+ * A manager over `runtime` running against `modelUrl` with the built executor's tools; its approvals
+ * are all approved unless `held()` says to leave them waiting for now.
+ */
+function managerFor(
+  runtime: Runtime,
+  modelUrl: string,
+  { toolHost = (options) => new ToolHost(options), held = () => false, ...hooks }: { toolHost?: (options: ToolHostOptions) => ToolHost; held?: () => boolean } & Pick<RunManagerOptions, 'onRunEnded' | 'onIdle'> = {},
+): { manager: RunManager; approvals: PendingApprovals; approveAll(): void } {
   const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
-  approvals.onChange(() => {
+  const approveAll = () => {
     for (const request of approvals.list()) approvals.answer(request.id, request.actionHash, { verdict: 'approve' });
+  };
+  approvals.onChange(() => {
+    if (!held()) approveAll();
   });
   const options = RunOptionsSchema.parse({ modelUrl, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 });
-  return new RunManager({
+  const manager = new RunManager({
     runtime,
     estop: new EmergencyStop(runtime.store, runtime.bus, runtime.now),
     approvals,
     defaults: () => options,
     connect: modelConnector({ apiKeyFor: () => undefined, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => null }),
     toolHost: (settings) => toolHost({ launcher: childProcessLauncher, entry: `${PROJECT_ROOT}out/node/executor.js`, readableRoots: [PROJECT_ROOT], hiddenFolders: foldersHiddenFromTools(runtime.dataDir), settings, log: runtime.log }),
+    ...hooks,
   });
+  return { manager, approvals, approveAll };
 }
 
 describe('the run manager', () => {
@@ -46,11 +58,9 @@ describe('the run manager', () => {
     let release = () => {};
     const closing = new Promise<void>((resolve) => (release = resolve));
     let closeCalled = false;
-    const manager = managerFor(
-      runtime,
-      model.url,
+    const { manager } = managerFor(runtime, model.url, {
       // The tools of a finished run take their time to close: the window in which the page asks about the run.
-      (options) =>
+      toolHost: (options) =>
         new (class extends ToolHost {
           override async close(): Promise<void> {
             closeCalled = true;
@@ -58,7 +68,7 @@ describe('the run manager', () => {
             await super.close();
           }
         })(options),
-    );
+    });
     const { runId } = await manager.start({ goal: 'greet' });
     await expect.poll(() => closeCalled, { timeout: 60_000 }).toBe(true);
 
@@ -78,7 +88,7 @@ describe('the run manager', () => {
     const runtime = openRuntime();
     model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hello' }]) : { content: 'hello' }), models: ['mystery-model'] });
     // Through an address Archon does not count as this machine: the model is not free.
-    const manager = managerFor(runtime, model.url.replace('127.0.0.1', '[::ffff:127.0.0.1]'));
+    const { manager } = managerFor(runtime, model.url.replace('127.0.0.1', '[::ffff:127.0.0.1]'));
     await expect(manager.start({ goal: 'capped', maxCostUsd: 1 })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/price of model "mystery-model" is unknown.*Settings/) });
     expect(runtime.store.runs.listRuns(10)).toEqual([]);
     runtime.store.updateSettings({ modelPrices: { 'mystery-model': { inputPerMillion: 1, outputPerMillion: 4 } } });
@@ -98,7 +108,7 @@ describe('the run manager', () => {
         return request.purpose === 'step' ? { hang: true } : { content: 'done' };
       },
     });
-    const manager = managerFor(runtime, model.url);
+    const { manager } = managerFor(runtime, model.url);
     const { runId } = await manager.start({ goal: 'Write a report on France' });
     await expect.poll(() => model?.chatRequests.some((request) => request.purpose === 'step'), { timeout: 60_000 }).toBe(true);
     const childId = runtime.store.runs.listRuns(10).find((run) => run.parentRunId === runId)?.id as string;
@@ -114,21 +124,8 @@ describe('the run manager', () => {
   it('holds nothing in memory for a finished run: the store keeps it, the manager and the event log let it go', async () => {
     const runtime = openRuntime();
     model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hello' }]) : { content: 'hello' }) });
-    const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
-    approvals.onChange(() => {
-      for (const request of approvals.list()) approvals.answer(request.id, request.actionHash, { verdict: 'approve' });
-    });
     const ended: string[] = [];
-    const options = RunOptionsSchema.parse({ modelUrl: model.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 });
-    const manager = new RunManager({
-      runtime,
-      estop: new EmergencyStop(runtime.store, runtime.bus, runtime.now),
-      approvals,
-      defaults: () => options,
-      connect: modelConnector({ apiKeyFor: () => undefined, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => null }),
-      toolHost: (settings) => new ToolHost({ launcher: childProcessLauncher, entry: `${PROJECT_ROOT}out/node/executor.js`, readableRoots: [PROJECT_ROOT], hiddenFolders: foldersHiddenFromTools(runtime.dataDir), settings, log: runtime.log }),
-      onRunEnded: (runId) => ended.push(runId),
-    });
+    const { manager, approvals } = managerFor(runtime, model.url, { onRunEnded: (runId) => ended.push(runId) });
     const runIds: string[] = [];
     for (let index = 0; index < 3; index++) {
       const { runId } = await manager.start({ goal: `greet ${index}` });
@@ -141,6 +138,22 @@ describe('the run manager', () => {
     expect(runtime.events.runsTracked).toBe(0);
     expect(approvals.list()).toEqual([]);
     expect(manager.detail(runIds[0] as string).events.some((event) => event.type === 'run.completed')).toBe(true);
+    await manager.close();
+  }, 120_000);
+
+  it('says it is idle once the last of two overlapping runs has ended, not when the first one does', async () => {
+    const runtime = openRuntime();
+    model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hello' }]) : { content: 'hello' }) });
+    const told: string[] = [];
+    let holding = true;
+    const { manager, approveAll } = managerFor(runtime, model.url, { held: () => holding, onRunEnded: (runId) => told.push(runId), onIdle: () => told.push('idle') });
+    const first = await manager.start({ goal: 'greet first' });
+    const second = await manager.start({ goal: 'greet second' });
+    holding = false;
+    approveAll();
+    await expect.poll(() => told.length, { timeout: 60_000 }).toBe(3);
+    expect(told.slice(0, 2).sort()).toEqual([first.runId, second.runId].sort());
+    expect(told[2]).toBe('idle');
     await manager.close();
   }, 120_000);
 });
