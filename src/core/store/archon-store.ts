@@ -49,7 +49,7 @@ export class ArchonStore {
     this.runs = new RunStore(db, this.durable, this.secrets);
     this.toolDefinitions = new ToolDefinitionStore(db);
     this.memory = new MemoryStore(db, this.secrets, { maxItems: () => this.getSettings().memoryMaxItems });
-    this.dreams = new DreamLog(db, (write) => this.durably(write));
+    this.dreams = new DreamLog(db, this.durable.now);
   }
 
   static open(dataDir: string): ArchonStore {
