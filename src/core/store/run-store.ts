@@ -163,8 +163,9 @@ export class RunStore {
   }
 
   /** A run and everything recorded for it (its audit records stay in the auditor's log). */
+  /** Deletes a run with its sub-agents' runs, all the way down (their rows go with them: ON DELETE CASCADE). */
   deleteRun(id: string): boolean {
-    return this.db.prepare('DELETE FROM runs WHERE id = ?').run(id).changes > 0;
+    return this.db.prepare(`${RUN_TREE} DELETE FROM runs WHERE id IN (SELECT id FROM tree)`).run(id).changes > 0;
   }
 
   events(runId: string, limit = 5000): RunEvent[] {

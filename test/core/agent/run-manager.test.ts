@@ -98,7 +98,7 @@ describe('the run manager', () => {
     expect(runtime.store.runs.getRun(runId)?.summary.costUsd).toBeGreaterThan(0);
     await manager.close();
   }, 120_000);
-  it("counts a sub-agent as active while its parent is driven here, and refuses to start a second driver for it or to delete it", async () => {
+  it("counts a sub-agent as active while its parent is driven here, and refuses to start a second driver for it or to delete it; deleting the parent deletes it", async () => {
     const runtime = openRuntime();
     model = await startModelServer({
       reply: (request) => {
@@ -116,9 +116,13 @@ describe('the run manager', () => {
     expect(manager.detail(childId).active).toBe(true);
     await expect(manager.resume(childId)).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining(`sub-agent of run ${runId}`) });
     await expect(manager.delete(childId)).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining(`sub-agent of run ${runId}`) });
-    expect(runtime.store.runs.getRun(childId)).toBeDefined();
+    expect(runtime.store.runs.getRun(childId)).not.toBeNull();
     await manager.close();
     expect(manager.detail(childId).active).toBe(false);
+    // Deleting the parent takes its sub-agent's run with it: no orphan is left in the list.
+    await manager.delete(runId);
+    expect(runtime.store.runs.getRun(runId)).toBeNull();
+    expect(runtime.store.runs.getRun(childId)).toBeNull();
   }, 120_000);
 
   it('holds nothing in memory for a finished run: the store keeps it, the manager and the event log let it go', async () => {
