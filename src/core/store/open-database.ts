@@ -59,13 +59,16 @@ function toStoreError(error: unknown, file: string): ArchonError {
   return new ArchonError('STORE_FAILED', `Cannot use the database ${file}: ${message}`, { cause: error });
 }
 
+/** The disk under the data dir refused a write or a flush (`what` says which): the operator frees space, then resumes. */
+export function diskFailing(what: string, cause: unknown): ArchonError {
+  return new ArchonError('DISK_FULL', `The disk holding Archon's data is full or failing (${what}). Free some space, then resume the run.`, { cause });
+}
+
 /** A failed write the operator can fix, as a typed error: a full disk pauses a run rather than failing it. */
 export function asStoreError(error: unknown): ArchonError | null {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return null;
-  if (code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_WRITE' || code === 'SQLITE_IOERR_FSYNC') {
-    return new ArchonError('DISK_FULL', `The disk holding Archon's data is full or failing (${(error as Error).message}). Free some space, then resume the run.`, { cause: error });
-  }
+  if (code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_WRITE' || code === 'SQLITE_IOERR_FSYNC') return diskFailing((error as Error).message, error);
   return new ArchonError('STORE_FAILED', `Archon's database failed: ${(error as Error).message}.`, { cause: error });
 }
 

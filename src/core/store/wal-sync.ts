@@ -1,5 +1,6 @@
 import { close, fdatasync, openSync } from 'node:fs';
 import { ArchonError } from '../../shared/errors';
+import { diskFailing } from './open-database';
 
 /** The two ways a write a person relies on reaches the disk before anything acts on it. */
 export interface DurableWrites {
@@ -68,5 +69,5 @@ export class WalSync {
 }
 
 function failed(file: string, error: unknown): ArchonError {
-  return new ArchonError('DISK_FULL', `The disk holding Archon's data is full or failing (flushing ${file}: ${(error as Error).message}). Free some space or check the disk, then resume the run.`, { cause: error });
+  return diskFailing(`flushing ${file}: ${(error as Error).message}`, error);
 }

@@ -58,7 +58,7 @@ describe('group commit (WalSync)', () => {
     const sync = new WalSync(notAFile);
     const first = await rejection(sync.sync());
     expect(first.code).toBe('DISK_FULL');
-    expect(first.message).toMatch(/Free some space or check the disk, then resume the run/);
+    expect(first.message).toMatch(/full or failing \(flushing .*archon\.db-wal: .*\)\. Free some space, then resume the run/);
     expect((await rejection(sync.sync())).code).toBe('DISK_FULL');
     sync.close();
     const missing = new WalSync(join(dir, 'none.db-wal'));
