@@ -12,6 +12,7 @@ import {
 } from './chat';
 import { readModelTurn } from './dialects/read-tool-calls';
 import { fitToContext, type ContextWindow } from './context-window';
+import { httpFetch } from './http-fetch';
 import { abortableSleep, backoffDelay, cancelled, DEFAULT_RETRY_POLICY, MAX_ATTEMPTS, type RetryPolicy } from './retry-policy';
 import { StallWatchdog } from './stall-watchdog';
 import { assembleCompletion, assembleStream } from './stream-assembler';
@@ -99,7 +100,7 @@ function describe(error: unknown, baseUrl: string): string {
 
 /** Every model server, through the official openai SDK: streaming, AbortSignal, our own retries. */
 export function createOpenAIModelClient(options: OpenAIModelClientOptions): ModelClient {
-  const client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey || 'not-needed', maxRetries: 0, timeout: 24 * 60 * 60 * 1000 });
+  const client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey || 'not-needed', maxRetries: 0, timeout: 24 * 60 * 60 * 1000, fetch: httpFetch });
   const policy = options.retry ?? DEFAULT_RETRY_POLICY;
 
   async function attempt(request: ChatRequest, signal: AbortSignal, watchdog: StallWatchdog) {

@@ -48,7 +48,7 @@ export class ArchonStore {
     this.walSync = new WalSync(`${file}-wal`);
     this.runs = new RunStore(db, this.durable, this.secrets);
     this.toolDefinitions = new ToolDefinitionStore(db);
-    this.memory = new MemoryStore(db, this.secrets, { maxItems: () => this.getSettings().memoryMaxItems });
+    this.memory = new MemoryStore(db, this.secrets, { maxItems: () => this.getSetting('memoryMaxItems') });
     this.dreams = new DreamLog(db, this.durable.now);
   }
 
@@ -114,6 +114,13 @@ export class ArchonStore {
       if (candidate.success) Object.assign(merged, { [key]: candidate.data });
     }
     return merged;
+  }
+
+  /** One setting, as `getSettings` would give it, without reading and parsing the others (asked on hot paths). */
+  getSetting<K extends keyof Settings>(key: K): Settings[K] {
+    const row = this.db.prepare('SELECT value_json FROM settings WHERE key = ?').get(key) as { value_json: string } | undefined;
+    const candidate = SettingsSchema.shape[key].safeParse(row === undefined ? undefined : parseJsonOrUndefined(row.value_json));
+    return candidate.success ? (candidate.data as Settings[K]) : DEFAULT_SETTINGS[key];
   }
 
   /** The settings a run starts under: a stored value that does not parse refuses the run instead of falling back to a default that may be less safe. */

@@ -319,4 +319,8 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "the last message to an agent found by index, not by reading the run's whole bus (once per hand-off)",
     sql: `CREATE INDEX bus_messages_to ON bus_messages (run_id, to_agent, kind, seq);`,
   },
+  {
+    name: "a step's validations found by index, not by reading the run's events (once per approval packet)",
+    sql: `CREATE INDEX events_validation ON events (run_id, json_extract(body_json, '$.stepId'), seq) WHERE type = 'validation.completed';`,
+  },
 ];

@@ -103,6 +103,10 @@ const RUN_COLUMNS =
   "json_type(options_json, '$.price') AS price_type, " +
   "json_extract(options_json, '$.parentRunId') AS parent_run_id";
 
+/** A run's validator confidences, read through their own index (events_validation), not the run's whole event log. */
+const VALIDATIONS =
+  "SELECT json_extract(body_json, '$.confidence') AS confidence FROM events INDEXED BY events_validation WHERE run_id = ? AND type = 'validation.completed' AND json_extract(body_json, '$.confidence') IS NOT NULL";
+
 /** A run and its sub-agents' runs, at every depth: a parent's budget covers them all. */
 const RUN_TREE = "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT runs.id FROM runs JOIN tree ON json_extract(runs.options_json, '$.parentRunId') = tree.id)";
 
@@ -178,14 +182,8 @@ export class RunStore {
 
   /** The validators' confidences in a run (about one step, or all of them when `stepId` is null), oldest first. */
   confidences(runId: string, stepId: string | null): number[] {
-    const rows = this.db
-      .prepare(
-        `SELECT json_extract(body_json, '$.confidence') AS confidence FROM events
-         WHERE run_id = ? AND type = 'validation.completed' AND (? IS NULL OR json_extract(body_json, '$.stepId') = ?) AND json_extract(body_json, '$.confidence') IS NOT NULL
-         ORDER BY seq`,
-      )
-      .all(runId, stepId, stepId) as { confidence: number }[];
-    return rows.map((row) => row.confidence);
+    const rows = stepId === null ? this.db.prepare(`${VALIDATIONS} ORDER BY seq`).all(runId) : this.db.prepare(`${VALIDATIONS} AND json_extract(body_json, '$.stepId') = ? ORDER BY seq`).all(runId, stepId);
+    return (rows as { confidence: number }[]).map((row) => row.confidence);
   }
 
   savePlan(runId: string, steps: readonly PlanStep[]): void {

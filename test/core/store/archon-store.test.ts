@@ -27,6 +27,10 @@ describe('ArchonStore', () => {
       store.db.prepare("UPDATE settings SET value_json = '\"purple\"' WHERE key = 'theme'").run();
       store.db.prepare("INSERT INTO settings (key, value_json) VALUES ('policy', 'not json')").run();
       expect(store.getSettings()).toEqual({ ...DEFAULT_SETTINGS, model: 'llama3.1' });
+      // One setting read alone is the same as in the whole set.
+      expect([store.getSetting('model'), store.getSetting('theme'), store.getSetting('policy'), store.getSetting('memoryMaxItems')]).toEqual(['llama3.1', DEFAULT_SETTINGS.theme, DEFAULT_SETTINGS.policy, DEFAULT_SETTINGS.memoryMaxItems]);
+      store.updateSettings({ memoryMaxItems: 500 });
+      expect(store.getSetting('memoryMaxItems')).toBe(500);
     } finally {
       store.close();
     }

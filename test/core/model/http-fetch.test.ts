@@ -1,0 +1,113 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { httpFetch } from '../../../src/core/model/http-fetch';
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
+  server = undefined;
+});
+
+async function serve(handler: (request: IncomingMessage, response: ServerResponse) => void): Promise<string> {
+  server = createServer(handler);
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function bodyOf(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    request.on('end', () => resolve(text));
+  });
+}
+
+describe('httpFetch', () => {
+  it('sends the method, headers and text body, and answers with the status, every header and the body', async () => {
+    const seen: { method?: string; purpose?: string | string[]; body?: string }[] = [];
+    const url = await serve(async (request, response) => {
+      seen.push({ method: request.method, purpose: request.headers['x-archon-purpose'], body: await bodyOf(request) });
+      response.writeHead(201, 'Made', [['content-type', 'application/json'], ['set-cookie', 'a=1'], ['set-cookie', 'b=2']]);
+      response.end('{"ok":true}');
+    });
+    const response = await httpFetch(`${url}/v1/chat/completions`, { method: 'POST', headers: new Headers({ 'X-Archon-Purpose': 'step' }), body: '{"q":1}' });
+    expect(seen).toEqual([{ method: 'POST', purpose: 'step', body: '{"q":1}' }]);
+    expect(response.status).toBe(201);
+    expect(response.statusText).toBe('Made');
+    expect(response.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+    expect(await response.json()).toEqual({ ok: true });
+  });
+
+  it('hands over a streamed answer chunk by chunk, before the server has finished it', async () => {
+    let finish: (() => void) | undefined;
+    const url = await serve((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('data: first\n\n');
+      finish = () => response.end('data: last\n\n');
+    });
+    const response = await httpFetch(url);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe('data: first\n\n');
+    finish?.();
+    const rest: string[] = [];
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest.push(new TextDecoder().decode(chunk.value));
+    expect(rest.join('')).toBe('data: last\n\n');
+  });
+
+  it('keeps the connection alive: the next request comes over the same socket', async () => {
+    const ports: number[] = [];
+    const url = await serve((request, response) => {
+      ports.push(request.socket.remotePort as number);
+      response.end('ok');
+    });
+    for (let index = 0; index < 3; index++) expect(await (await httpFetch(url)).text()).toBe('ok');
+    expect(new Set(ports).size).toBe(1);
+  });
+
+  it('a stop ends the answer under way: the reader fails and the server sees the connection close', async () => {
+    let serverSawClose: () => void = () => undefined;
+    const closed = new Promise<void>((resolve) => (serverSawClose = resolve));
+    const url = await serve((request, response) => {
+      response.writeHead(200);
+      response.write('partial');
+      request.socket.on('close', () => serverSawClose());
+    });
+    const stop = new AbortController();
+    const response = await httpFetch(url, { signal: stop.signal });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('partial');
+    stop.abort();
+    await expect(reader.read()).rejects.toThrow();
+    await closed;
+  });
+
+  it('a stop before the answer rejects the request with the abort', async () => {
+    const url = await serve(() => undefined);
+    const stop = new AbortController();
+    const pending = httpFetch(url, { signal: stop.signal });
+    stop.abort();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('a server that is not there rejects with its connection error', async () => {
+    const url = await serve(() => undefined);
+    server?.close();
+    await expect(httpFetch(url)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it('a status without a body gives a null body; a body other than text goes through the built-in fetch', async () => {
+    const bodies: string[] = [];
+    const url = await serve(async (request, response) => {
+      bodies.push(await bodyOf(request));
+      response.writeHead(request.method === 'DELETE' ? 204 : 200);
+      response.end();
+    });
+    const empty = await httpFetch(url, { method: 'DELETE' });
+    expect([empty.status, empty.body]).toEqual([204, null]);
+    await httpFetch(url, { method: 'POST', body: new TextEncoder().encode('bytes') });
+    expect(bodies).toEqual(['', 'bytes']);
+  });
+});
