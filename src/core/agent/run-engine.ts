@@ -89,6 +89,7 @@ export interface RunResult {
 
 function finish(context: RunContext, status: RunStatus, outcome: { answer?: string; error?: string }): RunResult {
   context.runs.setRunStatus(context.runId, status, context.now().toISOString(), outcome);
+  context.memory?.flush();
   endWorkingMemory(context, status);
   if (status === 'completed') context.events.append(context.runId, 'run.completed', { answer: outcome.answer ?? '' });
   else if (status === 'stopped') context.events.append(context.runId, 'run.stopped', { reason: outcome.error ?? 'Stopped.' });

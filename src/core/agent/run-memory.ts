@@ -27,10 +27,10 @@ export async function recallFor(context: RunContext, query: string, stepId: stri
   return relevantMemorySection(recalled);
 }
 
-/** A completed step's result, kept as a fact with the run and step it came from. */
+/** A completed step's result, kept as a fact with the run and step it came from (written soon after, with the results around it). */
 export function rememberStepResult(context: RunContext, step: PlanStep, result: string): void {
   if (!context.memory || result.trim() === '') return;
-  context.memory.remember({ kind: 'fact', text: clip(`${step.description}\nResult: ${result}`, FACT_CHARS), source: { runId: context.runId, stepId: step.id } });
+  context.memory.rememberSoon({ kind: 'fact', text: clip(`${step.description}\nResult: ${result}`, FACT_CHARS), source: { runId: context.runId, stepId: step.id } });
 }
 
 function verdictLines(context: RunContext): string[] {

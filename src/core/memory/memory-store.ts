@@ -121,25 +121,17 @@ export class MemoryStore {
   }
 
   add(input: NewMemoryItem): MemoryItem {
-    const id = randomBytes(6).toString('hex');
-    const text = this.secrets.redact(input.text);
-    const appliesTo = input.appliesTo ? this.secrets.redact(input.appliesTo) : null;
-    const candidate = MemoryItemSchema.parse({
-      id,
-      kind: input.kind,
-      text,
-      source: input.source ?? null,
-      evidence: input.evidence ?? [],
-      appliesTo,
-      createdAt: this.now(),
-      lastUsedAt: null,
-      pinned: input.pinned ?? false,
-    });
+    return this.addAll([input])[0] as MemoryItem;
+  }
+
+  /** Several items in one transaction (a burst of step results), the bound enforced once after them. */
+  addAll(inputs: readonly NewMemoryItem[]): MemoryItem[] {
+    const candidates = inputs.map((input) => this.candidate(input));
     this.db.transaction(() => {
-      this.insert(candidate);
+      for (const candidate of candidates) this.insert(candidate);
       this.enforceBound();
     })();
-    return candidate;
+    return candidates;
   }
 
   /** The run's one episode: one it had from an earlier ending (a resumed run's) is replaced. */
@@ -260,6 +252,20 @@ export class MemoryStore {
     return this.db
       .prepare('SELECT m.id, m.text FROM memory_items m LEFT JOIN memory_embeddings e ON e.seq = m.seq AND e.model = ? WHERE e.seq IS NULL ORDER BY m.seq DESC LIMIT ?')
       .all(model, limit) as { id: string; text: string }[];
+  }
+
+  private candidate(input: NewMemoryItem): MemoryItem {
+    return MemoryItemSchema.parse({
+      id: randomBytes(6).toString('hex'),
+      kind: input.kind,
+      text: this.secrets.redact(input.text),
+      source: input.source ?? null,
+      evidence: input.evidence ?? [],
+      appliesTo: input.appliesTo ? this.secrets.redact(input.appliesTo) : null,
+      createdAt: this.now(),
+      lastUsedAt: null,
+      pinned: input.pinned ?? false,
+    });
   }
 
   private insert(item: MemoryItem): void {

@@ -15,6 +15,10 @@ const ASSUMED_CONTEXT = 8192;
 const EMBED_BATCH = 32;
 
 export const RELEVANT_MEMORY_HEADING = 'Relevant memory';
+/** How long a step's result waits for others to share its write (a fan-out's steps end together). */
+export const FACT_BATCH_MS = 50;
+/** The most results that wait: one more writes them all at once. */
+export const FACT_BATCH_MAX = 64;
 
 /**
  * A run's long-term memory: recall within its share of the model's context (vector search when the
@@ -22,6 +26,8 @@ export const RELEVANT_MEMORY_HEADING = 'Relevant memory';
  */
 export class RunMemory {
   private warned = false;
+  private pending: NewMemoryItem[] = [];
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: MemoryStore,
@@ -53,12 +59,32 @@ export class RunMemory {
     return this.guarded(item.kind, () => this.store.add(item));
   }
 
+  /**
+   * A step's result, kept for later runs: written with the results that come within FACT_BATCH_MS
+   * of it, in one transaction, after the steps waiting on it have been started. Nothing in the run
+   * reads it (recall leaves out a run's own items); `flush`, at the run's end, writes what still waits.
+   */
+  rememberSoon(item: NewMemoryItem): void {
+    this.pending.push(item);
+    clearTimeout(this.timer);
+    if (this.pending.length >= FACT_BATCH_MAX) this.flush();
+    else this.timer = setTimeout(() => this.flush(), FACT_BATCH_MS).unref();
+  }
+
+  /** Writes the results waiting to be kept. */
+  flush(): void {
+    clearTimeout(this.timer);
+    const items = this.pending;
+    this.pending = [];
+    if (items.length > 0) this.guarded('fact', () => this.store.addAll(items));
+  }
+
   /** The run's episode, replacing the one an earlier ending of the same run left. */
   rememberEpisode(runId: string, text: string): MemoryItem | null {
     return this.guarded('episode', () => this.store.putEpisode(runId, text));
   }
 
-  private guarded(kind: string, write: () => MemoryItem): MemoryItem | null {
+  private guarded<T>(kind: string, write: () => T): T | null {
     try {
       return write();
     } catch (error) {

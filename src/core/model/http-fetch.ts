@@ -6,6 +6,8 @@ const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new Http
 
 /** Statuses whose response has no body (a Response given one would not construct). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+/** What a status line's reason phrase may not hold (a Response refuses it). */
+const NOT_REASON_PHRASE = /[^\t\x20-\x7e\x80-\xff]/g;
 
 function headersOf(init: RequestInit | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -21,7 +23,7 @@ function responseOf(message: IncomingMessage): Response {
   const status = message.statusCode ?? 502;
   if (NULL_BODY.has(status)) message.resume();
   const body = NULL_BODY.has(status) ? null : (Readable.toWeb(message) as ReadableStream<Uint8Array>);
-  return new Response(body, { status, statusText: message.statusMessage ?? '', headers });
+  return new Response(body, { status, statusText: (message.statusMessage ?? '').replace(NOT_REASON_PHRASE, ''), headers });
 }
 
 /**
@@ -36,7 +38,15 @@ export function httpFetch(input: string | URL | Request, init?: RequestInit): Pr
   const url = new URL(input);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const request = send(url, { method: init?.method ?? 'GET', headers: headersOf(init), agent: agents[url.protocol === 'https:' ? 'https:' : 'http:'], signal: init?.signal ?? undefined }, (message) => resolve(responseOf(message)));
+    const request = send(url, { method: init?.method ?? 'GET', headers: headersOf(init), agent: agents[url.protocol === 'https:' ? 'https:' : 'http:'], signal: init?.signal ?? undefined }, (message) => {
+      // A status no Response can carry (600 and up) fails this request, not the process.
+      try {
+        resolve(responseOf(message));
+      } catch (error) {
+        message.destroy();
+        reject(error as Error);
+      }
+    });
     request.on('error', reject);
     request.end(init?.body ?? undefined);
   });

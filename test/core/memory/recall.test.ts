@@ -1,9 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { ArchonStore } from '../../../src/core/store/archon-store';
 import { Embedder } from '../../../src/core/memory/embedder';
-import { RunMemory, relevantMemorySection, withinBudget } from '../../../src/core/memory/recall';
+import { FACT_BATCH_MAX, FACT_BATCH_MS, RunMemory, relevantMemorySection, withinBudget } from '../../../src/core/memory/recall';
 import { startModelServer, type ScriptedModelServer } from '../../kit/scripted-model-server';
 import { useTempDirs } from '../../support/temp-dir';
 
@@ -131,5 +131,55 @@ describe('RunMemory', () => {
     } finally {
       store.close();
     }
+  });
+});
+
+describe('RunMemory: step results kept soon after, together', () => {
+  it('writes results that come within FACT_BATCH_MS of each other in one go, once they stop coming; a flush writes what waits at once', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const store = ArchonStore.open(tempDir());
+    try {
+      const memory = new RunMemory(store.memory, null, 4096);
+      const fact = (stepId: string) => ({ kind: 'fact' as const, text: `result of ${stepId}`, source: { runId: 'run-a', stepId } });
+      memory.rememberSoon(fact('s1'));
+      vi.advanceTimersByTime(FACT_BATCH_MS - 1);
+      memory.rememberSoon(fact('s2'));
+      vi.advanceTimersByTime(FACT_BATCH_MS - 1);
+      expect(store.memory.count()).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(store.memory.list({ limit: 10 }).map((item) => item.source?.stepId)).toEqual(['s2', 's1']);
+
+      memory.rememberSoon(fact('s3'));
+      memory.flush();
+      expect(store.memory.count()).toBe(3);
+      vi.advanceTimersByTime(FACT_BATCH_MS);
+      expect(store.memory.count()).toBe(3);
+    } finally {
+      vi.useRealTimers();
+      store.close();
+    }
+  });
+
+  it('never holds more than FACT_BATCH_MAX results: the one that fills the batch writes it', () => {
+    const store = ArchonStore.open(tempDir());
+    try {
+      const memory = new RunMemory(store.memory, null, 4096);
+      for (let index = 1; index < FACT_BATCH_MAX; index++) memory.rememberSoon({ kind: 'fact', text: `result ${index}`, source: { runId: 'run-b', stepId: `s${index}` } });
+      expect(store.memory.count()).toBe(0);
+      memory.rememberSoon({ kind: 'fact', text: 'the last one', source: { runId: 'run-b', stepId: 'last' } });
+      expect(store.memory.count()).toBe(FACT_BATCH_MAX);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('a store that fails loses the waiting results to the log, not the run', () => {
+    const store = ArchonStore.open(tempDir());
+    const { log, lines } = capturedLog();
+    const memory = new RunMemory(store.memory, null, 4096, log);
+    memory.rememberSoon({ kind: 'fact', text: 'kept in vain', source: { runId: 'run-c', stepId: 's1' } });
+    store.close();
+    expect(() => memory.flush()).not.toThrow();
+    expect(lines.join('')).toContain('a memory could not be stored');
   });
 });

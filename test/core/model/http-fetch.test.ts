@@ -1,14 +1,31 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { httpFetch } from '../../../src/core/model/http-fetch';
 
 let server: Server | undefined;
+const rawServers: (() => void)[] = [];
 afterEach(async () => {
+  for (const close of rawServers.splice(0)) close();
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
   server = undefined;
 });
+
+/** A server that answers every connection with these bytes, as a server with its own ideas of HTTP would. */
+async function rawServer(bytes: string): Promise<string> {
+  const sockets = new Set<Socket>();
+  const raw = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.end(bytes);
+  });
+  await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+  rawServers.push(() => {
+    for (const socket of sockets) socket.destroy();
+    raw.close();
+  });
+  return `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+}
 
 async function serve(handler: (request: IncomingMessage, response: ServerResponse) => void): Promise<string> {
   server = createServer(handler);
@@ -109,5 +126,14 @@ describe('httpFetch', () => {
     expect([empty.status, empty.body]).toEqual([204, null]);
     await httpFetch(url, { method: 'POST', body: new TextEncoder().encode('bytes') });
     expect(bodies).toEqual(['', 'bytes']);
+  });
+
+  it('a status line no Response can carry fails the request instead of throwing out of the socket', async () => {
+    await expect(httpFetch(await rawServer('HTTP/1.1 600 Odd\r\ncontent-length: 0\r\n\r\n'))).rejects.toThrow(/600|range/);
+  });
+
+  it('keeps a reason phrase a Response accepts, dropping what it would refuse', async () => {
+    const response = await httpFetch(await rawServer('HTTP/1.1 418 I\x7fm a teapot\r\ncontent-length: 2\r\n\r\nok'));
+    expect([response.status, response.statusText, await response.text()]).toEqual([418, 'Im a teapot', 'ok']);
   });
 });
