@@ -60,9 +60,9 @@ export class RunMemory {
   }
 
   /**
-   * A step's result, kept for later runs: written with the results that come within FACT_BATCH_MS
-   * of it, in one transaction, after the steps waiting on it have been started. Nothing in the run
-   * reads it (recall leaves out a run's own items); `flush`, at the run's end, writes what still waits.
+   * A step's result, kept for later runs: it waits until no other has come for FACT_BATCH_MS, then
+   * they are written in one transaction, off the path of the steps waiting on them. Nothing in the
+   * run reads it (recall leaves out a run's own items); `flush`, at the run's end, writes what still waits.
    */
   rememberSoon(item: NewMemoryItem): void {
     this.pending.push(item);
