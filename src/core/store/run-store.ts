@@ -166,8 +166,7 @@ export class RunStore {
     return rows.map((row) => RunRowSchema.parse(row));
   }
 
-  /** A run and everything recorded for it (its audit records stay in the auditor's log). */
-  /** Deletes a run with its sub-agents' runs, all the way down (their rows go with them: ON DELETE CASCADE). */
+  /** Deletes a run and everything recorded for it, with its sub-agents' runs all the way down (ON DELETE CASCADE); its audit records stay in the auditor's log. */
   deleteRun(id: string): boolean {
     return this.db.prepare(`${RUN_TREE} DELETE FROM runs WHERE id IN (SELECT id FROM tree)`).run(id).changes > 0;
   }

@@ -136,4 +136,34 @@ describe('httpFetch', () => {
     const response = await httpFetch(await rawServer('HTTP/1.1 418 I\x7fm a teapot\r\ncontent-length: 2\r\n\r\nok'));
     expect([response.status, response.statusText, await response.text()]).toEqual([418, 'Im a teapot', 'ok']);
   });
+
+  it('follows a redirect as the built-in fetch does, the body and method kept across a 307', async () => {
+    const seen: string[] = [];
+    const url = await serve(async (request, response) => {
+      seen.push(`${request.method} ${request.url} ${await bodyOf(request)}`);
+      if (request.url === '/old') response.writeHead(307, { location: '/new' }).end();
+      else response.end('moved here');
+    });
+    const response = await httpFetch(`${url}/old`, { method: 'POST', body: '{"q":1}' });
+    expect([response.status, await response.text()]).toEqual([200, 'moved here']);
+    // The built-in fetch asks the moved address once more itself (a redirect answers nothing), then follows it.
+    expect(seen).toEqual(['POST /old {"q":1}', 'POST /old {"q":1}', 'POST /new {"q":1}']);
+  });
+
+  it("leaves a Node told to use the environment's proxy (NODE_USE_ENV_PROXY) to the built-in fetch, which honours it", async () => {
+    const fetchModes: (string | string[] | undefined)[] = [];
+    const url = await serve((request, response) => {
+      fetchModes.push(request.headers['sec-fetch-mode']);
+      response.end('ok');
+    });
+    await httpFetch(url);
+    process.env.NODE_USE_ENV_PROXY = '1';
+    try {
+      await httpFetch(url);
+    } finally {
+      delete process.env.NODE_USE_ENV_PROXY;
+    }
+    // The built-in fetch marks its requests; node:http does not.
+    expect(fetchModes).toEqual([undefined, 'cors']);
+  });
 });
