@@ -181,7 +181,7 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
       onAttempt(attempt) {
         const endedAt = context.now().toISOString();
         const charged = context.budget.charge(attempt.usage, server.price);
-        context.runs.recordModelAttempt({
+        const recorded = context.runs.recordModelAttempt({
           id: context.newId(),
           runId: context.runId,
           stepId,
@@ -195,8 +195,8 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
           startedAt,
           endedAt,
           allowedBy,
-        });
-        charges.push(context.runs.recordSpend({ runId: context.runId, kind: 'model_call', tokens: charged.tokens, costUsd: charged.costUsd, now: endedAt }));
+        }, charged);
+        charges.push(recorded);
         if (!attempt.ok) context.events.append(context.runId, 'model.attempt_failed', { stepId, purpose: request.purpose, attempt: attempt.attempt, error: attempt.error ?? 'failed' });
         announceBudget(context);
         startedAt = endedAt;

@@ -25,7 +25,7 @@ export class StepConversation {
     const recorded = runs.turns(key.runId, key.stepId, key.attempt);
     const first = opening();
     const conversation = new StepConversation(runs, key, recorded, first.length, runs.compaction(key));
-    if (recorded.length === 0) for (const message of first) conversation.push(message);
+    if (recorded.length === 0) conversation.pushAll(first);
     return conversation;
   }
 
@@ -65,9 +65,13 @@ export class StepConversation {
 
   push(message: ChatMessage): number {
     const position = this.messages.length;
-    this.runs.appendTurn({ ...this.key, position, message });
-    this.messages.push(message);
+    this.pushAll([message]);
     return position;
+  }
+
+  private pushAll(messages: readonly ChatMessage[]): void {
+    this.runs.appendTurns(this.key, this.messages.length, messages);
+    this.messages.push(...messages);
   }
 
   /** Only the opening is recorded: nothing of the step's work has happened yet. */

@@ -60,8 +60,7 @@ async function journalled(context: RunContext, call: CallRecord, outcome: () => 
   await runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, definitionHash: tool?.mcp?.definitionHash ?? null, allowedBy: allowedBy ?? null, now: context.now().toISOString() });
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args, ...(tool ? { sideEffects: tool.sideEffects } : {}) });
   // What is recorded (secrets redacted) is what the model and the events see.
-  const result = runs.finishToolCall(callId, keepFileEffect(context, name, callId, withUncertainty(await outcome(), tool, executed)), context.now().toISOString());
-  runs.endToolProcesses(runId, callId);
+  const result = runs.finishToolCall({ runId, id: callId }, keepFileEffect(context, name, callId, withUncertainty(await outcome(), tool, executed)), context.now().toISOString());
   if (executed && result.status === 'denied') events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000) });
   events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000), ...(result.parts ? { parts: result.parts } : {}) });
   return result;
@@ -72,7 +71,7 @@ async function refusedByOperator(context: RunContext, call: CallRecord, refusal:
   const { runs, events, runId } = context;
   const { step, name, callId, args, tool } = call;
   await runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, now: context.now().toISOString() });
-  const result = runs.finishToolCall(callId, refusal, context.now().toISOString());
+  const result = runs.finishToolCall({ runId, id: callId }, refusal, context.now().toISOString());
   events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000), by: 'operator' });
   return result;
 }

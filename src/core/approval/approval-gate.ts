@@ -50,7 +50,7 @@ export interface ExplanationInput {
 function validatorConfidence(context: GateContext, input: ExplanationInput): number | null {
   if (typeof input.confidence === 'number') return input.confidence;
   if (input.confidence !== 'run' && input.stepId === null) return null;
-  context.events.flush();
+  if (context.events.holds(context.runId, 'validation.completed')) context.events.flush();
   // Read in SQL, not by loading the run's events: a packet costs the same at step 1,000 as at step 1.
   const measured = context.runs.confidences(context.runId, input.confidence === 'run' ? null : input.stepId);
   return input.confidence === 'run' ? meanOf(measured) : (measured.at(-1) ?? null);

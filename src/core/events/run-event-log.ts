@@ -46,6 +46,11 @@ export class RunEventLog {
     if (!this.pending.some((event) => event.runId === runId)) this.seqs.delete(runId);
   }
 
+  /** Whether an event of `type` of the run waits to be stored. */
+  holds(runId: string, type: RunEventType): boolean {
+    return this.pending.some((event) => event.runId === runId && event.type === type);
+  }
+
   /** How many runs this log numbers events for now. */
   get runsTracked(): number {
     return this.seqs.size;

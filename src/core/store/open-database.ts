@@ -125,6 +125,20 @@ function reusePreparedStatements(db: SqliteDatabase): void {
 }
 
 /**
+ * better-sqlite3 builds four wrapped functions, with their properties, at every `transaction()` call,
+ * and the stores call it at every write: most of a small write's cost in JavaScript. Each call now
+ * hands its function to one wrapper per mode, built once, with the same BEGIN, SAVEPOINT, COMMIT and
+ * ROLLBACK. Safe because no caller uses a transaction function's `this` or `database`.
+ */
+function reuseTransactionWrappers(db: SqliteDatabase): void {
+  const shared = db.transaction((write: () => unknown) => write());
+  db.transaction = (<F extends (...args: never[]) => unknown>(fn: F) => {
+    const inMode = (mode: typeof shared.deferred) => (...args: Parameters<F>) => mode(() => fn(...args)) as ReturnType<F>;
+    return Object.assign(inMode(shared), { default: inMode(shared), deferred: inMode(shared.deferred), immediate: inMode(shared.immediate), exclusive: inMode(shared.exclusive), database: db });
+  }) as SqliteDatabase['transaction'];
+}
+
+/**
  * Opens (creating when missing) a SQLite file in WAL mode with sqlite-vec loaded and all
  * migrations applied. A corrupt, foreign or locked file yields a typed error and is never rewritten.
  */
@@ -147,6 +161,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Sqlite
     db.pragma('foreign_keys = ON');
     migrate(db, version, options.migrations);
     reusePreparedStatements(db);
+    reuseTransactionWrappers(db);
     return db;
   } catch (error) {
     db.close();

@@ -231,10 +231,10 @@ export class RunStore {
   }
 
   /** One message of a step's conversation, in order: what resume continues from. */
-  appendTurn(turn: { runId: string; stepId: string; attempt: number; position: number; message: ChatMessage }): void {
-    this.db
-      .prepare('INSERT INTO step_turns (run_id, step_id, attempt, position, message_json) VALUES (?, ?, ?, ?, ?)')
-      .run(turn.runId, turn.stepId, turn.attempt, turn.position, JSON.stringify(this.clean(turn.message)));
+  /** A step's turns from `position` on, in one write. */
+  appendTurns(key: { runId: string; stepId: string; attempt: number }, position: number, messages: readonly ChatMessage[]): void {
+    const insert = this.db.prepare('INSERT INTO step_turns (run_id, step_id, attempt, position, message_json) VALUES (?, ?, ?, ?, ?)');
+    this.db.transaction(() => messages.forEach((message, index) => insert.run(key.runId, key.stepId, key.attempt, position + index, JSON.stringify(this.clean(message)))))();
   }
 
   turns(runId: string, stepId: string, attempt: number): ChatMessage[] {
@@ -287,28 +287,35 @@ export class RunStore {
       .run(status, this.clean(outcome.result ?? null), this.clean(outcome.error ?? null), outcome.waived ? 1 : 0, started, ended, runId, stepId);
   }
 
-  recordModelAttempt(call: {
-    id: string;
-    runId: string;
-    stepId: string | null;
-    purpose: string;
-    attempt: number;
-    ok: boolean;
-    promptTokens: number;
-    completionTokens: number;
-    estimated: boolean;
-    error: string | null;
-    startedAt: string;
-    endedAt: string;
-    /** Who let the call through (see AllowedBy): the policy, or an approval row. */
-    allowedBy?: string | null;
-  }): void {
-    this.db
-      .prepare(
-        `INSERT INTO model_calls (id, run_id, step_id, purpose, attempt, status, prompt_tokens, completion_tokens, usage_estimated, error, started_at, ended_at, allowed_by)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(call.id, call.runId, call.stepId, call.purpose, call.attempt, call.ok ? 'completed' : 'failed', call.promptTokens, call.completionTokens, call.estimated ? 1 : 0, this.clean(call.error), call.startedAt, call.endedAt, call.allowedBy ?? null);
+  /** One model attempt and its charge to the ledger, in one write, on disk before it resolves: a budget must hold across a crash. */
+  async recordModelAttempt(
+    call: {
+      id: string;
+      runId: string;
+      stepId: string | null;
+      purpose: string;
+      attempt: number;
+      ok: boolean;
+      promptTokens: number;
+      completionTokens: number;
+      estimated: boolean;
+      error: string | null;
+      startedAt: string;
+      endedAt: string;
+      /** Who let the call through (see AllowedBy): the policy, or an approval row. */
+      allowedBy?: string | null;
+    },
+    charge: { tokens: number; costUsd: number },
+  ): Promise<void> {
+    await this.durable.grouped(() => {
+      this.db
+        .prepare(
+          `INSERT INTO model_calls (id, run_id, step_id, purpose, attempt, status, prompt_tokens, completion_tokens, usage_estimated, error, started_at, ended_at, allowed_by)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(call.id, call.runId, call.stepId, call.purpose, call.attempt, call.ok ? 'completed' : 'failed', call.promptTokens, call.completionTokens, call.estimated ? 1 : 0, this.clean(call.error), call.startedAt, call.endedAt, call.allowedBy ?? null);
+      this.db.prepare("INSERT INTO budget_ledger (run_id, kind, tokens, cost_usd, ts) VALUES (?, 'model_call', ?, ?, ?)").run(call.runId, charge.tokens, charge.costUsd, call.endedAt);
+    });
   }
 
   /** Tokens recorded for a run, failed attempts included. */
@@ -332,9 +339,13 @@ export class RunStore {
   }
 
   /** Records a call's result with known secrets blanked out, and returns what was recorded: all anyone sees of it. */
-  finishToolCall(id: string, result: ToolResult, now: string): ToolResult {
+  /** The call's result, and the end of the processes it started, in one write. */
+  finishToolCall(call: { runId: string; id: string }, result: ToolResult, now: string): ToolResult {
     const recorded = this.clean(ToolResultSchema.parse(result));
-    this.db.prepare('UPDATE tool_calls SET status = ?, result_json = ?, ended_at = ? WHERE id = ?').run(recorded.status, JSON.stringify(recorded), now, id);
+    this.db.transaction(() => {
+      this.db.prepare('UPDATE tool_calls SET status = ?, result_json = ?, ended_at = ? WHERE id = ?').run(recorded.status, JSON.stringify(recorded), now, call.id);
+      this.endToolProcesses(call.runId, call.id);
+    })();
     return recorded;
   }
 
@@ -428,11 +439,6 @@ export class RunStore {
   expireStaleApprovals(runId: string, now: string): number {
     const decision = JSON.stringify({ verdict: 'reject', feedback: 'The process that asked ended before an answer; asked again on resume.' });
     return this.durable.now(() => this.db.prepare("UPDATE approvals SET status = 'expired', decision_json = ?, decided_at = ? WHERE run_id = ? AND status = 'pending'").run(decision, now, runId).changes);
-  }
-
-  /** Charges one model attempt to the ledger (durably: a budget must hold across a crash). */
-  async recordSpend(entry: { runId: string; kind: string; tokens: number; costUsd: number; now: string }): Promise<void> {
-    await this.durable.grouped(() => this.db.prepare('INSERT INTO budget_ledger (run_id, kind, tokens, cost_usd, ts) VALUES (?, ?, ?, ?, ?)').run(entry.runId, entry.kind, entry.tokens, entry.costUsd, entry.now));
   }
 
   /** The latest child run a parent's step started, if any. */

@@ -401,7 +401,7 @@ describe('resuming after a crash in the middle of a tool call', () => {
 
   it('feeds back a call that finished before the crash and never runs it again', async () => {
     const { engine, asked, written, callId } = await crashedRun('write_note', 'approve');
-    engine.runtime.store.runs.finishToolCall(callId, toolResult('success', 'written before the crash'), new Date().toISOString());
+    engine.runtime.store.runs.finishToolCall({ runId: 'crashed', id: callId }, toolResult('success', 'written before the crash'), new Date().toISOString());
     expect((await engine.resume('crashed')).status).toBe('completed');
     expect(asked).toEqual([]);
     expect(written()).toBe(0);

@@ -75,7 +75,7 @@ describe('RunEventLog', () => {
     store.secrets.add('SECRETKEY123');
     store.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status) VALUES ('r', 'a', 0, '{}', 'running')").run();
     await store.runs.startToolCall({ id: 'c', runId: 'r', stepId: 'a', tool: 'run_command', args: { command: 'echo SECRETKEY123' }, sideEffects: 'irreversible', idempotent: false, now: 'now' });
-    const recorded = store.runs.finishToolCall('c', { status: 'success', content: 'OPENAI_API_KEY=SECRETKEY123', metadata: {} }, 'now');
+    const recorded = store.runs.finishToolCall({ runId: 'r', id: 'c' }, { status: 'success', content: 'OPENAI_API_KEY=SECRETKEY123', metadata: {} }, 'now');
     expect(recorded.content).toBe('OPENAI_API_KEY=[redacted]');
     const row = store.db.prepare("SELECT args_json, result_json FROM tool_calls WHERE id = 'c'").get() as { args_json: string; result_json: string };
     expect(row.args_json).toBe('{"command":"echo [redacted]"}');

@@ -135,4 +135,32 @@ describe('openDatabase', () => {
       db.close();
     }
   });
+
+  it('runs transactions through one shared wrapper with better-sqlite3\'s meaning: arguments, result, rollback, savepoints and modes', () => {
+    const file = join(tempDir(), 'archon.db');
+    const db = openDatabase(file, { migrations: MIGRATIONS });
+    const other = new Database(file, { timeout: 0 });
+    try {
+      db.exec('CREATE TABLE t (v TEXT)');
+      const insert = (value: string) => db.prepare('INSERT INTO t (v) VALUES (?)').run(value);
+      const values = () => (db.prepare('SELECT v FROM t ORDER BY rowid').all() as { v: string }[]).map((row) => row.v);
+
+      expect(db.transaction((a: string, b: string) => (insert(a), insert(b), 'done'))('a', 'b')).toBe('done');
+      expect(() => db.transaction(() => (insert('lost'), (() => { throw new Error('no'); })()))()).toThrow('no');
+      db.transaction(() => {
+        insert('kept');
+        expect(() => db.transaction(() => (insert('inner'), (() => { throw new Error('inner'); })()))()).toThrow('inner');
+      })();
+      expect(values()).toEqual(['a', 'b', 'kept']);
+      expect(db.inTransaction).toBe(false);
+
+      // IMMEDIATE holds the write lock before the first write; DEFERRED leaves it free until then.
+      db.transaction(() => expect(() => other.prepare("INSERT INTO t (v) VALUES ('other')").run()).toThrow(/locked/)).immediate();
+      db.transaction(() => other.prepare("INSERT INTO t (v) VALUES ('other')").run()).deferred();
+      expect(values()).toEqual(['a', 'b', 'kept', 'other']);
+    } finally {
+      other.close();
+      db.close();
+    }
+  });
 });

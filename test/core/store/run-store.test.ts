@@ -9,11 +9,16 @@ function validation(seq: number, stepId: string | null, confidence: number | nul
   return { type: 'validation.completed', runId: 'r', seq, ts: 'now', stepId, verdict: 'pass', gap: 0, confidence, reasons: [], checks: [] };
 }
 
+function openWithRun(): ArchonStore {
+  const store = ArchonStore.open(tempDir());
+  store.db.prepare("INSERT INTO runs (id, goal, status, policy, created_at, updated_at) VALUES ('r', 'g', 'running', 'balanced', 'now', 'now')").run();
+  return store;
+}
+
 describe('RunStore', () => {
   it("reads a step's validator confidences, and the run's, through their index: an approval packet costs the same at step 1,000 as at step 1", () => {
-    const store = ArchonStore.open(tempDir());
+    const store = openWithRun();
     try {
-      store.db.prepare("INSERT INTO runs (id, goal, status, policy, created_at, updated_at) VALUES ('r', 'g', 'running', 'balanced', 'now', 'now')").run();
       store.appendEvents([
         validation(1, 's1', 0.4),
         { type: 'step.started', runId: 'r', seq: 2, ts: 'now', stepId: 's1' },
@@ -30,6 +35,52 @@ describe('RunStore', () => {
       const read = "SELECT json_extract(body_json, '$.confidence') FROM events INDEXED BY events_validation WHERE run_id = 'r' AND type = 'validation.completed'";
       expect(plan(`${read} AND json_extract(body_json, '$.stepId') = 's1' ORDER BY seq`)).toEqual(['SEARCH events USING INDEX events_validation (run_id=? AND <expr>=?)']);
       expect(plan(`${read} ORDER BY seq`)).toEqual(['SEARCH events USING INDEX events_validation (run_id=?)', 'USE TEMP B-TREE FOR ORDER BY']);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("writes a call's end with its result: the processes it started are no longer listed for a later process to kill", async () => {
+    const store = openWithRun();
+    try {
+      store.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status) VALUES ('r', 'a', 0, '{}', 'running')").run();
+      for (const id of ['c1', 'c2']) {
+        await store.runs.startToolCall({ id, runId: 'r', stepId: 'a', tool: 'run_command', args: {}, sideEffects: 'none', idempotent: true, now: 'now' });
+        store.runs.recordToolProcess({ runId: 'r', callId: id, pgid: id === 'c1' ? 101 : 102, startTicks: null });
+      }
+      store.runs.finishToolCall({ runId: 'r', id: 'c1' }, { status: 'success', content: 'ok', metadata: {} }, 'later');
+      expect(store.runs.toolCall('c1')?.result?.content).toBe('ok');
+      expect(store.runs.toolProcesses('r')).toEqual([{ callId: 'c2', pgid: 102, startTicks: null }]);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('records a model attempt and its charge to the ledger together', async () => {
+    const store = openWithRun();
+    try {
+      const attempt = { runId: 'r', stepId: null, purpose: 'plan', attempt: 1, ok: true, promptTokens: 30, completionTokens: 12, estimated: false, error: null, startedAt: 'now', endedAt: 'now' };
+      await store.runs.recordModelAttempt({ ...attempt, id: 'm1' }, { tokens: 42, costUsd: 0.5 });
+      await store.runs.recordModelAttempt({ ...attempt, id: 'm2', ok: false, error: 'timed out' }, { tokens: 0, costUsd: 0 });
+      expect(store.runs.spending('r', '')).toMatchObject({ tokens: 42, costUsd: 0.5, modelCalls: 2 });
+      expect(store.db.prepare('SELECT kind, tokens FROM budget_ledger ORDER BY id').all()).toEqual([{ kind: 'model_call', tokens: 42 }, { kind: 'model_call', tokens: 0 }]);
+      await expect(store.runs.recordModelAttempt({ ...attempt, id: 'm1' }, { tokens: 7, costUsd: 0 })).rejects.toThrow(/UNIQUE/);
+      expect(store.runs.spending('r', '')).toMatchObject({ tokens: 42, modelCalls: 2 });
+    } finally {
+      store.close();
+    }
+  });
+
+  it("appends a step's turns at consecutive positions, several in one write", () => {
+    const store = openWithRun();
+    try {
+      store.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status) VALUES ('r', 'a', 0, '{}', 'running')").run();
+      const key = { runId: 'r', stepId: 'a', attempt: 1 };
+      store.runs.appendTurns(key, 0, [{ role: 'system', content: 'rules' }, { role: 'user', content: 'task' }]);
+      store.runs.appendTurns(key, 2, [{ role: 'assistant', content: 'done' }]);
+      expect(store.runs.turns('r', 'a', 1).map((turn) => turn.content)).toEqual(['rules', 'task', 'done']);
+      expect(() => store.runs.appendTurns(key, 2, [{ role: 'user', content: 'again' }, { role: 'user', content: 'twice' }])).toThrow(/UNIQUE/);
+      expect(store.runs.turns('r', 'a', 1)).toHaveLength(3);
     } finally {
       store.close();
     }
