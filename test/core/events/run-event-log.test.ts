@@ -31,6 +31,18 @@ describe('RunEventLog', () => {
     store.close();
   });
 
+  it('says whether an event of a type waits to be stored, for a reader that must see it first', () => {
+    const store = openWithRun(tempDir());
+    const log = new RunEventLog(store, new EventBus());
+    log.append('r', 'step.started', { stepId: 'a' });
+    expect(log.holds('r', 'step.started')).toBe(true);
+    expect(log.holds('r', 'validation.completed')).toBe(false);
+    expect(log.holds('other', 'step.started')).toBe(false);
+    log.flush();
+    expect(log.holds('r', 'step.started')).toBe(false);
+    store.close();
+  });
+
   it('continues the sequence after a restart', () => {
     const dir = tempDir();
     const first = openWithRun(dir);
