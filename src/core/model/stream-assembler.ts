@@ -43,9 +43,18 @@ function reasoningOf(message: LooseMessage): string {
   return typeof value === 'string' ? value : '';
 }
 
-/** Arguments that already parse as one JSON value: a call that is complete. */
+const CLOSING: Record<string, string> = { '{': '}', '[': ']' };
+
+/**
+ * Arguments that already parse as one JSON value: a call that is complete. An object or array is
+ * parsed only once it ends with its closing bracket: a call streamed in thousands of fragments is not
+ * parsed (and thrown out) again at every one, which cost time in the square of its length.
+ */
 function completeJson(text: string): unknown {
-  return text.trim() === '' ? undefined : parseJsonOrUndefined(text);
+  const trimmed = text.trim();
+  if (trimmed === '') return undefined;
+  const closing = CLOSING[trimmed.charAt(0)];
+  return closing !== undefined && !trimmed.endsWith(closing) ? undefined : parseJsonOrUndefined(trimmed);
 }
 
 interface Draft {

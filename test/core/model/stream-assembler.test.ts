@@ -1,5 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createOpenAIModelClient } from '../../../src/core/model/model-client';
+import { assembleStream } from '../../../src/core/model/stream-assembler';
 import { startModelServer, type ScriptedModelServer, type ScriptedToolCall, type StreamQuirk } from '../../kit/scripted-model-server';
 
 let server: ScriptedModelServer | undefined;
@@ -68,6 +70,25 @@ describe('reasoning apart from the content', () => {
       expect(response).toMatchObject({ content: 'forty-two', reasoning: 'The user wants 6*7, which is 42.' });
       await server.close();
       server = undefined;
+    }
+  });
+
+  it('parses streamed arguments only once they could be whole: a long call in small fragments is not parsed again at every fragment', async () => {
+    const args = JSON.stringify({ path: 'notes/long.txt', content: `${'x'.repeat(20_000)} {"nested": [1, 2]} done` });
+    const fragments = args.match(/.{1,4}/gs) ?? [];
+    async function* chunks(): AsyncGenerator<ChatCompletionChunk> {
+      const part = (toolCall: object) => ({ id: 'x', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, finish_reason: null, delta: { tool_calls: [toolCall] } }] }) as ChatCompletionChunk;
+      yield part({ index: 0, id: 'c1', function: { name: 'write_file', arguments: '' } });
+      for (const fragment of fragments) yield part({ index: 0, function: { arguments: fragment } });
+    }
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const reply = await assembleStream(chunks());
+      expect(reply.toolCalls).toEqual([{ id: 'c1', name: 'write_file', arguments: args }]);
+      expect(fragments.length).toBeGreaterThan(5000);
+      expect(parse.mock.calls.length).toBeLessThan(10);
+    } finally {
+      parse.mockRestore();
     }
   });
 });
