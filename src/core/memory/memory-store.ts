@@ -211,6 +211,7 @@ export class MemoryStore {
 
   /** Marks items as used now (recalled), which keeps them from the bound's summary. */
   touch(ids: readonly string[]): void {
+    if (ids.length === 0) return;
     const now = this.now();
     const statement = this.db.prepare('UPDATE memory_items SET last_used_at = ? WHERE id = ?');
     this.db.transaction(() => {
