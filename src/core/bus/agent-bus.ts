@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { raceAbort } from '../../shared/abort';
 import { ArchonError } from '../../shared/errors';
-import { BusEnvelopeSchema, type BusEnvelope, type BusMessageKind } from '../../shared/schemas/bus';
+import type { BusEnvelope, BusMessageKind } from '../../shared/schemas/bus';
 import type { RunEventLog } from '../events/run-event-log';
 import type { BusMessageStore, StoredBusMessage } from '../store/bus-messages';
 
@@ -20,6 +20,10 @@ export interface BusPost {
 /** How many messages a subscriber may fall behind before it reads the rest from the store. */
 export const BUS_QUEUE_LIMIT = 256;
 const MAX_BODY = 20_000;
+
+function openTaskKey(runId: string, agentId: string): string {
+  return `${runId}\n${agentId}`;
+}
 
 export function agentTopic(agentId: string): string {
   return `agent:${agentId}`;
@@ -105,6 +109,8 @@ export class BusSubscription {
  */
 export class AgentBus {
   private readonly subscriptions = new Set<BusSubscription>();
+  /** Tasks published here and not answered yet, by run and agent: the critique of an agent's work finds its task without reading the store. */
+  private readonly openTasks = new Map<string, BusEnvelope>();
 
   constructor(
     private readonly store: BusMessageStore,
@@ -114,7 +120,8 @@ export class AgentBus {
 
   publish(runId: string, post: BusPost): BusEnvelope {
     const id = this.clock.newId();
-    const envelope = BusEnvelopeSchema.parse({
+    // Checked once, as stored (BusMessageStore.append parses what it writes).
+    const envelope: BusEnvelope = {
       id,
       correlationId: post.correlationId ?? id,
       from: post.from,
@@ -123,8 +130,9 @@ export class AgentBus {
       kind: post.kind,
       body: clip(post.body),
       ts: this.clock.now().toISOString(),
-    });
+    };
     const stored = this.store.append(runId, envelope);
+    this.noteOpenTask(runId, stored.envelope);
     const { ts: _ts, ...announced } = stored.envelope;
     this.events.append(runId, 'bus.message', announced);
     for (const subscription of this.subscriptions) if (subscription.hears(runId, stored.envelope)) subscription.offer(stored);
@@ -152,7 +160,12 @@ export class AgentBus {
 
   /** The task last handed to `agentId`: what a critique of its work correlates with. */
   lastTask(runId: string, agentId: string): BusEnvelope | null {
-    return this.store.lastTo(runId, agentId, 'task')?.envelope ?? null;
+    return this.openTasks.get(openTaskKey(runId, agentId)) ?? this.store.lastTo(runId, agentId, 'task')?.envelope ?? null;
+  }
+
+  private noteOpenTask(runId: string, envelope: BusEnvelope): void {
+    if (envelope.kind === 'task') this.openTasks.set(openTaskKey(runId, envelope.to), envelope);
+    else if (envelope.kind === 'result' && this.openTasks.get(openTaskKey(runId, envelope.from))?.id === envelope.correlationId) this.openTasks.delete(openTaskKey(runId, envelope.from));
   }
 
   /** A run's messages in publishing order, with their numbers. */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AgentBus } from '../../../src/core/bus/agent-bus';
 import { EventBus } from '../../../src/core/events/event-bus';
 import { RunEventLog } from '../../../src/core/events/run-event-log';
@@ -34,6 +34,25 @@ describe('AgentBus', () => {
     expect(heard.every((item) => item.storedBefore)).toBe(true);
     expect(task).toMatchObject({ topic: 'agent:executor:s1', correlationId: task.id });
     expect(result).toMatchObject({ topic: 'agent:coordinator', correlationId: task.id });
+    store.close();
+  });
+
+  it("finds an agent's last task, open or answered, from this process or an earlier one; an open one without reading the store", () => {
+    const { store, log, bus } = setUp();
+    const reads = vi.spyOn(store.runs.busMessages, 'lastTo');
+    const first = bus.publish('r', { from: 'coordinator', to: 'step:a', kind: 'task', body: 'do a' });
+    const second = bus.publish('r', { from: 'coordinator', to: 'step:a', kind: 'task', body: 'do a again' });
+    expect(bus.lastTask('r', 'step:a')?.id).toBe(second.id);
+    expect(reads).not.toHaveBeenCalled();
+
+    bus.publish('r', { from: 'step:a', to: 'coordinator', kind: 'result', body: 'stale', correlationId: first.id });
+    expect(bus.lastTask('r', 'step:a')?.id).toBe(second.id);
+    bus.publish('r', { from: 'step:a', to: 'coordinator', kind: 'result', body: 'done', correlationId: second.id });
+    expect(bus.lastTask('r', 'step:a')?.id).toBe(second.id);
+    expect(reads).toHaveBeenCalledTimes(1);
+
+    expect(new AgentBus(store.runs.busMessages, log).lastTask('r', 'step:a')?.id).toBe(second.id);
+    expect(bus.lastTask('r', 'step:b')).toBeNull();
     store.close();
   });
 
