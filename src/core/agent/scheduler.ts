@@ -163,8 +163,10 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
       return fail(step, `Failed unexpectedly: ${error instanceof Error ? error.message : String(error)}`);
     }
     if (outcome.status === 'completed') {
-      setState(step, 'completed', { result: outcome.result });
-      rememberResult(context, step.id, outcome.result);
+      context.runs.together(() => {
+        setState(step, 'completed', { result: outcome.result });
+        rememberResult(context, step.id, outcome.result);
+      });
       rememberStepResult(context, step, outcome.result);
       context.events.append(context.runId, 'step.completed', { stepId: step.id, result: outcome.result });
       offerDependants(step.id);

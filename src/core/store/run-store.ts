@@ -185,6 +185,11 @@ export class RunStore {
     return (rows as { confidence: number }[]).map((row) => row.confidence);
   }
 
+  /** The writes `write` makes, in one transaction: they land together, for the cost of one commit. */
+  together<T>(write: () => T): T {
+    return this.db.transaction(write)();
+  }
+
   savePlan(runId: string, steps: readonly PlanStep[]): void {
     const insert = this.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status) VALUES (?, ?, ?, ?, 'pending')");
     this.db.transaction(() => {

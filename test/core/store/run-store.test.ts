@@ -85,4 +85,15 @@ describe('RunStore', () => {
       store.close();
     }
   });
+
+  it('lands writes made together in one transaction, or none of them', () => {
+    const store = openWithRun();
+    try {
+      expect(store.runs.together(() => (store.runs.putFact('r', 'a', '1', 'now'), store.runs.putFact('r', 'b', '2', 'now'), 'both'))).toBe('both');
+      expect(() => store.runs.together(() => (store.runs.putFact('r', 'c', '3', 'now'), (() => { throw new Error('disk full'); })()))).toThrow('disk full');
+      expect(['a', 'b', 'c'].map((key) => store.runs.fact('r', key))).toEqual(['1', '2', null]);
+    } finally {
+      store.close();
+    }
+  });
 });
