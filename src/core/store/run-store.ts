@@ -235,8 +235,7 @@ export class RunStore {
     this.db.prepare("UPDATE steps SET status = 'pending', result = NULL, error = NULL, attempt = attempt + 1 WHERE run_id = ? AND id = ?").run(runId, stepId);
   }
 
-  /** One message of a step's conversation, in order: what resume continues from. */
-  /** A step's turns from `position` on, in one write. */
+  /** Messages of a step's conversation from `position` on, in order and in one write: what resume continues from. */
   appendTurns(key: { runId: string; stepId: string; attempt: number }, position: number, messages: readonly ChatMessage[]): void {
     const insert = this.db.prepare('INSERT INTO step_turns (run_id, step_id, attempt, position, message_json) VALUES (?, ?, ?, ?, ?)');
     this.db.transaction(() => messages.forEach((message, index) => insert.run(key.runId, key.stepId, key.attempt, position + index, JSON.stringify(this.clean(message)))))();
@@ -343,8 +342,10 @@ export class RunStore {
     else await this.durable.grouped(write);
   }
 
-  /** Records a call's result with known secrets blanked out, and returns what was recorded: all anyone sees of it. */
-  /** The call's result, and the end of the processes it started, in one write. */
+  /**
+   * Records a call's result with known secrets blanked out, and the end of the processes it started,
+   * in one write; returns what was recorded: all anyone sees of it.
+   */
   finishToolCall(call: { runId: string; id: string }, result: ToolResult, now: string): ToolResult {
     const recorded = this.clean(ToolResultSchema.parse(result));
     this.db.transaction(() => {
