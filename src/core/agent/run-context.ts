@@ -196,6 +196,8 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
           endedAt,
           allowedBy,
         }, charged);
+        // A failed flush is reported when the call ends (Promise.all below), not as an unhandled rejection during a retry's wait.
+        recorded.catch(() => undefined);
         charges.push(recorded);
         if (!attempt.ok) context.events.append(context.runId, 'model.attempt_failed', { stepId, purpose: request.purpose, attempt: attempt.attempt, error: attempt.error ?? 'failed' });
         announceBudget(context);

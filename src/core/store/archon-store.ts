@@ -72,10 +72,9 @@ export class ArchonStore {
     }
   }
 
-  private async durablyGrouped<T>(write: () => T): Promise<T> {
+  private durablyGrouped<T>(write: () => T): Promise<T> {
     const value = this.db.transaction(write).immediate();
-    await this.walSync.sync();
-    return value;
+    return this.walSync.sync().then(() => value);
   }
 
   estopState(): EstopState {

@@ -291,8 +291,8 @@ export class RunStore {
       .run(status, this.clean(outcome.result ?? null), this.clean(outcome.error ?? null), outcome.waived ? 1 : 0, started, ended, runId, stepId);
   }
 
-  /** One model attempt and its charge to the ledger, in one write, on disk before it resolves: a budget must hold across a crash. */
-  async recordModelAttempt(
+  /** One model attempt and its charge to the ledger, in one write (throwing at once when it fails), on disk before it resolves: a budget must hold across a crash. */
+  recordModelAttempt(
     call: {
       id: string;
       runId: string;
@@ -311,7 +311,7 @@ export class RunStore {
     },
     charge: { tokens: number; costUsd: number },
   ): Promise<void> {
-    await this.durable.grouped(() => {
+    return this.durable.grouped(() => {
       this.db
         .prepare(
           `INSERT INTO model_calls (id, run_id, step_id, purpose, attempt, status, prompt_tokens, completion_tokens, usage_estimated, error, started_at, ended_at, allowed_by)

@@ -6,7 +6,10 @@ import { diskFailing } from './open-database';
 export interface DurableWrites {
   /** Commits and flushes before returning (synchronous=FULL): for the rare writes nothing may run ahead of. */
   now<T>(write: () => T): T;
-  /** Commits at once (so a crash of this process keeps it) and resolves once it is on disk, sharing one flush with the commits around it (WalSync). */
+  /**
+   * Commits at once (so a crash of this process keeps it), throwing at once when it cannot, and resolves
+   * once it is on disk, sharing one flush with the commits around it (WalSync).
+   */
   grouped<T>(write: () => T): Promise<T>;
 }
 

@@ -443,6 +443,28 @@ describe('nothing is left running', () => {
     expect(engine.events.at(-1)).toMatchObject({ type: 'run.failed', error: expect.stringContaining('the approval channel broke') });
   });
 
+  it('a full disk when a failed model attempt is recorded: the run pauses at once, the call not tried again unrecorded', async () => {
+    let full = false;
+    const engine = await startEngine({
+      reply: script({
+        plan: () => planReply([{ id: 'one', description: 'first' }]),
+        step: () => {
+          if (full) return { content: 'done' };
+          full = true;
+          const db = engine.runtime.store.db;
+          db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+          // A retryable refusal whose error, recorded with the attempt, needs new pages.
+          return { status: 503, message: `overloaded ${'.'.repeat(20_000)}` };
+        },
+      }),
+    });
+    const paused = await engine.run('fill the disk at a failed call');
+    expect(paused).toMatchObject({ status: 'paused', error: expect.stringMatching(/disk .* is full.*Free some space, then resume/) });
+    expect(engine.server.chatRequests.filter((request) => request.purpose === 'step')).toHaveLength(1);
+    engine.runtime.store.db.pragma('max_page_count = 1073741823');
+    expect(await engine.resume(paused.runId)).toMatchObject({ status: 'completed' });
+  });
+
   it('a full disk mid-run: a typed DISK_FULL, nothing lost, and resume continues once there is room', async () => {
     let full = false;
     const engine = await startEngine({

@@ -56,7 +56,7 @@ describe('RunStore', () => {
     }
   });
 
-  it('records a model attempt and its charge to the ledger together', async () => {
+  it('records a model attempt and its charge to the ledger together, or throws at once', async () => {
     const store = openWithRun();
     try {
       const attempt = { runId: 'r', stepId: null, purpose: 'plan', attempt: 1, ok: true, promptTokens: 30, completionTokens: 12, estimated: false, error: null, startedAt: 'now', endedAt: 'now' };
@@ -64,7 +64,8 @@ describe('RunStore', () => {
       await store.runs.recordModelAttempt({ ...attempt, id: 'm2', ok: false, error: 'timed out' }, { tokens: 0, costUsd: 0 });
       expect(store.runs.spending('r', '')).toMatchObject({ tokens: 42, costUsd: 0.5, modelCalls: 2 });
       expect(store.db.prepare('SELECT kind, tokens FROM budget_ledger ORDER BY id').all()).toEqual([{ kind: 'model_call', tokens: 42 }, { kind: 'model_call', tokens: 0 }]);
-      await expect(store.runs.recordModelAttempt({ ...attempt, id: 'm1' }, { tokens: 7, costUsd: 0 })).rejects.toThrow(/UNIQUE/);
+      // A write that fails throws at once, before any flush: the model client stops rather than retry a call it cannot record.
+      expect(() => store.runs.recordModelAttempt({ ...attempt, id: 'm1' }, { tokens: 7, costUsd: 0 })).toThrow(/UNIQUE/);
       expect(store.runs.spending('r', '')).toMatchObject({ tokens: 42, modelCalls: 2 });
     } finally {
       store.close();
