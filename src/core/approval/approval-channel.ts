@@ -9,6 +9,16 @@ export interface ApprovalChannel {
   /** Whether a person answers here, who may raise a budget (`--approve auto` never does). */
   readonly canRaiseBudgets: boolean;
   decide(request: ApprovalRequest, options: { signal: AbortSignal }): Promise<ApprovalDecision>;
+  /**
+   * Set on a channel that answers by a rule the operator chose (the `--approve` flag), never by
+   * waiting: the gate then stores the request together with its answer, in one write, and waits for nothing.
+   */
+  readonly rule?: (request: ApprovalRequest) => ApprovalDecision;
+}
+
+/** A channel that answers every request at once by `rule`. */
+function ruleChannel(rule: (request: ApprovalRequest) => ApprovalDecision): ApprovalChannel {
+  return { canRaiseBudgets: false, rule, decide: async (request) => rule(request) };
 }
 
 /**
@@ -17,17 +27,11 @@ export interface ApprovalChannel {
  * declined; and an escalation, where recovery has run out, is answered "end" (the run ends failed
  * with its diagnosis) rather than retried unattended.
  */
-export const approveAll: ApprovalChannel = {
-  canRaiseBudgets: false,
-  decide: async (request) => {
-    if (request.kind === 'uncertain_repeat') return { verdict: 'reject', feedback: 'Not repeated: --approve auto never repeats a call that may already have happened.' };
-    if (request.kind === 'elicitation') return { verdict: 'reject', feedback: "Declined: --approve auto never answers a server's questions for the operator." };
-    if (request.kind === 'escalation') return { verdict: 'reject', feedback: '--approve auto ends the run at an escalation.' };
-    return { verdict: 'approve' };
-  },
-};
+export const approveAll = ruleChannel((request) => {
+  if (request.kind === 'uncertain_repeat') return { verdict: 'reject', feedback: 'Not repeated: --approve auto never repeats a call that may already have happened.' };
+  if (request.kind === 'elicitation') return { verdict: 'reject', feedback: "Declined: --approve auto never answers a server's questions for the operator." };
+  if (request.kind === 'escalation') return { verdict: 'reject', feedback: '--approve auto ends the run at an escalation.' };
+  return { verdict: 'approve' };
+});
 
-export const denyAll: ApprovalChannel = {
-  canRaiseBudgets: false,
-  decide: async () => ({ verdict: 'reject', feedback: 'Denied: approvals are answered "no" in this run (--approve deny).' }),
-};
+export const denyAll = ruleChannel(() => ({ verdict: 'reject', feedback: 'Denied: approvals are answered "no" in this run (--approve deny).' }));

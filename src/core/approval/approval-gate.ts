@@ -96,7 +96,8 @@ function statusOf(decision: ApprovalDecision): GateOutcome['status'] {
 /**
  * Asks the human channel. The request (bound to the hash of its exact action) is stored and
  * announced; the answer, or its expiry, is on disk with it before anything acts on it. An expired
- * request counts as rejected. A stop ends the wait at once.
+ * request counts as rejected. A stop ends the wait at once. A channel that answers by rule (the
+ * `--approve` flag) is not waited for: the request and its answer are stored in one write.
  */
 export async function requestApproval(context: GateContext, request: GateRequest): Promise<GateOutcome> {
   const id = request.id ?? context.newId();
@@ -114,9 +115,18 @@ export async function requestApproval(context: GateContext, request: GateRequest
     requestedAt: requestedAt.toISOString(),
     expiresAt: new Date(requestedAt.getTime() + expiryMs).toISOString(),
   };
+  const { rule } = context.approvals;
+  if (rule) {
+    if (context.signal.aborted) throw cancelled(context.signal);
+    const outcome = outcomeOf(rule(publicRequest));
+    const stored = storedDecision(request, outcome.decision);
+    await context.runs.recordAnsweredApproval(publicRequest, outcome.status, stored);
+    announceRequest(context, publicRequest);
+    context.events.append(context.runId, 'approval.resolved', { approvalId: id, status: outcome.status, decision: stored });
+    return outcome;
+  }
   context.runs.createApproval(publicRequest);
-  const { action, actionHash: hash, expiresAt, explanation } = publicRequest;
-  context.events.append(context.runId, 'approval.requested', { approvalId: id, kind: request.kind, stepId: request.stepId, summary: request.summary, action, actionHash: hash, expiresAt, explanation });
+  announceRequest(context, publicRequest);
   const expiry = AbortSignal.timeout(expiryMs);
   const signal = AbortSignal.any([context.signal, expiry]);
   let outcome: GateOutcome;
@@ -125,8 +135,7 @@ export async function requestApproval(context: GateContext, request: GateRequest
     // Announced once the channel holds the request and before the wait, so a UI that lists pending
     // requests on this event finds it, and a terminal prints it before its prompt.
     context.events.flush();
-    const decision = await raceAbort(asked, signal);
-    outcome = { status: statusOf(decision), decision };
+    outcome = outcomeOf(await raceAbort(asked, signal));
   } catch (error) {
     if (context.signal.aborted) {
       await context.runs.resolveApproval(id, 'expired', { verdict: 'reject', feedback: 'The run was stopped before anyone answered.' }, context.now().toISOString());
@@ -135,11 +144,24 @@ export async function requestApproval(context: GateContext, request: GateRequest
     if (!expiry.aborted) throw error;
     outcome = { status: 'expired', decision: { verdict: 'reject', feedback: `No one answered within ${Math.round(expiryMs / 1000)} s; the request expired and counts as rejected.` } };
   }
-  const { decision } = outcome;
-  const stored = decision.verdict === 'edit' && request.storedEdit ? { ...decision, edited: request.storedEdit(decision.edited) } : decision;
+  const stored = storedDecision(request, outcome.decision);
   await context.runs.resolveApproval(id, outcome.status, stored, context.now().toISOString());
   context.events.append(context.runId, 'approval.resolved', { approvalId: id, status: outcome.status, decision: stored });
   return outcome;
+}
+
+function outcomeOf(decision: ApprovalDecision): GateOutcome {
+  return { status: statusOf(decision), decision };
+}
+
+/** What is kept of a decision: an edit as `storedEdit` says (a form's secrets left out). */
+function storedDecision(request: GateRequest, decision: ApprovalDecision): ApprovalDecision {
+  return decision.verdict === 'edit' && request.storedEdit ? { ...decision, edited: request.storedEdit(decision.edited) } : decision;
+}
+
+function announceRequest(context: GateContext, request: ApprovalRequest): void {
+  const { id, kind, stepId, summary, action, actionHash: hash, expiresAt, explanation } = request;
+  context.events.append(context.runId, 'approval.requested', { approvalId: id, kind, stepId, summary, action, actionHash: hash, expiresAt, explanation });
 }
 
 /** A rejection that ends the run (exit 5): the final answer, a plan out of re-plans, or a person saying stop. */

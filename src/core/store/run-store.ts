@@ -464,6 +464,18 @@ export class RunStore {
   }
 
   async resolveApproval(id: string, status: ApprovalStatus, decision: unknown, now: string): Promise<void> {
-    await this.durable.grouped(() => this.db.prepare('UPDATE approvals SET status = ?, decision_json = ?, decided_at = ? WHERE id = ?').run(status, JSON.stringify(this.clean(decision)), now, id));
+    await this.durable.grouped(() => this.answerApproval(id, status, decision, now));
+  }
+
+  /** A request answered as it was asked (by the operator's `--approve` rule): the request and its answer in one durable write. */
+  async recordAnsweredApproval(request: ApprovalRequest, status: ApprovalStatus, decision: unknown): Promise<void> {
+    await this.durable.grouped(() => {
+      this.createApproval(request);
+      this.answerApproval(request.id, status, decision, request.requestedAt);
+    });
+  }
+
+  private answerApproval(id: string, status: ApprovalStatus, decision: unknown, now: string): void {
+    this.db.prepare('UPDATE approvals SET status = ?, decision_json = ?, decided_at = ? WHERE id = ?').run(status, JSON.stringify(this.clean(decision)), now, id);
   }
 }
