@@ -1,3 +1,4 @@
+import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { EmergencyStop } from '../src/core/stop/emergency-stop';
 import { ToolHost } from '../src/core/tools/tool-host';
 import { ToolWorkerPool } from '../src/core/tools/tool-worker-pool';
 import { RunOptionsSchema } from '../src/shared/schemas/run';
-import { planReply, startModelServer, stepIdOf, toolMessagesOf, type RecordedRequest } from '../test/kit/scripted-model-server';
+import type { FanOutRequest } from './fan-out-server';
 import { line, ms, percentile, withRuntime } from './support';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -23,43 +24,51 @@ function pool(workspace: string): ToolWorkerPool {
 
 const call = (target: ToolWorkerPool, index: number) => target.call('calculator', { expression: `${index} * 2` }, { signal: new AbortController().signal, timeoutMs: 5000 });
 
+const FAN_OUT_SERVER = join(ROOT, 'bench', 'fan-out-server.ts');
 const LATENCY_MS = 250;
 
-/** One leaf's first tool call, as the model saw it: from its tool-call request to the next, less the model's own 250 ms. */
-function toolWaits(requests: readonly RecordedRequest[]): number[] {
-  const byStep = Map.groupBy(requests.filter((request) => request.purpose === 'step' && stepIdOf(request)?.startsWith('leaf')), (request) => stepIdOf(request) as string);
+/** The next message from `child`, or an error if it exits first. */
+function nextMessage<T>(child: ChildProcess): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const exited = (code: number | null) => reject(new Error(`The fan-out model server exited (code ${code}) before it answered.`));
+    child.once('exit', exited);
+    child.once('message', (message) => {
+      child.off('exit', exited);
+      resolve(message as T);
+    });
+  });
+}
+
+/** One leaf's first tool call, as the model saw it: from its tool-call request to the next, less the model's own latency. */
+function toolWaits(requests: readonly FanOutRequest[]): number[] {
+  const byStep = Map.groupBy(requests.filter((request) => request.stepId?.startsWith('leaf')), (request) => request.stepId as string);
   return [...byStep.values()].map((turns) => (turns[1]?.at ?? NaN) - (turns[0]?.at ?? NaN) - LATENCY_MS);
 }
 
 /**
  * `width` leaves, each one tool call (calculator) between two model turns, then a join: the critical
- * path is three model turns. A fresh tool host per run, so the pool is cold when the run starts (it
- * warms while the plan awaits approval). Returns the model span over the critical path and the leaves' tool waits.
+ * path is three model turns. The model server runs in its own process (fan-out-server.ts), as a real
+ * one does. A fresh tool host per run, so the pool is cold when the run starts (it warms while the
+ * plan awaits approval). Returns the model span over the critical path and the leaves' tool waits.
  */
 async function fanOutRun(width: number, workspace: string): Promise<{ ratio: number; waits: number[]; completed: boolean }> {
-  const leaves = Array.from({ length: width }, (_, index) => ({ id: `leaf${index}`, description: `part ${index}` }));
-  const steps = [...leaves, { id: 'join', description: 'combine the parts', dependencies: leaves.map((leaf) => leaf.id) }];
-  const server = await startModelServer({
-    latencyMs: LATENCY_MS,
-    reply: (request) => {
-      if (request.purpose === 'plan') return planReply(steps);
-      if (request.purpose === 'step' && stepIdOf(request) !== 'join' && toolMessagesOf(request).length === 0) return { toolCalls: [{ name: 'calculator', arguments: { expression: '6 * 7' } }] };
-      return { content: 'done' };
-    },
-  });
+  const server = fork(FAN_OUT_SERVER, [String(width), String(LATENCY_MS)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
-    return await withRuntime(async (runtime) => {
+    const { url } = await nextMessage<{ url: string }>(server);
+    const completed = await withRuntime(async (runtime) => {
       const settings = runtime.store.getSettings();
       const tools = new ToolHost({ launcher: childProcessLauncher, entry: ENTRY, readableRoots: [ROOT], hiddenFolders: [], settings, log: runtime.log });
-      const options = RunOptionsSchema.parse({ modelUrl: server.url, model: '', policy: 'balanced', concurrency: width, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10 });
+      const options = RunOptionsSchema.parse({ modelUrl: url, model: '', policy: 'balanced', concurrency: width, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10 });
       const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
       const result = await launchRun({ runtime, settings, approvals: approveAll, estop, tools, connect: modelConnector({}) }, { goal: 'fan out', options }, new AbortController().signal);
-      const stepRequests = server.chatRequests.filter((request) => request.purpose === 'step');
-      const span = Math.max(...stepRequests.map((request) => request.at)) + LATENCY_MS - Math.min(...stepRequests.map((request) => request.at));
-      return { ratio: span / (3 * LATENCY_MS), waits: toolWaits(server.chatRequests), completed: result.status === 'completed' };
+      return result.status === 'completed';
     });
+    server.send('done');
+    const requests = await nextMessage<FanOutRequest[]>(server);
+    const span = Math.max(...requests.map((request) => request.at)) + LATENCY_MS - Math.min(...requests.map((request) => request.at));
+    return { ratio: span / (3 * LATENCY_MS), waits: toolWaits(requests), completed };
   } finally {
-    await server.close();
+    server.kill();
   }
 }
 
