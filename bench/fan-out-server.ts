@@ -3,8 +3,9 @@ import { planReply, startModelServer, stepIdOf, toolMessagesOf } from '../test/k
 /*
  * The model server of the fan-out benchmark (tools.bench.ts), in a process of its own as a real
  * model server is, so that its work is not counted as Archon's. Arguments: the width and the
- * latency of every answer (ms). The plan is that many leaves, each calling the calculator once between two model turns, then a join. It sends
- * its URL when it listens; on any message it sends back the step requests it saw and exits.
+ * latency of every answer (ms). The plan is that many leaves, each calling the calculator once
+ * between two model turns, then a join. It sends its URL when it listens; on any message it sends
+ * back the step requests it saw and exits.
  */
 
 /** A step request as the benchmark reads it: which step, and when it arrived (ms, this process's clock). */
