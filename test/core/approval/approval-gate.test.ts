@@ -1,4 +1,7 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ArchonError } from '../../../src/shared/errors';
 import { approveAll, denyAll, type ApprovalChannel } from '../../../src/core/approval/approval-channel';
 import { planReply, toolMessagesOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
@@ -41,4 +44,42 @@ describe('the approval gate', () => {
     expect(engine.events.some((event) => event.type === 'tool.started')).toBe(false);
     expect(toolMessagesOf(engine.server.chatRequests.at(-2)!).join(' ')).toContain('--approve deny');
 });
+
+  it('a full disk as a rule answers: nothing of the request is stored or announced, the file is not written, and resume asks again and writes it once', async () => {
+    const content = 'x'.repeat(20_000);
+    const writeOnce = (request: RecordedRequest): ScriptedReply => {
+      if (request.purpose === 'plan') return planReply([{ id: 'save', description: 'save the notes' }]);
+      if (request.purpose === 'step' && toolMessagesOf(request).length === 0) return { toolCalls: [{ name: 'write_file', arguments: { path: 'notes.txt', content } }] };
+      return { content: 'saved' };
+    };
+    let filled = false;
+    const fillOnToolCall: NonNullable<ApprovalChannel['rule']> = (request) => {
+      if (request.kind === 'tool_call' && !filled) {
+        filled = true;
+        // The request carries 20 KB of arguments: storing it needs pages the disk no longer has.
+        const db = engine.runtime.store.db;
+        db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+      }
+      return approveAll.rule!(request);
+    };
+    const engine = await startEngine({ reply: writeOnce }, { approvals: ruleOnly(fillOnToolCall) });
+    const ended = await engine.run('save the notes', { policy: 'strict' }).catch((error: unknown) => error);
+    // Paused with the advice, or, when not even the pause can be written, a typed DISK_FULL with the same advice.
+    if (ArchonError.isInstance(ended)) expect(ended.code).toBe('DISK_FULL');
+    else expect(ended).toMatchObject({ status: 'paused' });
+    expect(ArchonError.isInstance(ended) ? ended.message : (ended as { error: string }).error).toMatch(/disk .* is full.*Free some space, then resume/s);
+    const runId = engine.runtime.store.runs.listRuns(1)[0]?.id as string;
+    const db = engine.runtime.store.db;
+    const toolApprovals = () => db.prepare("SELECT status FROM approvals WHERE run_id = ? AND kind = 'tool_call'").all(runId);
+    expect(toolApprovals()).toEqual([]);
+    expect(engine.events.some((event) => event.type === 'approval.requested' && event.kind === 'tool_call')).toBe(false);
+    expect(engine.events.some((event) => event.type === 'tool.started')).toBe(false);
+    expect(existsSync(join(engine.workspace, 'notes.txt'))).toBe(false);
+
+    db.pragma('max_page_count = 1073741823');
+    expect(await engine.resume(runId)).toMatchObject({ status: 'completed' });
+    expect(toolApprovals()).toEqual([{ status: 'approved' }]);
+    expect(readFileSync(join(engine.workspace, 'notes.txt'), 'utf8')).toBe(content);
+    expect(engine.events.filter((event) => event.type === 'tool.started')).toHaveLength(1);
+  });
 });
