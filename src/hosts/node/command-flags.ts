@@ -7,11 +7,24 @@ import { ApproveModeSchema, ModelPriceSchema, PolicySchema, VerificationSchema, 
  * `archon --help` (and every command) reads them without loading the model client.
  */
 
-/** Named budget presets: seed 004's caps are 2,000 tokens a run and 10,000 a day. */
-export const BUDGET_PRESETS = { 'seed-004': { maxTokens: 2000, dayMaxTokens: 10_000 } } as const;
+/** Named budget presets: `small` caps a run at 2,000 tokens and the day at 10,000. */
+export const BUDGET_PRESETS = { small: { maxTokens: 2000, dayMaxTokens: 10_000 } } as const;
+
+export type BudgetPresetName = keyof typeof BUDGET_PRESETS;
+
+/** Old names still accepted for a preset, but not listed in `--help`. */
+const BUDGET_PRESET_ALIASES: Readonly<Record<string, BudgetPresetName>> = { 'seed-004': 'small' };
+
+/** `--budget-preset NAME`: a preset's name, or an old name for one. */
+export function budgetPreset(value: string): BudgetPresetName {
+  if (Object.hasOwn(BUDGET_PRESETS, value)) return value as BudgetPresetName;
+  const alias = Object.hasOwn(BUDGET_PRESET_ALIASES, value) ? BUDGET_PRESET_ALIASES[value] : undefined;
+  if (alias) return alias;
+  throw new InvalidArgumentError(`Allowed choices are ${Object.keys(BUDGET_PRESETS).join(', ')}.`);
+}
 
 export interface RunFlags {
-  budgetPreset?: keyof typeof BUDGET_PRESETS;
+  budgetPreset?: BudgetPresetName;
   modelUrl?: string;
   model?: string;
   apiKey?: string;
@@ -86,7 +99,12 @@ export function addRunFlags(command: Command): Command {
     .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
     .option('--max-steps <n>', "the most steps the run's plan may have; the run's call caps grow with it (default: Settings, else 64)", positiveInt('--max-steps', 1000))
     .addOption(new Option('--verify <mode>', "how each step's result is validated: off, deterministic checks, or checks and a critic model call (default: Settings, else checks)").choices(VerificationSchema.options))
-    .addOption(new Option('--budget-preset <name>', 'named caps: seed-004 = 2,000 tokens a run, 10,000 a day').choices(['seed-004']))
+    .addOption(
+      new Option('--budget-preset <name>', 'named token caps: small = 2,000 tokens a run, 10,000 a day')
+        .choices(Object.keys(BUDGET_PRESETS))
+        // after choices(), so that help lists only the preset names while old names are still accepted
+        .argParser(budgetPreset),
+    )
     .option('--price <input,output>', "this run's model price in USD per million input and output tokens, e.g. 2.5,10 (default: Settings' model prices)", modelPrice)
     .option('--no-memory', 'neither recall from nor store to long-term memory in this run')
     .option('--embedding-model <name>', "the model server's embedding model, for vector recall from memory (default: Settings, else lexical recall only)")
