@@ -3,8 +3,9 @@ import type { PlanStep } from '../src/shared/schemas/plan';
 import type { RunOptions } from '../src/shared/schemas/run';
 import { approveAll } from '../src/core/approval/approval-channel';
 import { startRun } from '../src/core/agent/run-engine';
-import type { RunContext } from '../src/core/agent/run-context';
-import { GoalGradient } from '../src/core/agent/goal-gradient';
+import type { RunContext } from '../src/core/run/run-context';
+import { runCapabilities } from '../src/core/capabilities';
+import { combineHooks } from '../src/core/run/hooks';
 import { runPlan } from '../src/core/agent/scheduler';
 import { modelConnector } from '../src/core/model/connect';
 import { ToolRegistry } from '../src/core/tools/tool-registry';
@@ -30,7 +31,7 @@ async function parallelEfficiency(): Promise<void> {
   });
   try {
     await withRuntime(async (runtime) => {
-      const dependencies = { runs: runtime.store.runs, events: runtime.events, tools: () => new ToolRegistry([]), approvals: approveAll, connect: modelConnector({}) };
+      const dependencies = { runs: runtime.store.runs, events: runtime.events, tools: () => new ToolRegistry([]), approvals: approveAll, connect: modelConnector({}), capabilities: runCapabilities };
       const options = { modelUrl: server.url, model: '', policy: 'balanced' as const, concurrency: 8, maxTokens: null, maxCostUsd: null, workspace: process.cwd(), maxIterations: 10, verification: 'checks' as const, repairBudget: 2, maxReplans: 3 };
       await startRun(dependencies, 'bench', options, new AbortController().signal);
       const stepRequests = server.chatRequests.filter((request) => request.purpose === 'step');
@@ -67,7 +68,8 @@ export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]
     expiryMs: {},
     budget: new BudgetMeter({ maxTokens: null, maxCostUsd: null, dayMaxTokens: null, dayMaxCostUsd: null, maxModelCalls: 1e6, maxToolCalls: 1e6 }, { tokens: 0, costUsd: 0, dayTokens: 0, dayCostUsd: 0, modelCalls: 0, toolCalls: 0 }, { inputPerMillion: 0, outputPerMillion: 0, known: true }),
     plan: null,
-    gradient: new GoalGradient(),
+    hooks: combineHooks(runCapabilities({})),
+    capabilityStates: new Map(),
     model,
     contextWindow: null,
     role: DEFAULT_STEP_ROLE,

@@ -9,6 +9,7 @@ import WebSocket from 'ws';
 import { approveAll } from '../src/core/approval/approval-channel';
 import { startRun } from '../src/core/agent/run-engine';
 import { modelConnector } from '../src/core/model/connect';
+import { runCapabilities } from '../src/core/capabilities';
 import { createRuntime } from '../src/core/runtime';
 import { ToolRegistry } from '../src/core/tools/tool-registry';
 import type { RunOptions } from '../src/shared/schemas/run';
@@ -31,7 +32,7 @@ async function planCost(shape: Shape, count: number): Promise<{ bytes: number; c
   const server = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply(steps(shape, count)) : { content: 'done' }) });
   const runtime = createRuntime({ dataDir });
   try {
-    const dependencies = { runs: runtime.store.runs, events: runtime.events, tools: () => new ToolRegistry([]), approvals: approveAll, connect: modelConnector({}) };
+    const dependencies = { runs: runtime.store.runs, events: runtime.events, tools: () => new ToolRegistry([]), approvals: approveAll, connect: modelConnector({}), capabilities: runCapabilities };
     const options: RunOptions = { modelUrl: server.url, model: '', policy: 'balanced', concurrency: 8, maxTokens: null, maxCostUsd: null, workspace: dataDir, maxIterations: 10, verification: 'off', repairBudget: 2, maxReplans: 3, maxPlanSteps: count };
     const cpu = process.cpuUsage();
     const result = await startRun(dependencies, `${shape} of ${count}`, options, new AbortController().signal);

@@ -24,6 +24,7 @@ export async function withRuntime<T>(use: (runtime: ArchonRuntime) => Promise<T>
   }
 }
 
-export function line(name: string, value: string, target?: string): void {
-  process.stdout.write(`${name.padEnd(52)} ${value.padStart(14)}${target ? `   (target ${target})` : ''}\n`);
+/** One figure; `flag`, when given, marks it on its own line (a figure that shows something went wrong). */
+export function line(name: string, value: string, target?: string, flag?: string): void {
+  process.stdout.write(`${name.padEnd(52)} ${value.padStart(14)}${target ? `   (target ${target})` : ''}${flag ? `   <<< ${flag}` : ''}\n`);
 }

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { launchRun } from '../src/core/agent/run-launcher';
 import { approveAll } from '../src/core/approval/approval-channel';
 import { modelConnector } from '../src/core/model/connect';
+import { runCapabilities } from '../src/core/capabilities';
 import { childProcessLauncher } from '../src/core/process/child-process-launcher';
 import { EmergencyStop } from '../src/core/stop/emergency-stop';
 import { ToolHost } from '../src/core/tools/tool-host';
@@ -60,7 +61,7 @@ async function fanOutRun(width: number, workspace: string): Promise<{ ratio: num
       const tools = new ToolHost({ launcher: childProcessLauncher, entry: ENTRY, readableRoots: [ROOT], hiddenFolders: [], settings, log: runtime.log });
       const options = RunOptionsSchema.parse({ modelUrl: url, model: '', policy: 'balanced', concurrency: width, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10 });
       const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
-      const result = await launchRun({ runtime, settings, approvals: approveAll, estop, tools, connect: modelConnector({}) }, { goal: 'fan out', options }, new AbortController().signal);
+      const result = await launchRun({ runtime, settings, approvals: approveAll, estop, tools, connect: modelConnector({}), capabilities: runCapabilities }, { goal: 'fan out', options }, new AbortController().signal);
       return result.status === 'completed';
     });
     server.send('done');

@@ -2,6 +2,7 @@ import type { Verification } from '../src/shared/schemas/run';
 import { approveAll } from '../src/core/approval/approval-channel';
 import { startRun } from '../src/core/agent/run-engine';
 import { modelConnector } from '../src/core/model/connect';
+import { runCapabilities } from '../src/core/capabilities';
 import { ToolRegistry } from '../src/core/tools/tool-registry';
 import { planReply, startModelServer, stepIdOf, type RecordedRequest, type ScriptedReply } from '../test/kit/scripted-model-server';
 import { line, withRuntime } from './support';
@@ -43,7 +44,7 @@ async function costPerStep(verification: Verification, repairs: boolean): Promis
         calls++;
         tokens += event.promptTokens + event.completionTokens;
       });
-      const dependencies = { runs: runtime.store.runs, events: runtime.events, tools: () => new ToolRegistry([]), approvals: approveAll, connect: modelConnector({}) };
+      const dependencies = { runs: runtime.store.runs, events: runtime.events, tools: () => new ToolRegistry([]), approvals: approveAll, connect: modelConnector({}), capabilities: runCapabilities };
       const options = { modelUrl: server.url, model: '', policy: 'permissive' as const, concurrency: 3, maxTokens: null, maxCostUsd: null, workspace: process.cwd(), maxIterations: 10, verification, repairBudget: 2, maxReplans: 3 };
       const result = await startRun(dependencies, 'count the items', options, new AbortController().signal);
       if (result.status !== 'completed') throw new Error(`the ${verification} bench run ended ${result.status}: ${result.error}`);

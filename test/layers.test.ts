@@ -40,6 +40,15 @@ describe('layer check (dependency-cruiser)', () => {
     ['core importing the auditor', { 'src/core/b.ts': "import { a } from '../auditor/a';\nexport const b = a;\n", 'src/auditor/a.ts': 'export const a = 1;\n' }, 'core-imports-only-shared'],
     ['the executor importing the auditor', { 'src/executor/e.ts': "import { a } from '../auditor/a';\nexport const e = a;\n", 'src/auditor/a.ts': 'export const a = 1;\n' }, 'executor-imports-only-shared'],
     ['shared using a Node built-in', { 'src/shared/fsy.ts': "import { readFileSync } from 'node:fs';\nexport const f = readFileSync;\n" }, 'shared-and-renderer-use-no-node-builtins'],
+    ['the openai SDK outside the model gateway', { 'src/core/memory/m.ts': "import OpenAI from 'openai';\nexport const m = OpenAI;\n" }, 'model-servers-only-through-the-model-gateway'],
+    ['a model client made outside the model gateway', { 'src/core/agent/a.ts': "import { m } from '../model/model-client';\nexport const a = m;\n", 'src/core/model/model-client.ts': 'export const m = 1;\n' }, 'model-servers-only-through-the-model-gateway'],
+    ['a tool process called outside the tool gateway', { 'src/core/undo/u.ts': "import { Pool } from '../tools/tool-worker-pool';\nexport const u = Pool;\n", 'src/core/tools/tool-worker-pool.ts': 'export class Pool {}\n' }, 'tool-processes-only-through-the-tool-gateway'],
+    ['a type-only circle in core', { 'src/core/a.ts': "import type { B } from './b';\nexport interface A { b: B }\n", 'src/core/b.ts': "import type { A } from './a';\nexport interface B { a: A }\n" }, 'no-circular-in-core'],
+    ['a circle in core through three modules', { 'src/core/a.ts': "import { b } from './b';\nexport const a = () => b;\n", 'src/core/b.ts': "import { c } from './c';\nexport const b = () => c;\n", 'src/core/c.ts': "import type { A } from './d';\nexport const c: A | null = null;\n", 'src/core/d.ts': "import { a } from './a';\nexport type A = typeof a;\n" }, 'no-circular-in-core'],
+    ['a capability importing the engine', { 'src/core/recovery/r.ts': "import { a } from '../agent/a';\nexport const r = a;\n", 'src/core/agent/a.ts': 'export const a = 1;\n' }, 'capabilities-import-only-the-kernel'],
+    ['a capability importing another capability', { 'src/core/recovery/r.ts': "import { s } from '../subagents/s';\nexport const r = s;\n", 'src/core/subagents/s.ts': 'export const s = 1;\n' }, 'capabilities-import-only-the-kernel'],
+    ['the engine importing a capability', { 'src/core/agent/a.ts': "import { r } from '../recovery/r';\nexport const a = r;\n", 'src/core/recovery/r.ts': 'export const r = 1;\n' }, 'capabilities-only-through-the-composition'],
+    ['the kernel importing the memory capability', { 'src/core/run/k.ts': "import { m } from '../memory/run-memory';\nexport const k = m;\n", 'src/core/memory/run-memory.ts': 'export const m = 1;\n' }, 'capabilities-only-through-the-composition'],
   ])('fails on a planted violation: %s', (_what, files, rule) => {
     const result = depcruise(plant(files));
     expect(result.status).not.toBe(0);

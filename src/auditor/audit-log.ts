@@ -123,7 +123,7 @@ export class AuditLog {
       const columns = db.prepare("SELECT count(*) AS n FROM pragma_table_info('records') WHERE name = 'event_seq'").get() as { n: number };
       if (fresh.n > 0 && columns.n === 0) throw new Error('it was written by an older Archon, whose records do not name the event they hold');
       const schema = db;
-      if (!schema.readonly) schema.transaction(() => schema.exec(SCHEMA))();
+      if (!schema.readonly) schema.transaction(() => schema.exec(SCHEMA)).immediate();
       return new AuditLog(db, secrets, existed, fresh.n === 0 || triggers.n === 2);
     } catch (error) {
       db?.close();

@@ -2,7 +2,8 @@ import { parseJsonOrUndefined } from '../shared/json';
 import { ArchonEventSchema, type RunEvent } from '../shared/schemas/events';
 import type { AuditLog } from './audit-log';
 import type { AuditReport, AuditRunSummary, Finding } from '../shared/schemas/audit';
-import { boundaryViolations, budgetAndStops, convergenceFailures, DEFAULT_THRESHOLDS, roleDrift, type AuditedEvent, type Thresholds } from './detectors';
+import { escalationFindings, replanFindings, roleDriftFindings, spawnFindings } from './course-detectors';
+import { boundaryViolations, budgetAndStops, convergenceFailures, DEFAULT_THRESHOLDS, rateDrift, type AuditedEvent, type Thresholds } from './detectors';
 
 const SEVERITY_ORDER = ['critical', 'high', 'medium', 'low', 'info'];
 
@@ -13,8 +14,13 @@ function runEvents(records: ReturnType<AuditLog['records']>): AuditedEvent[] {
   });
 }
 
+function deciderKey(event: Extract<RunEvent, { type: 'approval.resolved' }>): string {
+  if (!event.decidedBy) return 'unrecorded';
+  return event.channel ? `${event.decidedBy}:${event.channel}` : event.decidedBy;
+}
+
 function summarize(runId: string, events: readonly AuditedEvent[]): AuditRunSummary {
-  const summary: AuditRunSummary = { runId, goal: null, status: 'unfinished', steps: {}, toolCalls: {}, approvals: { asked: 0, answers: {} }, tokens: 0, costUsd: 0, durationMs: null, agents: {} };
+  const summary: AuditRunSummary = { runId, goal: null, status: 'unfinished', steps: {}, toolCalls: {}, approvals: { asked: 0, answers: {}, decidedBy: {} }, tokens: 0, costUsd: 0, durationMs: null, agents: {} };
   const agent = (id: string) => (summary.agents[id] ??= { sent: {}, received: {} });
   const count = (map: Record<string, number>, key: string) => (map[key] = (map[key] ?? 0) + 1);
   for (const { event } of events) {
@@ -26,7 +32,10 @@ function summarize(runId: string, events: readonly AuditedEvent[]): AuditRunSumm
       count(agent(event.from).sent, event.kind);
       count(agent(event.to).received, event.kind);
     }
-    else if (event.type === 'approval.resolved') count(summary.approvals.answers, event.status);
+    else if (event.type === 'approval.resolved') {
+      count(summary.approvals.answers, event.status);
+      count(summary.approvals.decidedBy, deciderKey(event));
+    }
     else if (event.type === 'budget.updated') {
       summary.tokens = event.tokens;
       summary.costUsd = event.costUsd;
@@ -39,7 +48,7 @@ function summarize(runId: string, events: readonly AuditedEvent[]): AuditRunSumm
 }
 
 function findingsFor(events: readonly AuditedEvent[], baseline: readonly AuditedEvent[], thresholds: Thresholds): Finding[] {
-  return [...boundaryViolations(events), ...convergenceFailures(events, thresholds), ...roleDrift(events, baseline, thresholds), ...budgetAndStops(events)].sort(
+  return [...boundaryViolations(events), ...convergenceFailures(events, thresholds), ...rateDrift(events, baseline, thresholds), ...roleDriftFindings(events), ...replanFindings(events), ...escalationFindings(events), ...spawnFindings(events), ...budgetAndStops(events)].sort(
     (a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity),
   );
 }

@@ -76,6 +76,8 @@ function serve(auditor: Auditor, parent: ParentChannel): void {
         return guarded(message.id, () => void parent.send({ type: 'report', id: message.id, report: auditor.report(message.scope) }));
       case 'verify':
         return guarded(message.id, () => void parent.send({ type: 'verify', id: message.id, result: auditor.verify() }));
+      case 'restarted':
+        return guarded(null, () => auditor.recordRestart(message));
     }
   };
   parent.onMessage((raw) => {

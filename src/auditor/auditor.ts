@@ -116,24 +116,37 @@ export class Auditor {
     return this.follow(candidates);
   }
 
-  /** The chain, the signed head, and completeness: every event of archon.db is in the log. */
+  /** The chain and the signed head (tampering), then how far the log lags behind archon.db (a lag, not tampering: recorded later). */
   verify(): VerifyResult {
     const result = this.log.verify();
     if (!result.intact) return result;
     if (this.problem) return { intact: false, records: result.records, problem: this.problem, seq: null };
+    const behind = this.behind();
+    return behind ? { ...result, behind } : result;
+  }
+
+  /** Events (and emergency stops) archon.db holds past what the log has recorded. */
+  private behind(): { events: number; detail: string } | null {
     const logged = this.log.cursors();
-    const missing = [...this.events.lastSeqs()]
+    const runs = [...this.events.lastSeqs()]
       .filter(([runId, seq]) => seq > (logged.get(runId) ?? 0))
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([runId, seq]) => ({ runId, from: (logged.get(runId) ?? 0) + 1, count: seq - (logged.get(runId) ?? 0) }));
-    const first = missing[0];
-    const lastEstop = this.events.lastEstop();
-    if (!first && lastEstop > this.log.cursorOf(null)) {
-      return { intact: false, records: result.records, problem: `incomplete: emergency stop ${this.log.cursorOf(null) + 1} of archon.db is not in the audit log`, seq: null };
-    }
-    if (!first) return result;
-    const total = missing.reduce((sum, run) => sum + run.count, 0);
-    return { intact: false, records: result.records, problem: `incomplete: event ${first.from} of run ${first.runId} is in archon.db but not in the audit log (${total} events missing in all)`, seq: null };
+    const estops = Math.max(0, this.events.lastEstop() - this.log.cursorOf(null));
+    const events = runs.reduce((sum, run) => sum + run.count, estops);
+    if (events === 0) return null;
+    const parts = runs.slice(0, 3).map((run) => `run ${run.runId} from event ${run.from}`);
+    if (runs.length > 3) parts.push(`${runs.length - 3} more runs`);
+    if (estops > 0) parts.push(`emergency stops from ${this.log.cursorOf(null) + 1}`);
+    return { events, detail: parts.join(', ') };
+  }
+
+  /** Writes down that this auditor replaced one that died (its exit code or signal); what it missed was caught up on at its start. */
+  recordRestart(exit: { code: number | null; signal: string | null; restarts: number }, now = new Date()): void {
+    if (this.problem) return;
+    const ts = now.toISOString();
+    const body = { type: 'auditor.restarted', ts, exitCode: exit.code, signal: exit.signal, recentRestarts: exit.restarts };
+    this.log.append([{ runId: null, eventSeq: null, type: body.type, ts, body }]);
   }
 
   report(scope: { runId: string } | { day: string }): AuditReport {

@@ -34,7 +34,11 @@ function overrideFor(overrides: Record<string, ToolApprovalOverride>, tool: stri
   return overrides[tool] ?? (server ? overrides[`${server}__*`] : undefined);
 }
 
-/** Actions its policy required a person to approve, taken without an approval; tools used after a lock; effectors addressing each other on the bus; attempts a tool refused. */
+/**
+ * Actions its policy required a person to approve, taken without an approval; tools used after a lock; effectors addressing
+ * each other on the bus; attempts a tool's own confinement refused. Only calls that started count: a call refused before
+ * it started (unknown, invalid, outside its role, rejected) crossed nothing.
+ */
 export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
   const findings: Finding[] = [];
   let policy: Policy = 'balanced';
@@ -42,6 +46,8 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
   const locked = new Set<string>();
   const requested = new Map<string, AuditedEvent>();
   const granted: AuditedEvent[] = [];
+  /** Calls that started with an approval: run again under the same id (a resume), the approval still covers them. */
+  const approvedCalls = new Set<string>();
   /** Tools a person approved for the rest of the run ("approve all like this"). */
   const grantedForRun = new Set<string>();
   for (const item of events) {
@@ -54,7 +60,7 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
     else if (event.type === 'approval.requested') requested.set(event.approvalId, item);
     else if (event.type === 'approval.resolved' && (event.status === 'approved' || event.status === 'edited')) {
       const request = requested.get(event.approvalId);
-      if (request?.event.type === 'approval.requested' && request.event.kind === 'tool_call') {
+      if (request?.event.type === 'approval.requested' && (request.event.kind === 'tool_call' || request.event.kind === 'uncertain_repeat')) {
         granted.push(request);
         const tool = (request.event.action as { tool?: string } | null)?.tool;
         if (tool && event.decision.verdict === 'approve' && event.decision.scope === 'run_tool') grantedForRun.add(tool);
@@ -66,8 +72,10 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
       const sideEffects = isBuiltinTool(event.tool) ? TOOL_CATALOGUE[event.tool].sideEffects : (event.sideEffects ?? 'irreversible');
       if (!asksForTool(policy, { sideEffects }, overrideFor(overrides, event.tool))) continue;
       const match = granted.findIndex((request) => request.event.type === 'approval.requested' && request.event.stepId === event.stepId && (request.event.action as { tool?: string } | null)?.tool === event.tool);
-      if (match >= 0) granted.splice(match, 1);
-      else if (!(grantedForRun.has(event.tool) && grantsForRun(policy, { sideEffects }))) {
+      if (match >= 0) {
+        granted.splice(match, 1);
+        approvedCalls.add(event.callId);
+      } else if (!approvedCalls.has(event.callId) && !(grantedForRun.has(event.tool) && grantsForRun(policy, { sideEffects }))) {
         findings.push({
           detector: 'boundary',
           severity: 'high',
@@ -84,7 +92,7 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
         explanation: `Effectors never talk to each other: every hand-off goes through the coordinator. This ${event.kind} went from one effector to another on ${event.topic}.`,
         evidence: [cite(item)],
       });
-    } else if (event.type === 'tool.refused' && event.by !== 'operator') {
+    } else if (event.type === 'tool.refused' && (event.by === 'tool' || event.by === undefined)) {
       findings.push({ detector: 'boundary', severity: 'medium', title: `${event.tool} refused an attempt to cross the sandbox`, explanation: `Step ${event.stepId} asked ${event.tool} for something outside its bounds; the tool refused: ${event.reason}`, evidence: [cite(item)] });
     }
   }
@@ -95,6 +103,8 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
 export function convergenceFailures(events: readonly AuditedEvent[], thresholds: Thresholds): Finding[] {
   const findings: Finding[] = [];
   const calls = new Map<string, AuditedEvent[]>();
+  /** Calls refused before they started, by tool: a loop of them is evidence, not actions taken. */
+  const refusals = new Map<string, AuditedEvent[]>();
   const planRequests = new Set<string>();
   const planRejections: AuditedEvent[] = [];
   for (const item of events) {
@@ -102,12 +112,18 @@ export function convergenceFailures(events: readonly AuditedEvent[], thresholds:
     if (event.type === 'tool.started') {
       const key = `${event.tool} ${canonicalJson(event.args)}`;
       calls.set(key, [...(calls.get(key) ?? []), item]);
+    } else if (event.type === 'tool.refused' && event.by !== 'tool' && event.by !== undefined) {
+      const key = `${event.tool} refused`;
+      refusals.set(key, [...(refusals.get(key) ?? []), item]);
     } else if (event.type === 'step.failed' && /^(loop_detected|iteration_cap)/.test(event.reason)) {
       const loop = event.reason.startsWith('loop_detected');
-      const repeated = [...calls.values()].filter((group) => group.some((call) => call.event.type === 'tool.started' && call.event.stepId === event.stepId)).sort((a, b) => b.length - a.length)[0] ?? [];
+      const ofStep = (group: AuditedEvent[]) => group.some((call) => (call.event.type === 'tool.started' || call.event.type === 'tool.refused') && call.event.stepId === event.stepId);
+      const repeated = [...calls.values(), ...refusals.values()].filter(ofStep).sort((a, b) => b.length - a.length)[0] ?? [];
+      // A loop of calls that ran is an alarm; one of calls refused before they started cost only turns.
+      const ran = repeated.some((call) => call.event.type === 'tool.started');
       findings.push({
         detector: 'convergence',
-        severity: loop ? 'high' : 'medium',
+        severity: loop && ran ? 'high' : 'medium',
         title: loop ? `Step ${event.stepId} repeated the same action` : `Step ${event.stepId} hit its iteration cap`,
         explanation: event.reason,
         evidence: [...repeated.map(cite), cite(item)],
@@ -154,7 +170,7 @@ function ratesOf(events: readonly AuditedEvent[]): Rates {
 }
 
 /** Per tool and for the model: this run's failure, retry and token rates against their own baseline (earlier runs). */
-export function roleDrift(events: readonly AuditedEvent[], baseline: readonly AuditedEvent[], thresholds: Thresholds): Finding[] {
+export function rateDrift(events: readonly AuditedEvent[], baseline: readonly AuditedEvent[], thresholds: Thresholds): Finding[] {
   const findings: Finding[] = [];
   const now = ratesOf(events);
   const before = ratesOf(baseline);

@@ -1,24 +1,22 @@
+import { anySignal } from '../shared/abort';
 import type { CommandHandlers } from '../shared/ipc/dispatch';
-import { resolveModelUrl } from '../shared/model-presets';
-import { RunOptionsSchema, type RunOptions } from '../shared/schemas/run';
+import type { RunOptions } from '../shared/schemas/run';
 import { RunManager } from './agent/run-manager';
 import { PendingApprovals } from './approval/pending-approvals';
 import type { OperatorConfirmation } from './authority/operator-authority';
 import { createCommandHandlers, type AuditPort } from './command-handlers';
-import { modelConnector } from './model/connect';
-import { retryPolicyFrom } from './model/retry-policy';
 import { probeEndpoint } from './model/endpoint-probe';
 import { probeMcpServer } from './mcp/probe-server';
 import type { ApiKeys } from './secrets/api-keys';
 import type { ProcessLauncher } from './process/process-launcher';
 import type { ArchonRuntime } from './runtime';
-import { EmergencyStop } from './stop/emergency-stop';
-import { ToolHost } from './tools/tool-host';
-import { MCP_START_TIMEOUT_MS, McpSessions } from './mcp/mcp-sessions';
+import type { EmergencyStop } from './stop/emergency-stop';
 import { BackgroundDreamer } from './memory/background-dreamer';
 import { giveBackHeap } from './heap';
-import { McpSecrets } from './secrets/mcp-secrets';
+import type { McpSecrets } from './secrets/mcp-secrets';
 import type { SecretVault } from './secrets/api-keys';
+import { composeRunServices } from './composition';
+import { runOptionsFrom } from './run/run-options';
 
 export interface AppServicesOptions {
   runtime: ArchonRuntime;
@@ -32,6 +30,8 @@ export interface AppServicesOptions {
   apiKeys: ApiKeys;
   /** The OS keychain (the app's safeStorage): MCP servers' env and headers are kept sealed by it; without one they cannot be saved in Settings. */
   vault?: SecretVault | null;
+  /** Why keys cannot be sealed here (no keychain, or Linux with no keyring), for Settings to say; null when they are. */
+  keyStorageNote?: string | null;
   /** The operator's yes or no outside the renderer: a native dialog in the app, the terminal for `archon serve`. */
   confirmation: OperatorConfirmation;
   /** Folders no command may see (the home folder, the data dir, the audit key folder). */
@@ -55,57 +55,20 @@ export interface AppServices {
 /** What the app serves over its contract, composed once for Electron main and the headless host alike. */
 export function createAppServices(options: AppServicesOptions): AppServices {
   const { runtime } = options;
-  const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
-  const unwatch = estop.watch();
-  // One set of MCP sessions for the process: servers outlive a run, so the emergency stop kills them all here (idle ones too), not per run in ToolHost.
-  const mcpSessions = new McpSessions(MCP_START_TIMEOUT_MS, runtime.log);
-  const mcpSecrets = new McpSecrets(options.vault ?? null, runtime.store.secrets);
-  const unhookMcp = estop.onStop(() => mcpSessions.stopAll());
-  const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
-  const defaults = (): RunOptions => {
-    const settings = runtime.store.getSettings();
-    return RunOptionsSchema.parse({
-      modelUrl: resolveModelUrl(settings.modelUrl),
-      model: settings.model,
-      policy: settings.policy,
-      concurrency: settings.concurrency,
-      maxTokens: null,
-      maxCostUsd: null,
-      workspace: process.cwd(),
-      maxIterations: 10,
-      verification: settings.verification,
-      repairBudget: settings.repairBudget,
-      maxReplans: settings.maxReplans,
-      embeddingModel: settings.embeddingModel,
-      ...(Object.keys(settings.roles).length > 0 ? { roles: settings.roles } : {}),
-      ...options.runDefaults,
-    });
-  };
-  const connect = (runOptions: RunOptions, signal: AbortSignal) =>
-    modelConnector({ apiKeyFor: (url) => options.apiKeys.keyFor(url), retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => runtime.store.getSettings().contextLength })(runOptions, signal);
-  const dreamer = new BackgroundDreamer({
-    runtime,
-    connect: async (signal) => {
-      const { probe, model } = await connect(defaults(), signal);
-      return { model, mode: probe.toolCalling ? 'native' : 'text' };
-    },
-  });
+  const workers = { launcher: options.launcher, entry: options.executorEntry, readableRoots: options.readableRoots, hiddenFolders: options.hiddenFolders };
+  const services = composeRunServices({ runtime, workers, apiKeyFor: (url) => options.apiKeys.keyFor(url), settings: () => runtime.store.getSettings(), allowNetwork: options.allowNetwork, vault: options.vault });
+  const { estop, mcpSecrets, connect } = services;
+  const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id), options.host === 'electron' ? 'app' : 'page');
+  const defaults = (): RunOptions => runOptionsFrom(runtime.store.getSettings(), options.runDefaults);
+  const dreamer = new BackgroundDreamer({ runtime, estop, approvals, connect, options: defaults });
   const manager = new RunManager({
     runtime,
     estop,
     approvals,
     defaults,
     connect,
-    toolHost: (settings) =>
-      new ToolHost({
-        launcher: options.launcher,
-        entry: options.executorEntry,
-        readableRoots: options.readableRoots,
-        hiddenFolders: options.hiddenFolders,
-        settings: { ...settings, allowNetwork: options.allowNetwork ?? settings.allowNetwork },
-        mcp: { sessions: mcpSessions, definitions: runtime.store.toolDefinitions, secrets: mcpSecrets, now: runtime.now },
-        log: runtime.log,
-      }),
+    capabilities: services.capabilities,
+    toolHost: services.toolHost,
     onRunEnded: () => dreamer.runEnded(),
     onIdle: giveBackHeap,
   });
@@ -119,14 +82,15 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     mcpSecrets,
     confirmation: options.confirmation,
     runDefaults: defaults,
-    undoWorkers: { launcher: options.launcher, entry: options.executorEntry, readableRoots: options.readableRoots, hiddenFolders: options.hiddenFolders },
-    probe: (modelUrl, model) => probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKeys.keyFor(modelUrl), contextLength: runtime.store.getSettings().contextLength, signal: AbortSignal.timeout(60_000) }),
+    undoWorkers: workers,
+    probe: (modelUrl, model, signal) =>
+      probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKeys.keyFor(modelUrl), contextLength: runtime.store.getSettings().contextLength, signal: anySignal(signal, AbortSignal.timeout(60_000)) }),
     probeMcp: (name, config, signal) => {
       const settings = runtime.store.getSettings();
-      const confinement = { workspace: defaults().workspace, sandbox: settings.sandbox, allowNetwork: options.allowNetwork ?? settings.allowNetwork, hidden: options.hiddenFolders };
+      const confinement = { workspace: defaults().workspace, sandbox: settings.sandbox, allowNetwork: services.allowNetwork(settings), hidden: options.hiddenFolders };
       return probeMcpServer(name, config, { ...confinement, signal });
     },
-    info: { version: options.version, dataDir: runtime.dataDir, host: options.host, hostFlags: Object.keys(options.runDefaults ?? {}) as (keyof RunOptions)[] },
+    info: { version: options.version, dataDir: runtime.dataDir, host: options.host, hostFlags: Object.keys(options.runDefaults ?? {}) as (keyof RunOptions)[], keyStorageNote: options.keyStorageNote ?? null },
   });
   return {
     estop,
@@ -135,11 +99,9 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     handlers,
     mcpSecrets,
     async close() {
-      unwatch();
       await manager.close();
       await dreamer.close();
-      unhookMcp();
-      await mcpSessions.close();
+      await services.close();
     },
   };
 }

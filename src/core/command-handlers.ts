@@ -10,12 +10,13 @@ import { requestRunControl } from './agent/run-control';
 import type { RunManager } from './agent/run-manager';
 import type { PendingApprovals } from './approval/pending-approvals';
 import { requireOperator, type OperatorConfirmation } from './authority/operator-authority';
-import { mcpProbeWidening, runWidening, settingsWidening } from './authority/widening-changes';
+import { wideningOf, type WideningRequest } from './authority/widening-changes';
 import type { ArchonRuntime } from './runtime';
 import type { ApiKeys } from './secrets/api-keys';
 import type { McpSecrets } from './secrets/mcp-secrets';
 import type { EmergencyStop } from './stop/emergency-stop';
-import { previewUndo, revertRun, type UndoWorkers } from './undo/run-undo';
+import { previewUndo, revertRun } from './undo/run-undo';
+import { type UndoWorkers } from './tools/file-restorer';
 
 /** The auditor as the UI may use it: read its reports, check its log. The host provides it; the runtime cannot reach it. */
 export interface AuditPort {
@@ -36,18 +37,40 @@ export interface CommandDependencies {
   mcpSecrets: Pick<McpSecrets, 'seal' | 'open'>;
   /** Asked, outside the renderer, before any change that widens what agents may do. */
   confirmation: OperatorConfirmation;
-  probe(modelUrl: string, model: string | undefined): Promise<EndpointProbe>;
+  probe(modelUrl: string, model: string | undefined, signal: AbortSignal): Promise<EndpointProbe>;
   /** Starts one MCP server, lists its tools and stops it again. */
   probeMcp(name: string, config: McpServerConfig, signal: AbortSignal): Promise<McpProbe>;
   runDefaults(): RunOptions;
   /** The tool processes undo reverts files through. */
   undoWorkers: UndoWorkers;
-  info: { version: string; dataDir: string; host: 'electron' | 'headless'; hostFlags: (keyof RunOptions)[] };
+  info: { version: string; dataDir: string; host: 'electron' | 'headless'; hostFlags: (keyof RunOptions)[]; keyStorageNote: string | null };
 }
 
-/** The runtime's side of the contract; Electron main and the headless host bind these same handlers. */
+/** Whatever a task that the signal ended threw, it ends with the signal's reason: the stop (or the caller) ended it, not its own fault. */
+async function endedBy<T>(signal: AbortSignal, task: Promise<T>): Promise<T> {
+  try {
+    return await task;
+  } catch (error) {
+    signal.throwIfAborted();
+    throw error;
+  }
+}
+
+/**
+ * The runtime's side of the contract; Electron main and the headless host bind these same handlers.
+ * Each command's signal fires on the emergency stop; a long one runs under `estop.taskSignal`, so a
+ * latched stop refuses it and a stop ends it.
+ */
 export function createCommandHandlers(deps: CommandDependencies): CommandHandlers {
   const { store } = deps.runtime;
+  const underStop = async <T>(signal: AbortSignal, task: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const taskSignal = deps.estop.taskSignal(signal);
+    return endedBy(taskSignal, task(taskSignal));
+  };
+  const confirm = (request: WideningRequest, signal: AbortSignal) => {
+    const { title, changes } = wideningOf(request);
+    return endedBy(signal, requireOperator(deps.confirmation, title, changes, signal));
+  };
   return {
     'app.info': async () => {
       const { modelUrl, model, policy, workspace } = deps.runDefaults();
@@ -61,13 +84,13 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'settings.update': async (masked, { signal }) => {
       const current = store.getSettings();
       const patch = masked.mcpServers ? { ...masked, mcpServers: unmaskMcpServers(masked.mcpServers, current.mcpServers) } : masked;
-      await requireOperator(deps.confirmation, 'Change settings so that agents may do more?', settingsWidening(current, patch), signal);
+      await confirm({ kind: 'settings', current, patch }, signal);
       return maskMcpSecrets(store.updateSettings(patch.mcpServers ? { ...patch, mcpServers: deps.mcpSecrets.seal(patch.mcpServers) } : patch));
     },
     'runs.start': async ({ apiKey, ...input }, { signal }) => {
       deps.audit.assertReady();
       const defaults = deps.runDefaults();
-      await requireOperator(deps.confirmation, 'Start a run that may do more than your defaults allow?', runWidening(defaults, input), signal);
+      await confirm({ kind: 'run', defaults, input }, signal);
       if (apiKey) deps.apiKeys.save(input.modelUrl ?? defaults.modelUrl, apiKey);
       return deps.manager.start(input);
     },
@@ -79,7 +102,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'runs.undoPreview': async ({ runId }) => previewUndo(store.runs.fileEffects, runId),
     'runs.undo': async ({ runId }, { signal }) => {
       if (deps.manager.isActive(runId)) throw new ArchonError('VALIDATION_FAILED', 'This run is still going: stop it first, then undo its file changes.');
-      return revertRun(store.runs, runId, deps.undoWorkers, deps.runtime.now, signal);
+      return underStop(signal, (taskSignal) => revertRun(store.runs, runId, deps.undoWorkers, deps.runtime.now, taskSignal));
     },
     'runs.stop': async ({ runId }) => requestRunControl(store.runs, runId, 'stop', 'the operator (Stop run in the app)'),
     'runs.pause': async ({ runId }) => requestRunControl(store.runs, runId, 'pause', 'the operator (Pause run in the app)'),
@@ -92,10 +115,11 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       deps.approvals.answer(approvalId, actionHash, decision);
       return { accepted: true as const };
     },
-    'endpoint.probe': ({ modelUrl, model, apiKey }) => {
-      if (apiKey) deps.apiKeys.save(modelUrl, apiKey);
-      return deps.probe(modelUrl, model);
-    },
+    'endpoint.probe': ({ modelUrl, model, apiKey }, { signal }) =>
+      underStop(signal, async (taskSignal) => {
+        if (apiKey) deps.apiKeys.save(modelUrl, apiKey);
+        return deps.probe(modelUrl, model, taskSignal);
+      }),
     'audit.report': ({ runId, day }) => deps.audit.report(runId ? { runId } : { day: day ?? new Date().toISOString().slice(0, 10) }),
     'audit.verify': () => deps.audit.verify(),
     'memory.list': async ({ kind, query, limit }) => {
@@ -115,13 +139,13 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       store.memory.forget(store.memory.resolveId(id));
       return { forgotten: true as const };
     },
-    'mcp.probe': async ({ name, config: masked }, { signal }) => {
-      deps.estop.assertArmed();
-      const current = store.getSettings();
-      const config = unmaskMcpServer(name, masked, current.mcpServers);
-      await requireOperator(deps.confirmation, 'Start an MCP server that is not saved in Settings?', mcpProbeWidening(current, name, config), signal);
-      const opened = deps.mcpSecrets.open(name, config);
-      return opened.ok ? deps.probeMcp(name, opened.config, signal) : { ok: false as const, failure: opened.failure };
-    },
+    'mcp.probe': ({ name, config: masked }, { signal }) =>
+      underStop(signal, async (taskSignal) => {
+        const current = store.getSettings();
+        const config = unmaskMcpServer(name, masked, current.mcpServers);
+        await confirm({ kind: 'mcp-test', current, name, config }, taskSignal);
+        const opened = deps.mcpSecrets.open(name, config);
+        return opened.ok ? deps.probeMcp(name, opened.config, taskSignal) : { ok: false as const, failure: opened.failure };
+      }),
   };
 }

@@ -2,6 +2,7 @@ import { EventBus } from './events/event-bus';
 import { openLog, type Log } from './log';
 import { RunEventLog } from './events/run-event-log';
 import { ArchonStore } from './store/archon-store';
+import { asStoreError } from './store/open-database';
 
 export interface RuntimeOptions {
   dataDir: string;
@@ -33,8 +34,13 @@ export function createRuntime(options: RuntimeOptions): ArchonRuntime {
     now,
     log,
     close() {
-      events.flush();
-      store.close();
+      try {
+        events.flush();
+      } catch (error) {
+        throw asStoreError(error) ?? error;
+      } finally {
+        store.close();
+      }
     },
   };
 }

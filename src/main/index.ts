@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { app, BrowserWindow, dialog, ipcMain, Notification, safeStorage, session, utilityProcess } from 'electron';
 import { foldersHiddenFromTools } from '../core/tools/hidden-folders';
 import { createAppServices } from '../core/app-services';
-import { AuditorClient } from '../core/audit/auditor-client';
+import { supervisedAuditorClient } from '../core/audit/auditor-supervisor';
 import { resolveDataDir } from '../core/data-dir';
 import { ApiKeys, type SecretVault } from '../core/secrets/api-keys';
 import { resolveModelUrl } from '../shared/model-presets';
@@ -37,11 +37,11 @@ function start(): void {
   const dataDir = resolveDataDir(process.env.ARCHON_DATA_DIR ?? app.getPath('userData'));
   const runtime = createRuntime({ dataDir });
   // The auditor's own process, with the same 0600 key the CLI uses, so `archon audit verify` checks the app's log too.
-  const auditor = new AuditorClient(forkAuditorUtility(utilityProcess.fork, join(here, '../node/auditor.js'), dataDir), runtime.bus, (message) =>
+  const { client: auditor } = supervisedAuditorClient(() => forkAuditorUtility(utilityProcess.fork, join(here, '../node/auditor.js'), dataDir), runtime, (message) =>
     runtime.log.error({ auditor: message }, 'the auditor reported a problem'),
   );
   const shown: { window?: BrowserWindow } = {};
-  const vault = safeStorageVault(safeStorage);
+  const { vault, note: keyStorageNote } = safeStorageVault(safeStorage);
   const services = createAppServices({
     runtime,
     host: 'electron',
@@ -54,12 +54,13 @@ function start(): void {
     hiddenFolders: foldersHiddenFromTools(dataDir),
     apiKeys: openApiKeys(runtime, vault),
     vault,
+    keyStorageNote,
     confirmation: dialogConfirmation(dialog, () => shown.window),
   });
   const url = appUrl();
   const window = createMainWindow(BrowserWindow, { preload: join(here, '../preload/index.cjs'), appUrl: url });
   shown.window = window;
-  const unregister = registerIpcHandlers(ipcMain, services.handlers, url);
+  const unregister = registerIpcHandlers(ipcMain, services.handlers, url, services.estop);
   const notify = approvalNotifier(Notification, window);
   const unsubscribe = runtime.bus.subscribe((event) => {
     forwardEvent(window.webContents, event);

@@ -14,15 +14,23 @@ export function isTrustedSender(event: Pick<IpcMainInvokeEvent, 'senderFrame'>, 
   return allowed.protocol === 'file:' ? actual.protocol === 'file:' && actual.pathname === allowed.pathname : actual.origin === allowed.origin;
 }
 
-/** Binds every command of the contract to `ipcMain.handle`; each payload is parsed by dispatchCommand. */
-export function registerIpcHandlers(ipcMain: IpcMain, handlers: CommandHandlers, appUrl: string): () => void {
+/** What commands are stopped by: the emergency stop's root signal, read at each command (re-arming replaces it). */
+export interface CommandStop {
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Binds every command of the contract to `ipcMain.handle`; each payload is parsed by dispatchCommand,
+ * and each command gets the stop's signal.
+ */
+export function registerIpcHandlers(ipcMain: IpcMain, handlers: CommandHandlers, appUrl: string, stop: CommandStop): () => void {
   for (const name of COMMAND_NAMES) {
     ipcMain.handle(IPC_PREFIX + name, async (event, input: unknown): Promise<ResultEnvelope<unknown>> => {
       if (!isTrustedSender(event, appUrl)) {
         const error = new ArchonError('IPC_SENDER_REJECTED', `Refused ${name}: the request did not come from Archon's own window.`);
         return { ok: false, error: toErrorEnvelope(error) };
       }
-      return dispatchCommand(handlers, name, input, { signal: new AbortController().signal });
+      return dispatchCommand(handlers, name, input, { signal: stop.signal });
     });
   }
   return () => {

@@ -17,6 +17,7 @@ export function renderAuditMarkdown(report: AuditReport): string {
       `- Steps: ${Object.entries(run.steps).map(([status, n]) => `${n} ${status}`).join(', ') || 'none'}`,
       `- Tool calls: ${Object.entries(run.toolCalls).map(([tool, n]) => `${tool} ×${n}`).join(', ') || 'none'}`,
       `- Approvals: ${run.approvals.asked} asked; ${Object.entries(run.approvals.answers).map(([status, n]) => `${n} ${status}`).join(', ') || 'none answered'}`,
+      `- Decided by: ${Object.entries(run.approvals.decidedBy).map(([who, n]) => `${who} ×${n}`).join(', ') || 'no answers'}`,
       `- Tokens: ${run.tokens}; cost: $${run.costUsd.toFixed(4)}; time: ${run.durationMs === null ? '?' : `${(run.durationMs / 1000).toFixed(1)} s`}`,
       `- Agents on the bus: ${Object.keys(run.agents).length || 'none'}`,
       ...Object.entries(run.agents).map(([id, counts]) => `  - ${id}: sent ${describeCounts(counts.sent)}; received ${describeCounts(counts.received)}`),

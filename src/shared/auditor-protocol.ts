@@ -12,6 +12,8 @@ export const ToAuditorSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('drain') }),
   z.object({ type: z.literal('report'), id: z.int().nonnegative(), scope: ScopeSchema }),
   z.object({ type: z.literal('verify'), id: z.int().nonnegative() }),
+  /** Sent to an auditor started again after its predecessor died (its exit code or signal): it records `auditor.restarted`. */
+  z.object({ type: z.literal('restarted'), code: z.int().nullable(), signal: z.string().nullable(), restarts: z.int().positive() }),
 ]);
 export type ToAuditor = z.infer<typeof ToAuditorSchema>;
 

@@ -23,10 +23,12 @@ export interface BubblewrapRoot {
  * bwrap's arguments up to the program: a new root holding only the system (read-only), the
  * workspace (read-write, the working folder), a fresh /proc of its own PID namespace, a minimal
  * /dev and a private /tmp; every namespace unshared (the network too, unless allowed); the sandbox
- * dies with its parent. Shared by commands (the executor) and MCP servers (the runtime).
+ * dies with its parent; every capability is dropped (bwrap always sets no-new-privileges), so a
+ * program started by root cannot unmount what hides a folder. Shared by commands (the executor)
+ * and MCP servers (the runtime).
  */
 export function bubblewrapRoot(root: BubblewrapRoot): string[] {
-  const args = ['--die-with-parent', '--new-session', '--unshare-all', ...(root.allowNetwork ? ['--share-net'] : [])];
+  const args = ['--die-with-parent', '--new-session', '--unshare-all', '--cap-drop', 'ALL', ...(root.allowNetwork ? ['--share-net'] : [])];
   if (root.infoFd !== undefined) args.push('--info-fd', String(root.infoFd));
   for (const folder of SYSTEM_FOLDERS) args.push('--ro-bind-try', folder, folder);
   for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);

@@ -88,6 +88,23 @@ describe('the auditor’s detectors and reports', () => {
     expect(report.findings.filter((finding) => finding.detector === 'boundary')).toEqual([]);
   });
 
+  it('counts who decided each answer: a rule, the operator on a channel, no one in time; an older run\'s answer as unrecorded', () => {
+    const asked = (approvalId: string) => ({ type: 'approval.requested', approvalId, kind: 'plan', stepId: null, summary: '', action: {}, actionHash: 'h', expiresAt: null, explanation }) as const;
+    const report = injected([
+      started,
+      asked('a1'),
+      { type: 'approval.resolved', approvalId: 'a1', status: 'approved', decision: { verdict: 'approve' }, decidedBy: 'rule' },
+      asked('a2'),
+      { type: 'approval.resolved', approvalId: 'a2', status: 'rejected', decision: { verdict: 'reject', feedback: 'no' }, decidedBy: 'operator', channel: 'app' },
+      asked('a3'),
+      { type: 'approval.resolved', approvalId: 'a3', status: 'expired', decision: { verdict: 'reject', feedback: 'late' }, decidedBy: 'expiry' },
+      asked('a4'),
+      { type: 'approval.resolved', approvalId: 'a4', status: 'approved', decision: { verdict: 'approve' } },
+    ]);
+    expect(report.runs[0]?.approvals).toEqual({ asked: 4, answers: { approved: 2, rejected: 1, expired: 1 }, decidedBy: { rule: 1, 'operator:app': 1, expiry: 1, unrecorded: 1 } });
+    expect(renderAuditMarkdown(report)).toContain('- Decided by: rule ×1, operator:app ×1, expiry ×1, unrecorded ×1');
+  });
+
   it('judges an MCP tool by the side effects it declared and by its server’s SERVER__* setting', () => {
     const report = injected([
       { ...started, toolApproval: { 'quiet__*': 'never' } },
@@ -122,7 +139,10 @@ describe('the auditor’s detectors and reports', () => {
     ]);
     expect(report.runs.map((run) => run.runId)).toEqual(['injected', 'child']);
     expect(report.runs[1]?.agents).toMatchObject({ coordinator: { sent: { task: 1 } }, 'executor:a': { received: { task: 1 }, sent: { task: 1 } }, 'researcher:b': { received: { task: 1 } } });
-    expect(report.findings).toEqual([expect.objectContaining({ detector: 'boundary', title: 'executor:a addressed researcher:b directly', evidence: [expect.objectContaining({ record: 5, event: 'bus.message' })] })]);
+    expect(report.findings).toEqual([
+      expect.objectContaining({ detector: 'spawn', severity: 'info', title: 'Step research spawned a sub-agent (depth 1)' }),
+      expect.objectContaining({ detector: 'boundary', title: 'executor:a addressed researcher:b directly', evidence: [expect.objectContaining({ record: 5, event: 'bus.message' })] }),
+    ]);
   });
 
   it("lists the run's agents and their messages per kind (built CLI, scripted server)", async () => {

@@ -23,9 +23,10 @@ const bwrapCall = (overrides: Partial<BubblewrapCall> = {}): BubblewrapCall => (
 const operands = (args: string[], flag: string) => args.flatMap((arg, index) => (arg === flag ? [[args[index + 1], args[index + 2]]] : []));
 
 describe('the bubblewrap sandbox (Linux)', () => {
-  it('unshares every namespace, the network too, dies with its parent, starts a new session, and clears the environment', () => {
+  it('unshares every namespace, the network too, drops every capability, dies with its parent, starts a new session, and clears the environment', () => {
     const args = bubblewrapArguments(bwrapCall());
     expect(args).toEqual(expect.arrayContaining(['--die-with-parent', '--new-session', '--unshare-all', '--clearenv']));
+    expect(operands(args, '--cap-drop')[0]?.[0]).toBe('ALL');
     expect(args).not.toContain('--share-net');
     expect(args.slice(-3)).toEqual(['/bin/sh', '-c', 'echo "$HOME"']);
     expect(operands(args, '--setenv')).toEqual([['PATH', '/usr/bin:/bin'], ['HOME', '/home/ada/ws']]);

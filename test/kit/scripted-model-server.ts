@@ -71,7 +71,8 @@ export interface ChatRequestBody {
   [key: string]: unknown;
 }
 
-export type Responder = (request: RecordedRequest, index: number) => ScriptedReply;
+/** A promise holds the request until it settles: the test acts while the client waits. */
+export type Responder = (request: RecordedRequest, index: number) => ScriptedReply | Promise<ScriptedReply>;
 
 /**
  * A real server's refusal of the probe's request with tools, with its own status and body
@@ -318,7 +319,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
   const queue = Array.isArray(options.reply) ? [...options.reply] : null;
   const models = options.models ?? ['scripted-model'];
 
-  const nextReply = (recorded: RecordedRequest, index: number): ScriptedReply => {
+  const nextReply = (recorded: RecordedRequest, index: number): ScriptedReply | Promise<ScriptedReply> => {
     if (queue) return queue.shift() ?? { status: 500, message: `The scripted server ran out of replies at chat request ${index + 1}.` };
     return (options.reply as Responder)(recorded, index);
   };
@@ -348,7 +349,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
       return;
     }
     const index = chatRequests.push(recorded) - 1;
-    const reply = nextReply(recorded, index);
+    const reply = await nextReply(recorded, index);
     stats.inFlight++;
     stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
     const closed = new Promise<'closed'>((resolve) => response.on('close', () => resolve('closed')));

@@ -22,7 +22,7 @@ function forkUtilityProcess(modulePath: string, args: string[] = []) {
 }
 
 /** Just enough of Electron's main-process API to load src/main and watch what it does. */
-export function createFakeElectron(options: { gotLock: boolean; userData: string; keychain?: boolean; dialogResponse?: number }) {
+export function createFakeElectron(options: { gotLock: boolean; userData: string; keychain?: boolean; keychainBackend?: string; dialogResponse?: number }) {
   const handlers = new Map<string, (event: unknown, input: unknown) => Promise<unknown>>();
   const windows: FakeBrowserWindow[] = [];
   const app = Object.assign(new EventEmitter(), {
@@ -60,6 +60,8 @@ export function createFakeElectron(options: { gotLock: boolean; userData: string
     isEncryptionAvailable: vi.fn(() => options.keychain ?? true),
     encryptString: vi.fn((plain: string) => seal(Buffer.from(plain, 'utf8'))),
     decryptString: vi.fn((sealed: Buffer) => seal(sealed).toString('utf8')),
+    /** On Linux, what seals: a keyring, or `basic_text` (a password written into Chromium) when none runs. */
+    getSelectedStorageBackend: vi.fn(() => options.keychainBackend ?? 'gnome_libsecret'),
   };
   /** The operator's answer to the native dialog: index 1 is "Allow". */
   const dialog = { showMessageBox: vi.fn(async (..._args: unknown[]) => ({ response: options.dialogResponse ?? 0, checkboxChecked: false })) };

@@ -64,8 +64,8 @@ afterEach(async () => {
   vi.unstubAllEnvs();
 });
 
-async function bootMain(gotLock: boolean, options: { userData?: string; dialogResponse?: number; keychain?: boolean } = {}) {
-  fake = createFakeElectron({ gotLock, userData: options.userData ?? tempDir(), dialogResponse: options.dialogResponse, keychain: options.keychain });
+async function bootMain(gotLock: boolean, options: { userData?: string; dialogResponse?: number; keychain?: boolean; keychainBackend?: string } = {}) {
+  fake = createFakeElectron({ gotLock, userData: options.userData ?? tempDir(), dialogResponse: options.dialogResponse, keychain: options.keychain, keychainBackend: options.keychainBackend });
   await import('../../src/main/index');
   await new Promise((resolve) => setImmediate(resolve));
   return fake;
@@ -208,5 +208,18 @@ describe('Electron main', () => {
     expect(authorizations(own).every((header) => header === 'Bearer MEMORYKEY-123456')).toBe(true);
     expect(existsSync(join(userData, 'api-keys.json'))).toBe(false);
     expect(electron.safeStorage.encryptString).not.toHaveBeenCalled();
+  });
+
+  // getSelectedStorageBackend and its basic_text fallback exist on Linux alone.
+  it.runIf(process.platform === 'linux')('keeps a key in memory only, and says so in Settings, where Linux has no keyring and safeStorage would seal with a fixed password', async () => {
+    const own = await modelServer();
+    const userData = tempDir();
+    const electron = await bootMain(true, { userData, keychainBackend: 'basic_text', dialogResponse: 1 });
+    expect(await invoke(electron, 'endpoint.probe', { modelUrl: own.url, apiKey: 'BASICTEXT-123456' })).toMatchObject({ ok: true });
+    expect(authorizations(own).every((header) => header === 'Bearer BASICTEXT-123456')).toBe(true);
+    expect(existsSync(join(userData, 'api-keys.json'))).toBe(false);
+    expect(electron.safeStorage.encryptString).not.toHaveBeenCalled();
+    expect(await invoke(electron, 'settings.update', { mcpServers: { files: { command: 'npx', env: { TOKEN: 'MCPSECRET-123456' } } } })).toMatchObject({ ok: false, error: { code: 'CONFIG_INVALID', message: expect.stringContaining('sealed by the OS keychain') } });
+    expect(await invoke(electron, 'app.info', {})).toMatchObject({ ok: true, value: { keyStorageNote: expect.stringContaining('No keyring') } });
   });
 });

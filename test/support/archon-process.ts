@@ -44,7 +44,7 @@ export function useServe(): (dataDir: string, extraArgs?: string[]) => Promise<S
       children.splice(0).map(
         (child) =>
           new Promise<void>((resolve) => {
-            if (child.exitCode !== null) return resolve();
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
             child.once('exit', () => resolve());
             child.kill('SIGTERM');
           }),

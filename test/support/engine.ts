@@ -3,6 +3,8 @@ import type { RunOptions } from '../../src/shared/schemas/run';
 import { approveAll, type ApprovalChannel } from '../../src/core/approval/approval-channel';
 import { resumeRun, startRun, type RunEngineDependencies, type RunResult } from '../../src/core/agent/run-engine';
 import { modelConnector } from '../../src/core/model/connect';
+import { runCapabilities } from '../../src/core/capabilities';
+import type { RunCapability } from '../../src/core/run/run-context';
 import type { ArchonRuntime } from '../../src/core/runtime';
 import type { ToolRegistry } from '../../src/core/tools/tool-registry';
 import { builtinTools } from '../../src/core/tools/builtin-tools';
@@ -23,7 +25,7 @@ export interface EngineHarness {
 }
 
 /** A runtime on a fresh data dir, a scripted model server, and the engine wired between them. */
-export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (builtin: ToolRegistry) => ToolRegistry; approvals?: ApprovalChannel; expiryMs?: RunEngineDependencies['expiryMs']; memory?: boolean; modelPrices?: RunEngineDependencies['modelPrices'] }) => Promise<EngineHarness> {
+export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (builtin: ToolRegistry) => ToolRegistry; approvals?: ApprovalChannel; expiryMs?: RunEngineDependencies['expiryMs']; memory?: boolean; modelPrices?: RunEngineDependencies['modelPrices']; capabilities?: readonly RunCapability[] }) => Promise<EngineHarness> {
   const openRuntime = useRuntimes();
   const tempDir = useTempDirs();
   const openPool = usePools();
@@ -50,6 +52,7 @@ export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (bui
       expiryMs: extra.expiryMs,
       memory: extra.memory ? runtime.store.memory : undefined,
       modelPrices: extra.modelPrices,
+      capabilities: (options: RunOptions) => [...(extra.capabilities ?? []), ...runCapabilities(options)],
       connect: modelConnector({ retry: { windowMs: 150, baseDelayMs: 10, maxDelayMs: 50, firstByteTimeoutMs: 10_000, idleTimeoutMs: 10_000 } }),
     };
     const defaults: RunOptions = { modelUrl: server.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10, verification: 'checks', repairBudget: 2, maxReplans: 3 };

@@ -12,6 +12,7 @@ export const FILESYSTEM_SCRIPT = `${root}node_modules/@modelcontextprotocol/serv
 export const CHANGING_SERVER = `${root}test/fixtures/mcp/changing-server.mjs`;
 export const ELICITING_SERVER = `${root}test/fixtures/mcp/eliciting-server.mjs`;
 export const STORMING_SERVER = `${root}test/fixtures/mcp/storming-server.mjs`;
+export const EFFECT_THEN_EXIT_SERVER = `${root}test/fixtures/mcp/effect-then-exit-server.mjs`;
 
 export function everythingStdio(): McpServerConfig {
   return { command: process.execPath, args: [EVERYTHING_SCRIPT, 'stdio'] };

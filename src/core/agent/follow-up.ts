@@ -1,5 +1,5 @@
 import type { RunStore } from '../store/run-store';
-import { capObservation } from './tool-call';
+import { capObservation } from '../model/observation';
 
 /** The earlier answer is carried verbatim up to this many characters. */
 export const EARLIER_ANSWER_CHARS = 8000;

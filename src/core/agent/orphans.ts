@@ -1,5 +1,5 @@
 import { groupRunning, processStartTicks } from '../process/process-liveness';
-import type { RunContext } from './run-context';
+import type { RunContext } from '../run/run-context';
 
 /**
  * Tool process groups a dead process left behind would race the resumed run: each one still alive

@@ -3,7 +3,7 @@ import { ArchonError } from '../../shared/errors';
 import { ENDED_RUN_STATUSES, type RunControl, type RunControlAction, type RunStatus } from '../../shared/schemas/run';
 import { processRunning } from '../process/process-liveness';
 import type { RunStore } from '../store/run-store';
-import { LEASE_HEARTBEAT_MS, LEASE_STALE_MS } from './run-lease';
+import { LEASE_HEARTBEAT_MS, LEASE_STALE_MS } from '../run/run-lease';
 
 /** How often `archon stop` / `archon pause` looks whether the run has ended, and how long it waits at most: a few heartbeats and the wind-down. */
 const END_POLL_MS = 200;

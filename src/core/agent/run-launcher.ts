@@ -1,10 +1,10 @@
 import type { ModelPrice, RunOptions } from '../../shared/schemas/run';
 import type { Settings } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
-import type { BudgetCaps } from '../budget/budget-meter';
 import type { ArchonRuntime } from '../runtime';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { ToolHost } from '../tools/tool-host';
+import { runRulesFrom } from '../run/run-options';
 import { resumeRun, startRun, type RunEngineDependencies, type RunResult } from './run-engine';
 
 export interface RunLaunch {
@@ -14,6 +14,8 @@ export interface RunLaunch {
   estop: EmergencyStop;
   tools: ToolHost;
   connect: RunEngineDependencies['connect'];
+  /** The capabilities of a run (composition.ts takes them from capabilities.ts). */
+  capabilities: RunEngineDependencies['capabilities'];
   /** Caps beyond the settings' (a budget preset's day cap). */
   dayMaxTokens?: number | null;
   /** The price of this run's model, when the operator gave one for the run (it wins over Settings). */
@@ -25,23 +27,18 @@ export type RunTarget = { goal: string; options: RunOptions; runId?: string } | 
 /** The engine's wiring from a host's parts: one place for the CLI and the app's run manager alike. */
 function engineDependencies(launch: RunLaunch): RunEngineDependencies {
   const { settings, runtime } = launch;
-  const caps: RunEngineDependencies['caps'] = { dayMaxTokens: launch.dayMaxTokens ?? settings.dailyMaxTokens, dayMaxCostUsd: settings.dailyMaxCostUsd } satisfies Partial<BudgetCaps>;
   return {
+    ...runRulesFrom(settings, launch.dayMaxTokens),
     runs: runtime.store.runs,
     events: runtime.events,
     log: runtime.log,
     tools: (options, signal) => launch.tools.registry(options, signal),
     warmTools: (count, signal) => launch.tools.warm(count, signal),
     approvals: launch.approvals,
-    toolApproval: settings.toolApproval,
-    expiryMs: Object.fromEntries(Object.entries(settings.approvalExpirySeconds).map(([kind, seconds]) => [kind, seconds * 1000])),
-    caps,
-    maxPlanSteps: settings.maxPlanSteps,
     estop: launch.estop,
-    maxSubagents: settings.maxSubagents,
-    modelPrices: settings.modelPrices,
     price: launch.price,
     connect: launch.connect,
+    capabilities: launch.capabilities,
     memory: settings.memory ? runtime.store.memory : undefined,
     now: runtime.now,
   };

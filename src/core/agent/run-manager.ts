@@ -19,12 +19,16 @@ export interface RunManagerOptions {
   /** Defaults for runs started from the UI (`archon serve`'s flags, else the settings). */
   defaults(): RunOptions;
   connect: RunEngineDependencies['connect'];
+  capabilities: RunEngineDependencies['capabilities'];
   toolHost(settings: Settings): ToolHost;
   /** Told when a run it drove has ended and let go of its tools (the app's Dreamer starts then). */
   onRunEnded?(runId: string): void;
   /** Told when the last active run has ended: nothing runs now. */
   onIdle?(): void;
 }
+
+type Connect = RunEngineDependencies['connect'];
+type Connected = Awaited<ReturnType<Connect>>;
 
 interface ActiveRun {
   controller: AbortController;
@@ -47,7 +51,7 @@ export class RunManager {
   private launch(runId: string, target: RunTarget, connect = this.options.connect): void {
     const settings = this.options.runtime.store.settingsForRun();
     const controller = new AbortController();
-    const launch = { runtime: this.options.runtime, settings, approvals: this.options.approvals, estop: this.options.estop, tools: this.options.toolHost(settings), connect };
+    const launch = { runtime: this.options.runtime, settings, approvals: this.options.approvals, estop: this.options.estop, tools: this.options.toolHost(settings), connect, capabilities: this.options.capabilities };
     const done = launchRun(launch, target, controller.signal)
       .catch((error: unknown): RunResult => {
         this.options.runtime.log.error({ err: error, runId }, 'a run from the app ended with an error');
@@ -71,11 +75,16 @@ export class RunManager {
       ...Object.fromEntries(Object.entries(input).filter(([key, value]) => key !== 'goal' && value !== undefined)),
     };
     const settings = this.options.runtime.store.settingsForRun();
-    const connected = await this.options.connect(options, AbortSignal.timeout(60_000));
+    const connected = await this.options.connect(options, this.options.estop.taskSignal(AbortSignal.timeout(60_000)), { probes: this.runs.probes });
     settlePrice(priceFor(options.modelUrl, connected.probe.model, { prices: settings.modelPrices }), { ...options, model: connected.probe.model });
     const runId = randomUUID();
-    this.launch(runId, { goal: input.goal, options, runId }, async () => connected);
+    this.launch(runId, { goal: input.goal, options, runId }, this.connectedFirst(options, connected));
     return { runId };
+  }
+
+  /** The run's own server as the start just probed it; a role's server of its own is probed as usual. */
+  private connectedFirst(options: RunOptions, connected: Connected): Connect {
+    return (wanted, signal, session) => (wanted.modelUrl === options.modelUrl && wanted.model === options.model ? Promise.resolve(connected) : this.options.connect(wanted, signal, session));
   }
 
   async resume(runId: string): Promise<{ runId: string }> {

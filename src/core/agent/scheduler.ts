@@ -1,45 +1,12 @@
-import type { ArchonError } from '../../shared/errors';
+import { REPLACED, type PlanView, type Recover, type Recovery, type StepOutcome, type StepState } from '../run/plan-view';
 import { planIndex, type PlanIndex } from '../../shared/plan-graph';
 import type { Plan, PlanStep } from '../../shared/schemas/plan';
 import type { StepStatus } from '../../shared/schemas/run';
-import type { RunContext } from './run-context';
-import { isRunLevel, type StepOutcome } from './step-executor';
-import { rememberResult } from './working-memory';
-import { rememberStepResult } from './run-memory';
-
-export interface StepState {
-  status: StepStatus;
-  result: string | null;
-  /** Skipped by the operator's choice: the steps after it run without its result. */
-  waived?: boolean;
-}
+import type { RunContext } from '../run/run-context';
+import { isRunLevel } from '../run/run-level';
+import { rememberResult } from '../memory/working-memory';
 
 export type StepRunner = (step: PlanStep, dependencyResults: ReadonlyMap<string, string>) => Promise<StepOutcome>;
-
-/**
- * What happens after a step failed, as its recovery decided: the plan revised (the failed step and its
- * not-yet-started dependants replaced), the step run again (perhaps as the operator edited it),
- * skipped with its dependants running without it, or the run ended. `null`: nothing more to try, the
- * steps downstream are skipped.
- */
-export type Recovery =
-  /** Already stored: the replaced steps that had not started are marked skipped (REPLACED). */
-  | { kind: 'revise'; plan: Plan; replaced: readonly string[] }
-  | { kind: 'retry'; step: PlanStep }
-  | { kind: 'skip' }
-  | { kind: 'end'; error: ArchonError }
-  | null;
-
-export interface PlanView {
-  plan: Plan;
-  states: ReadonlyMap<string, StepState>;
-}
-
-/** Asked, one failure at a time, while the branches that do not depend on the failed step keep running. */
-export type Recover = (failed: PlanStep, reason: string, view: PlanView) => Promise<Recovery>;
-
-/** Why a step that had not started left the plan. */
-export const REPLACED = 'Replaced by a revised plan.';
 
 /** Where a step goes among steps kept in plan order (binary search). */
 function placeOf(steps: readonly PlanStep[], position: number, index: PlanIndex): number {
@@ -54,10 +21,10 @@ function placeOf(steps: readonly PlanStep[], position: number, index: PlanIndex)
 }
 
 /** One recovery at a time, each handed the plan as the one before it left it (read when its turn comes). */
-function serialized(recover: Recover, view: () => PlanView): (failed: PlanStep, reason: string) => Promise<Recovery> {
+function serialized(recover: Recover, view: () => PlanView): (failed: PlanStep, reason: string, resumed: boolean) => Promise<Recovery> {
   let queue: Promise<unknown> = Promise.resolve();
-  return (failed, reason) => {
-    const next = queue.then(() => recover(failed, reason, view()));
+  return (failed, reason, resumed) => {
+    const next = queue.then(() => recover(failed, reason, view(), resumed));
     queue = next.catch(() => undefined);
     return next;
   };
@@ -66,12 +33,22 @@ function serialized(recover: Recover, view: () => PlanView): (failed: PlanStep, 
 /**
  * Runs a plan as a DAG: a step starts the moment its dependencies have completed (or were waived), at
  * most `concurrency` at once, in plan order among the ready. A failed step goes to `recover`; what it
- * cannot recover skips everything downstream. Each state change is stored before its event goes out.
+ * cannot recover skips everything downstream; a step that `unrecovered` names (failed, its recovery
+ * cut short by the end of an earlier process) goes on to its recovery, never runs again from scratch.
+ * Each state change is stored before its event goes out.
  * Returns the plan as it ended (revised or not) and every step's final state; an error that ends the
  * run (a stop, the budget, a rejection that says stop, a recovery that ends it) stops the other steps
  * and is thrown once they have wound down.
  */
-export async function runPlan(context: RunContext, initialPlan: Plan, initial: ReadonlyMap<string, StepState>, concurrency: number, runStep: StepRunner, recover?: Recover): Promise<PlanView & { states: Map<string, StepState> }> {
+export async function runPlan(
+  context: RunContext,
+  initialPlan: Plan,
+  initial: ReadonlyMap<string, StepState>,
+  concurrency: number,
+  runStep: StepRunner,
+  recover?: Recover,
+  unrecovered: ReadonlyMap<string, string> = new Map(),
+): Promise<PlanView & { states: Map<string, StepState> }> {
   let plan = initialPlan;
   let index = planIndex(plan);
   /** Steps whose dependencies are done, in plan order: filled as steps complete, so no round rescans the plan. */
@@ -142,12 +119,16 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
     reindex();
   };
 
+  const recoverFrom = async (step: PlanStep, reason: string, resumed: boolean) => {
+    if (!recoverOne || context.signal.aborted) return skipDownstream(step);
+    recoveries++;
+    applyRecovery(step, await recoverOne(step, reason, resumed));
+  };
+
   const fail = async (step: PlanStep, reason: string) => {
     setState(step, 'failed', { error: reason });
     context.events.append(context.runId, 'step.failed', { stepId: step.id, reason });
-    if (!recoverOne || context.signal.aborted) return skipDownstream(step);
-    recoveries++;
-    applyRecovery(step, await recoverOne(step, reason));
+    return recoverFrom(step, reason, false);
   };
 
   const settle = async (step: PlanStep, work: Promise<StepOutcome>) => {
@@ -166,8 +147,8 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
       context.runs.together(() => {
         setState(step, 'completed', { result: outcome.result });
         rememberResult(context, step.id, outcome.result);
+        context.hooks.stepCompleted(context, step, outcome.result);
       });
-      rememberStepResult(context, step, outcome.result);
       context.events.append(context.runId, 'step.completed', { stepId: step.id, result: outcome.result });
       offerDependants(step.id);
     } else await fail(step, outcome.reason);
@@ -176,12 +157,16 @@ export async function runPlan(context: RunContext, initialPlan: Plan, initial: R
   const start = (step: PlanStep) => {
     const dependencyResults = new Map(step.dependencies.map((id) => [id, states.get(id)?.result ?? '']));
     setState(step, 'running');
-    context.events.append(context.runId, 'step.started', { stepId: step.id });
+    const role = context.roles.registry.roleOf(step);
+    context.events.append(context.runId, 'step.started', { stepId: step.id, role, roleTools: context.roles.registry.get(role)?.tools ?? 'all' });
     running.set(step.id, settle(step, runStep(step, dependencyResults)).finally(() => running.delete(step.id)));
   };
 
   for (const step of plan.steps) {
-    if (states.get(step.id)?.status === 'failed') skipDownstream(step);
+    if (states.get(step.id)?.status !== 'failed') continue;
+    const reason = unrecovered.get(step.id);
+    if (reason === undefined) skipDownstream(step);
+    else running.set(step.id, recoverFrom(step, reason, true).finally(() => running.delete(step.id)));
   }
   reindex();
   // Each round waits for one step to settle: bounded by the steps there are and the recoveries made (each bounded by its own budget).

@@ -2,9 +2,10 @@ import type { PlanStep } from '../../shared/schemas/plan';
 import { compactionCut, fitTranscript, historyBudget, transcriptOf, verifiedNote } from '../memory/compaction';
 import type { ChatMessage } from '../model/chat';
 import { promptTokens } from '../model/context-window';
-import { callModel, type RunContext } from './run-context';
-import type { StepConversation } from './step-conversation';
-import { rememberFacts } from './working-memory';
+import { type RunContext } from '../run/run-context';
+import { callModel } from '../run/model-gate';
+import type { StepConversation } from '../run/step-conversation';
+import { rememberFacts } from '../memory/working-memory';
 
 const SUMMARY_PROMPT =
   "You compress the earlier turns of one step of an agent's work into a compact note the agent reads in their place. " +

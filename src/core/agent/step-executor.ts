@@ -1,3 +1,4 @@
+import type { StepOutcome } from '../run/plan-view';
 import { ArchonError } from '../../shared/errors';
 import type { PlanStep } from '../../shared/schemas/plan';
 import { confirmCriticalStep } from '../approval/checkpoints';
@@ -5,26 +6,20 @@ import { stepAgentId } from '../../shared/schemas/bus';
 import type { HandOffRequest } from '../bus/hand-off';
 import { textProtocolInstructions } from '../model/text-protocol';
 import { asStoreError } from '../store/open-database';
-import { reviewResult } from './result-review';
-import { availableTools, callModel, withRolePrompt, type RunContext } from './run-context';
+import { isRunLevel } from '../run/run-level';
+import { availableTools, withRolePrompt, type RunContext } from '../run/run-context';
+import { callModel } from '../run/model-gate';
 import { compactIfNeeded } from './step-compaction';
-import { StepConversation } from './step-conversation';
-import { recallFor } from './run-memory';
+import { StepConversation } from '../run/step-conversation';
 import { actOn, guardFor, type AssistantMessage, type TurnOutcome } from './step-turn';
-import { capObservation, observationOf, runToolCall } from './tool-call';
-import { dependencyFacts } from './working-memory';
-
-export type StepOutcome = { status: 'completed'; result: string } | { status: 'failed'; reason: string };
+import { observationOf, runToolCall } from './tool-call';
+import { capObservation } from '../model/observation';
+import { dependencyFacts } from '../memory/working-memory';
 
 /** The coordinator's hand-off of a step to the agent that runs it, as the bus carries it. */
 export function stepTask(step: PlanStep): HandOffRequest {
   const lines = [`Step ${step.id}: ${step.description}`, ...(step.expected_output ? [`Expected output: ${step.expected_output}`] : [])];
   return { from: 'coordinator', to: stepAgentId(step), body: lines.join('\n') };
-}
-
-/** A step's outcome as its result message says it. */
-export function describeOutcome(outcome: StepOutcome): string {
-  return outcome.status === 'completed' ? outcome.result : `failed: ${outcome.reason}`;
 }
 
 function stepPrompt(context: RunContext): string {
@@ -50,7 +45,7 @@ function stepBrief(context: RunContext, step: PlanStep, dependencyResults: Reado
 async function directCall(context: RunContext, step: PlanStep, conversation: StepConversation): Promise<StepOutcome | null> {
   if (!step.tool || step.args === undefined || !conversation.isFresh) return null;
   const result = await runToolCall(context, step, step.tool, step.args, conversation.callId('direct', 0, { name: step.tool, args: step.args }));
-  if (result.status === 'success') return reviewResult(context, step, result.content, conversation, 'planned_call');
+  if (result.status === 'success') return context.hooks.reviewResult(context, step, { result: result.content, conversation, origin: 'planned_call' });
   conversation.push({ role: 'user', content: `The planned call ${step.tool} ${JSON.stringify(step.args)} gave: ${observationOf(result)}` });
   return null;
 }
@@ -59,16 +54,7 @@ async function directCall(context: RunContext, step: PlanStep, conversation: Ste
 async function conclude(context: RunContext, step: PlanStep, conversation: StepConversation, turn: TurnOutcome): Promise<StepOutcome | null> {
   if (turn === null) return null;
   if (turn.kind === 'failed') return { status: 'failed', reason: turn.reason };
-  return reviewResult(context, step, turn.result, conversation);
-}
-
-const RUN_LEVEL_CODES = new Set(['BUDGET_EXCEEDED', 'ESTOP_LATCHED', 'CANCELLED', 'PAUSED', 'MODEL_UNAVAILABLE', 'DISK_FULL', 'RUN_LEASED']);
-
-/** Errors that end the whole run rather than one step: a stop, an exhausted budget, an outage that pauses it, a rejection that says stop. */
-export function isRunLevel(error: unknown): boolean {
-  if (!ArchonError.isInstance(error)) return false;
-  if (RUN_LEVEL_CODES.has(error.code)) return true;
-  return error.code === 'APPROVAL_REJECTED' && (error.details as { stop?: boolean } | undefined)?.stop === true;
+  return context.hooks.reviewResult(context, step, { result: turn.result, conversation, origin: 'model' });
 }
 
 /**
@@ -95,7 +81,7 @@ async function compactOrCarryOn(context: RunContext, step: PlanStep, conversatio
 export async function executeStep(context: RunContext, step: PlanStep, dependencyResults: ReadonlyMap<string, string>): Promise<StepOutcome> {
   const key = { runId: context.runId, stepId: step.id, attempt: context.runs.stepAttempt(context.runId, step.id) };
   // Recalled once, when the step's conversation starts; a resumed step keeps the brief it was given.
-  const memory = context.runs.turns(key.runId, key.stepId, key.attempt).length === 0 ? await recallFor(context, `${step.description}\n${context.goal}`, step.id) : null;
+  const memory = context.runs.turns(key.runId, key.stepId, key.attempt).length === 0 ? await context.hooks.beforeStep(context, step) : null;
   const conversation = StepConversation.open(context.runs, key, () => [
     { role: 'system', content: stepPrompt(context) },
     { role: 'user', content: stepBrief(context, step, dependencyResults, memory) },
@@ -125,6 +111,7 @@ export async function executeStep(context: RunContext, step: PlanStep, dependenc
         toolCalls: context.mode === 'native' && response.toolCalls.length > 0 ? response.toolCalls : undefined,
         ...(context.mode === 'text' && response.reasoning ? { reasoning: response.reasoning } : {}),
       };
+      context.hooks.afterModelTurn(context, step, response);
       const position = conversation.push(message);
       const outcome = await conclude(context, step, conversation, await actOn(context, step, conversation, guard, { message, position }));
       if (outcome) return outcome;

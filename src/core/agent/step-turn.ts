@@ -2,9 +2,9 @@ import type { PlanStep } from '../../shared/schemas/plan';
 import { actionHash } from '../approval/approval-gate';
 import type { ChatMessage, ToolCallRequest } from '../model/chat';
 import { observationMessage, parseTextReply } from '../model/text-protocol';
-import { availableTools, noteDialect, type RunContext } from './run-context';
-import type { StepConversation } from './step-conversation';
-import { observationOf, runToolCall } from './tool-call';
+import { availableTools, noteDialect, type RunContext } from '../run/run-context';
+import type { StepConversation } from '../run/step-conversation';
+import { observationOf, refuseUnreadableCall, runToolCall } from './tool-call';
 
 /*
  * One turn of a step: acting on a recorded reply of the model. Its tool calls run and their
@@ -48,7 +48,10 @@ async function nativeTurn(context: RunContext, step: PlanStep, conversation: Ste
     if (args.ok && guard.isThirdRepeat(call.name, args.value)) return loopDetected(call.name);
   }
   const observations = await Promise.all(
-    parsed.map(async ({ call, args }, index) => (args.ok ? observationOf(await runToolCall(context, step, call.name, args.value, conversation.callId(reply.position, index, { name: call.name, args: args.value }))) : args.error)),
+    parsed.map(async ({ call, args }, index) => {
+      const callId = conversation.callId(reply.position, index, { name: call.name, args: args.ok ? args.value : call.arguments });
+      return observationOf(args.ok ? await runToolCall(context, step, call.name, args.value, callId) : await refuseUnreadableCall(context, step, { name: call.name, arguments: call.arguments, error: args.error }, callId));
+    }),
   );
   parsed.forEach(({ call }, index) => conversation.push({ role: 'tool', toolCallId: call.id, content: observations[index] as string }));
   return null;

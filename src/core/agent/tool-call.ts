@@ -1,4 +1,6 @@
+import { capObservation } from '../model/observation';
 import { FileEffectSchema } from '../../shared/schemas/file-effect';
+import type { ToolRefusalCode } from '../../shared/schemas/events';
 import type { PlanStep } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { approveToolCall, confirmUncertainRepeat, type AllowedBy } from '../approval/checkpoints';
@@ -6,16 +8,8 @@ import { processStartTicks } from '../process/process-liveness';
 import { asStoreError } from '../store/open-database';
 import type { RecordedToolCall } from '../store/run-store';
 import { toolResult, type ToolDefinition } from '../tools/tool-registry';
-import { askOperator } from '../mcp/elicitation';
-import { availableTools, type RunContext } from './run-context';
-
-/** Long tool output is cut, and the model is told so. */
-export const MAX_OBSERVATION_CHARS = 8000;
-
-export function capObservation(text: string, limit = MAX_OBSERVATION_CHARS): string {
-  if (text.length <= limit) return text;
-  return `${text.slice(0, limit)}\n[truncated: ${text.length - limit} more characters not shown]`;
-}
+import { callElicitations } from '../mcp/elicitation';
+import { availableTools, type RunContext } from '../run/run-context';
 
 export function observationOf(result: ToolResult): string {
   return capObservation(result.status === 'success' ? result.content : `${result.status}: ${result.content}`);
@@ -25,19 +19,31 @@ export const OUTCOME_UNKNOWN =
   'Outcome unknown: this call started before Archon was interrupted and may or may not have happened; it was not run again. ' +
   'Check its effect first (for example read the file, or list the folder) and repeat it only if it did not happen.';
 
-/** `byOperator`: the operator refused it (a lock, or a rejection at its approval), so it never started. */
-type Admission = { run: true; tool: ToolDefinition; args: unknown; allowedBy: AllowedBy } | { run: false; result: ToolResult; tool?: ToolDefinition; byOperator: boolean };
+type RefusedBy = 'archon' | 'operator' | 'rule';
 
-/** Whether a call may run, and with which arguments: not locked, valid, approved, within the tool-call cap. */
+/** Why a call never started, who said no, and what the model is told. */
+interface Refusal {
+  code: ToolRefusalCode;
+  by: RefusedBy;
+  result: ToolResult;
+  tool?: ToolDefinition;
+}
+
+type Admission = { run: true; tool: ToolDefinition; args: unknown; allowedBy: AllowedBy } | { run: false; refusal: Refusal };
+
+const refused = (code: ToolRefusalCode, by: RefusedBy, result: ToolResult, tool?: ToolDefinition): Admission => ({ run: false, refusal: { code, by, result, ...(tool ? { tool } : {}) } });
+
+/** Whether a call may run, and with which arguments: not locked, the role's, valid, approved, within the tool-call cap. */
 async function admitToolCall(context: RunContext, step: PlanStep, name: string, rawArgs: unknown): Promise<Admission> {
-  if (context.lockedTools.has(name)) return { run: false, result: toolResult('denied', `The operator locked a constraint: never use ${name}. It did not run; use another way.`), byOperator: true };
+  if (context.lockedTools.has(name)) return refused('locked', 'operator', toolResult('denied', `The operator locked a constraint: never use ${name}. It did not run; use another way.`));
   if (!context.tools.get(name) && context.roles.tools.get(name)) {
-    return { run: false, result: toolResult('denied', `The role "${context.role}" may not use ${name}; it did not run. Its tools: ${context.tools.names().join(', ') || 'none'}.`), byOperator: false };
+    return refused('not_allowed_for_role', 'archon', toolResult('denied', `The role "${context.role}" may not use ${name}; it did not run. Its tools: ${context.tools.names().join(', ') || 'none'}.`));
   }
-  const prepared = availableTools(context).prepare(name, rawArgs);
-  if (!prepared.ok) return { run: false, result: prepared.result, byOperator: false };
+  const tools = availableTools(context);
+  const prepared = tools.prepare(name, rawArgs);
+  if (!prepared.ok) return refused(tools.get(name) ? 'invalid_arguments' : 'unknown_tool', 'archon', prepared.result);
   const decision = await approveToolCall(context, step.id, prepared.tool, prepared.args);
-  if (!decision.run) return { run: false, result: decision.result, tool: prepared.tool, byOperator: true };
+  if (!decision.run) return refused('rejected', context.approvals.rule ? 'rule' : 'operator', decision.result, prepared.tool);
   context.budget.countToolCall();
   return { run: true, tool: prepared.tool, args: decision.args, allowedBy: decision.allowedBy };
 }
@@ -47,42 +53,52 @@ interface CallRecord {
   name: string;
   callId: string;
   args: unknown;
-  tool?: ToolDefinition;
-  /** It reached the tool (a refusal then came from the tool's own confinement, which the auditor flags). */
-  executed: boolean;
   allowedBy?: AllowedBy;
 }
 
-/** Recorded before it runs (durably when it has side effects) and after it ends; its process groups are recorded as they start. */
-async function journalled(context: RunContext, call: CallRecord, outcome: () => Promise<ToolResult>): Promise<ToolResult> {
+/**
+ * A call the tool process is asked to run: recorded before it runs (durably when it has side effects)
+ * and after it ends, announced as `tool.started` only now; its process groups are recorded as they start.
+ */
+async function journalled(context: RunContext, call: CallRecord & { tool: ToolDefinition }, outcome: () => Promise<ToolResult>): Promise<ToolResult> {
   const { runs, events, runId } = context;
-  const { step, name, callId, args, tool, executed, allowedBy } = call;
-  await runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, definitionHash: tool?.mcp?.definitionHash ?? null, allowedBy: allowedBy ?? null, now: context.now().toISOString() });
-  events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args, ...(tool ? { sideEffects: tool.sideEffects } : {}) });
+  const { step, name, callId, args, tool, allowedBy } = call;
+  await runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool.sideEffects, idempotent: tool.idempotent, definitionHash: tool.mcp?.definitionHash ?? null, allowedBy: allowedBy ?? null, now: context.now().toISOString() });
+  events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args, sideEffects: tool.sideEffects });
   // What is recorded (secrets redacted) is what the model and the events see.
-  const result = runs.finishToolCall({ runId, id: callId }, keepFileEffect(context, name, callId, withUncertainty(await outcome(), tool, executed)), context.now().toISOString());
-  if (executed && result.status === 'denied') events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000) });
+  const result = runs.finishToolCall({ runId, id: callId }, keepFileEffect(context, name, callId, withUncertainty(await outcome(), tool)), context.now().toISOString());
+  if (result.status === 'denied') events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000), by: 'tool', code: 'outside_bounds' });
   events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000), ...(result.parts ? { parts: result.parts } : {}) });
   return result;
 }
 
-/** A call the operator refused never started: journalled with its refusal (fed back on resume), announced as `tool.refused` only. */
-async function refusedByOperator(context: RunContext, call: CallRecord, refusal: ToolResult): Promise<ToolResult> {
+/** A call that never started: journalled with its refusal (fed back on resume), announced as `tool.refused` only; the model is told why. */
+async function refuse(context: RunContext, call: CallRecord, refusal: Refusal): Promise<ToolResult> {
   const { runs, events, runId } = context;
-  const { step, name, callId, args, tool } = call;
+  const { step, name, callId, args } = call;
+  const tool = refusal.tool;
   await runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool?.sideEffects ?? 'none', idempotent: tool?.idempotent ?? true, now: context.now().toISOString() });
-  const result = runs.finishToolCall({ runId, id: callId }, refusal, context.now().toISOString());
-  events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000), by: 'operator' });
+  const result = runs.finishToolCall({ runId, id: callId }, refusal.result, context.now().toISOString());
+  events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000), by: refusal.by, code: refusal.code });
   return result;
 }
 
-function execute(context: RunContext, step: PlanStep, tool: ToolDefinition, args: unknown, callId: string): Promise<ToolResult> {
-  return context.tools.execute(tool, args, {
+/** An interrupted call not run again: its journal entry ends with the outcome unknown (its `tool.started` was announced when it began). */
+function unknownOutcome(context: RunContext, call: CallRecord): ToolResult {
+  const { runs, events, runId } = context;
+  const result = runs.finishToolCall({ runId, id: call.callId }, toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }), context.now().toISOString());
+  events.append(runId, 'tool.completed', { stepId: call.step.id, tool: call.name, callId: call.callId, status: result.status, content: capObservation(result.content, 2000) });
+  return result;
+}
+
+async function execute(context: RunContext, step: PlanStep, tool: ToolDefinition, args: unknown, callId: string): Promise<ToolResult> {
+  const elicitations = callElicitations(context, step);
+  const result = await context.tools.execute(tool, args, {
     signal: context.signal,
     workspace: context.options.workspace,
     runId: context.runId,
     stepId: step.id,
-    elicit: (request, signal) => askOperator(context, step, request, signal),
+    elicit: elicitations.elicit,
     onSpawn: (pgid) => {
       try {
         context.runs.recordToolProcess({ runId: context.runId, callId, pgid, startTicks: processStartTicks(pgid) });
@@ -93,6 +109,7 @@ function execute(context: RunContext, step: PlanStep, tool: ToolDefinition, args
       }
     },
   });
+  return elicitations.noted(result);
 }
 
 /**
@@ -108,9 +125,9 @@ function keepFileEffect(context: RunContext, name: string, callId: string, resul
 }
 
 /** A call with side effects that was stopped, timed out or lost its worker may have partly happened: the model is told to check. */
-function withUncertainty(result: ToolResult, tool: ToolDefinition | undefined, executed: boolean): ToolResult {
+function withUncertainty(result: ToolResult, tool: ToolDefinition): ToolResult {
   const interrupted = result.status === 'cancelled' || result.status === 'timeout' || result.metadata.workerDied === true;
-  if (!executed || !tool || tool.idempotent || !interrupted) return result;
+  if (tool.idempotent || !interrupted) return result;
   return toolResult(result.status, `${result.content}\nIt may have partly happened: check its effect before repeating it.`, { ...result.metadata, outcome: 'unknown' });
 }
 
@@ -122,27 +139,34 @@ function withUncertainty(result: ToolResult, tool: ToolDefinition | undefined, e
 async function settleInterrupted(context: RunContext, step: PlanStep, name: string, recorded: RecordedToolCall, callId: string): Promise<ToolResult> {
   const { args } = recorded;
   const tool = availableTools(context).get(name);
-  const call = { step, name, callId, args, tool, executed: true };
+  const call = { step, name, callId, args };
   // Recorded arguments had their secrets redacted: running them again would not repeat the same call.
-  const repeatable = tool !== undefined && !JSON.stringify(args).includes('[redacted]');
-  if (!repeatable) return journalled(context, { ...call, executed: false }, async () => toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }));
+  if (tool === undefined || JSON.stringify(args).includes('[redacted]')) return unknownOutcome(context, call);
   // What the call was when it started decides, not what the tool says it is now: a server may have redefined it.
   const sameDefinition = recorded.definitionHash === (tool.mcp?.definitionHash ?? null);
-  if (recorded.idempotent && sameDefinition) return journalled(context, call, () => execute(context, step, tool, args, callId));
-  if (await confirmUncertainRepeat(context, step.id, tool, args, callId)) return journalled(context, { ...call, allowedBy: 'approval' }, () => execute(context, step, tool, args, callId));
-  return journalled(context, { ...call, executed: false }, async () => toolResult('error', OUTCOME_UNKNOWN, { outcome: 'unknown' }));
+  if (recorded.idempotent && sameDefinition) return journalled(context, { ...call, tool }, () => execute(context, step, tool, args, callId));
+  if (await confirmUncertainRepeat(context, step.id, tool, args, callId)) return journalled(context, { ...call, tool, allowedBy: 'approval' }, () => execute(context, step, tool, args, callId));
+  return unknownOutcome(context, call);
 }
 
 /**
  * One tool call under its stable id. A call the journal holds a result for is fed back, never run
- * again; an interrupted one is settled; a new one is admitted (locks, schema, approval, caps) first.
+ * again; an interrupted one is settled; a new one is admitted (locks, role, schema, approval, caps)
+ * first, and only one admitted is started.
  */
 export async function runToolCall(context: RunContext, step: PlanStep, name: string, rawArgs: unknown, callId: string): Promise<ToolResult> {
   const recorded = context.runs.toolCall(callId);
   if (recorded?.result) return recorded.result;
   if (recorded) return settleInterrupted(context, step, name, recorded, callId);
   const admission = await admitToolCall(context, step, name, rawArgs);
-  if (!admission.run && admission.byOperator) return refusedByOperator(context, { step, name, callId, args: rawArgs, tool: admission.tool, executed: false }, admission.result);
-  const call = { step, name, callId, args: admission.run ? admission.args : rawArgs, tool: admission.tool, executed: admission.run, ...(admission.run ? { allowedBy: admission.allowedBy } : {}) };
-  return journalled(context, call, async () => (admission.run ? execute(context, step, admission.tool, admission.args, callId) : admission.result));
+  if (!admission.run) return refuse(context, { step, name, callId, args: rawArgs }, admission.refusal);
+  const { tool, args, allowedBy } = admission;
+  return journalled(context, { step, name, callId, args, tool, allowedBy }, () => execute(context, step, tool, args, callId));
+}
+
+/** A native call whose arguments are not JSON: it never starts; the model is told why (`error`). */
+export async function refuseUnreadableCall(context: RunContext, step: PlanStep, call: { name: string; arguments: string; error: string }, callId: string): Promise<ToolResult> {
+  const recorded = context.runs.toolCall(callId);
+  if (recorded?.result) return recorded.result;
+  return refuse(context, { step, name: call.name, callId, args: call.arguments }, { code: 'invalid_arguments', by: 'archon', result: toolResult('error', call.error) });
 }

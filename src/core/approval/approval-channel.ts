@@ -1,4 +1,4 @@
-import type { ApprovalDecision, ApprovalRequest } from '../../shared/schemas/approval';
+import type { ApprovalDecision, ApprovalRequest, OperatorChannel } from '../../shared/schemas/approval';
 
 /**
  * The human channel: the only thing that can decide. The app's dialog, the terminal prompt, or the
@@ -8,6 +8,8 @@ import type { ApprovalDecision, ApprovalRequest } from '../../shared/schemas/app
 export interface ApprovalChannel {
   /** Whether a person answers here, who may raise a budget (`--approve auto` never does). */
   readonly canRaiseBudgets: boolean;
+  /** Where the person who answers here sits (the app, the terminal, a served page): recorded with each answer as who decided. */
+  readonly channel?: OperatorChannel;
   decide(request: ApprovalRequest, options: { signal: AbortSignal }): Promise<ApprovalDecision>;
   /**
    * Set on a channel that answers by a rule the operator chose (the `--approve` flag), never by

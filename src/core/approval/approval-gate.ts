@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../shared/canonical-json';
 import { planIndex } from '../../shared/plan-graph';
 import { ArchonError } from '../../shared/errors';
-import type { ApprovalDecision, ApprovalKind, ApprovalPreview, ApprovalRequest, ApprovalStatus, ExplanationPacket } from '../../shared/schemas/approval';
+import type { ApprovalDecision, ApprovalKind, ApprovalPreview, ApprovalRequest, ApprovalStatus, Decider, ExplanationPacket } from '../../shared/schemas/approval';
 import type { Risk } from '../../shared/schemas/plan';
-import type { RunContext } from '../agent/run-context';
+import type { RunContext } from '../run/run-context';
 import { cancelled } from '../model/retry-policy';
 import { meanOf } from './autonomy-signals';
 
@@ -87,7 +87,10 @@ export interface GateRequest {
 export interface GateOutcome {
   status: Exclude<ApprovalStatus, 'pending' | 'stopped'>;
   decision: ApprovalDecision;
+  decider: Decider;
 }
+
+const EXPIRY: Decider = { decidedBy: 'expiry' };
 
 function statusOf(decision: ApprovalDecision): GateOutcome['status'] {
   return decision.verdict === 'approve' ? 'approved' : decision.verdict === 'edit' ? 'edited' : decision.verdict === 'lock' ? 'locked' : 'rejected';
@@ -95,9 +98,10 @@ function statusOf(decision: ApprovalDecision): GateOutcome['status'] {
 
 /**
  * Asks the human channel. The request (bound to the hash of its exact action) is stored and
- * announced; the answer, or its expiry, is on disk with it before anything acts on it. An expired
- * request counts as rejected. A stop ends the wait at once. A channel that answers by rule (the
- * `--approve` flag) is not waited for: the request and its answer are stored in one write.
+ * announced; the answer, or its expiry, is on disk with it, and with who decided (the operator and
+ * where, the rule, or the expiry), before anything acts on it. An expired request counts as
+ * rejected. A stop ends the wait at once. A channel that answers by rule (the `--approve` flag) is
+ * not waited for: the request and its answer are stored in one write.
  */
 export async function requestApproval(context: GateContext, request: GateRequest): Promise<GateOutcome> {
   const id = request.id ?? context.newId();
@@ -118,11 +122,11 @@ export async function requestApproval(context: GateContext, request: GateRequest
   const { rule } = context.approvals;
   if (rule) {
     if (context.signal.aborted) throw cancelled(context.signal);
-    const outcome = outcomeOf(rule(publicRequest));
+    const outcome = outcomeOf(rule(publicRequest), { decidedBy: 'rule' });
     const stored = storedDecision(request, outcome.decision);
-    await context.runs.recordAnsweredApproval(publicRequest, outcome.status, stored);
+    await context.runs.recordAnsweredApproval(publicRequest, outcome.status, stored, outcome.decider);
     announceRequest(context, publicRequest);
-    context.events.append(context.runId, 'approval.resolved', { approvalId: id, status: outcome.status, decision: stored });
+    announceResolved(context, id, outcome, stored);
     return outcome;
   }
   context.runs.createApproval(publicRequest);
@@ -135,23 +139,31 @@ export async function requestApproval(context: GateContext, request: GateRequest
     // Announced once the channel holds the request and before the wait, so a UI that lists pending
     // requests on this event finds it, and a terminal prints it before its prompt.
     context.events.flush();
-    outcome = outcomeOf(await raceAbort(asked, signal));
+    outcome = outcomeOf(await raceAbort(asked, signal), operatorAt(context.approvals.channel));
   } catch (error) {
     if (context.signal.aborted) {
-      await context.runs.resolveApproval(id, 'expired', { verdict: 'reject', feedback: 'The run was stopped before anyone answered.' }, context.now().toISOString());
+      await context.runs.resolveApproval(id, 'expired', { verdict: 'reject', feedback: 'The run was stopped before anyone answered.' }, context.now().toISOString(), EXPIRY);
       throw cancelled(context.signal);
     }
     if (!expiry.aborted) throw error;
-    outcome = { status: 'expired', decision: { verdict: 'reject', feedback: `No one answered within ${Math.round(expiryMs / 1000)} s; the request expired and counts as rejected.` } };
+    outcome = { status: 'expired', decision: { verdict: 'reject', feedback: `No one answered within ${Math.round(expiryMs / 1000)} s; the request expired and counts as rejected.` }, decider: EXPIRY };
   }
   const stored = storedDecision(request, outcome.decision);
-  await context.runs.resolveApproval(id, outcome.status, stored, context.now().toISOString());
-  context.events.append(context.runId, 'approval.resolved', { approvalId: id, status: outcome.status, decision: stored });
+  await context.runs.resolveApproval(id, outcome.status, stored, context.now().toISOString(), outcome.decider);
+  announceResolved(context, id, outcome, stored);
   return outcome;
 }
 
-function outcomeOf(decision: ApprovalDecision): GateOutcome {
-  return { status: statusOf(decision), decision };
+function outcomeOf(decision: ApprovalDecision, decider: Decider): GateOutcome {
+  return { status: statusOf(decision), decision, decider };
+}
+
+function operatorAt(channel: Decider['channel']): Decider {
+  return channel ? { decidedBy: 'operator', channel } : { decidedBy: 'operator' };
+}
+
+function announceResolved(context: GateContext, approvalId: string, outcome: GateOutcome, stored: ApprovalDecision): void {
+  context.events.append(context.runId, 'approval.resolved', { approvalId, status: outcome.status, decision: stored, ...outcome.decider });
 }
 
 /** What is kept of a decision: an edit as `storedEdit` says (a form's secrets left out). */

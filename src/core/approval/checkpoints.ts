@@ -6,10 +6,11 @@ import type { ToolResult } from '../../shared/schemas/tool';
 import { describeGapTrend } from '../../shared/gap-trend';
 import { describeCap } from '../../shared/budget-cap';
 import { asksAt, asksForTool, grantsForRun } from '../../shared/policy';
-import type { RunContext } from '../agent/run-context';
+import { grantKey } from '../../shared/run-state';
+import type { RunContext } from '../run/run-context';
 import type { CapBreach } from '../budget/budget-meter';
 import type { ChatRequest } from '../model/chat';
-import type { PlanVerdict } from '../planner/meta-validator';
+import type { PlanVerdict } from '../../shared/schemas/validation';
 import { planStepCap, validatePlan } from '../planner/validate-plan';
 import { toolResult, type Elicitation, type ElicitationAnswer, type ToolDefinition } from '../tools/tool-registry';
 import { applyLock, explain, requestApproval, runRejected, type GateContext } from './approval-gate';
@@ -99,12 +100,18 @@ export type AllowedBy = `policy:${Policy}` | 'grant' | 'approval';
 
 export type ToolDecision = { run: true; args: unknown; allowedBy: AllowedBy } | { run: false; result: ToolResult };
 
+/** "Allow all like this for this run": on disk before the call runs, so a resumed run keeps it (see shared/run-state.ts). */
+function grantForRun(context: CheckpointContext, stepId: string, tool: ToolDefinition): void {
+  context.events.append(context.runId, 'tool.granted', { stepId, tool: tool.name, sideEffects: tool.sideEffects });
+  context.events.flush();
+  context.toolGrants.add(grantKey(tool.name, tool.sideEffects));
+}
+
 /** Puts a call to a person when the policy (or the operator's per-tool setting) says so. */
 export async function approveToolCall(context: CheckpointContext, stepId: string, tool: ToolDefinition, args: unknown): Promise<ToolDecision> {
   const override = tool.approvalOverride ? tool.approvalOverride(context.toolApproval) : context.toolApproval[tool.name];
   if (!asksForTool(context.policy, tool, override)) return { run: true, args, allowedBy: `policy:${context.policy}` };
-  const grant = `${tool.name} ${tool.sideEffects}`;
-  if (context.toolGrants.has(grant) && grantsForRun(context.policy, tool)) return { run: true, args, allowedBy: 'grant' };
+  if (context.toolGrants.has(grantKey(tool.name, tool.sideEffects)) && grantsForRun(context.policy, tool)) return { run: true, args, allowedBy: 'grant' };
   const action = (value: unknown) => ({ tool: tool.name, args: value, ...(tool.mcp ? { mcp: tool.mcp } : {}) });
   const preview = await tool.preview?.(args, { signal: context.signal, workspace: context.options.workspace });
   const verdict = await decide(
@@ -129,7 +136,7 @@ export async function approveToolCall(context: CheckpointContext, stepId: string
       return prepared.ok ? { ok: true, value: prepared.args, action: action(prepared.args) } : { ok: false, reason: prepared.result.content };
     },
   );
-  if (verdict.verdict === 'approve' && verdict.scope === 'run_tool' && grantsForRun(context.policy, tool)) context.toolGrants.add(grant);
+  if (verdict.verdict === 'approve' && verdict.scope === 'run_tool' && grantsForRun(context.policy, tool)) grantForRun(context, stepId, tool);
   if (verdict.verdict === 'approve') return { run: true, args, allowedBy: 'approval' };
   if (verdict.verdict === 'edit') return { run: true, args: verdict.value, allowedBy: 'approval' };
   if (verdict.verdict === 'lock') {
@@ -262,7 +269,7 @@ export async function approveSubagentSpawn(context: CheckpointContext, spawn: Su
   return `subagent_refused: the operator did not approve the sub-agent: ${verdict.feedback}`;
 }
 
-/** Rival results the weighted vote left under its threshold (see agent/conflicts.ts). */
+/** Rival results the weighted vote left under its threshold (see conflicts/conflicts.ts). */
 export interface ConflictVote {
   question: string;
   reason: string;
@@ -319,6 +326,20 @@ export async function approveFinalAnswer(context: CheckpointContext, answer: str
   throw runRejected(outcome.status === 'expired' ? `The final answer was not approved in time: ${why}` : `The operator rejected the final answer: ${why}`);
 }
 
+/** The run a cap belongs to: this one, or the ancestor `above` levels up (a sub-agent breaking its parent's cap). */
+function capOwner(context: CheckpointContext, above: number): string {
+  let runId = context.runId;
+  for (let level = 0; level < above; level++) runId = context.runs.getRun(runId)?.options.parentRunId ?? runId;
+  return runId;
+}
+
+/** A raise is on disk, in the events of the run whose cap it is, before the cap moves: a resumed run keeps it. */
+function raiseCap(context: CheckpointContext, breach: CapBreach, value: number): void {
+  context.events.append(capOwner(context, breach.above ?? 0), 'budget.raised', { cap: breach.cap, value });
+  context.events.flush();
+  context.budget.raise(breach.cap, value, breach.above);
+}
+
 /** At a cap: a person may raise it to the value the request names (never `--approve auto`); otherwise the run ends, exit 4. */
 export async function askToRaiseBudget(context: CheckpointContext, breach: CapBreach, stepId: string | null): Promise<void> {
   if (!context.approvals.canRaiseBudgets) throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}.`);
@@ -330,8 +351,8 @@ export async function askToRaiseBudget(context: CheckpointContext, breach: CapBr
     action: { cap: breach.cap, proposed, limits: context.budget.limits },
     explanation: explain(context, { summary: `The run has reached a budget cap: ${breach.message}.`, stepId, risk: 'medium', factors: [`cap: ${breach.cap}`], reversibility: 'not_applicable' }),
   });
-  if (outcome.decision.verdict === 'approve') context.budget.raise(breach.cap, proposed, breach.above);
-  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) context.budget.raise(breach.cap, outcome.decision.edited, breach.above);
+  if (outcome.decision.verdict === 'approve') raiseCap(context, breach, proposed);
+  else if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'number' && outcome.decision.edited > 0) raiseCap(context, breach, outcome.decision.edited);
   else throw new ArchonError('BUDGET_EXCEEDED', `Budget exhausted: ${breach.message}; the operator did not raise it.`);
 }
 

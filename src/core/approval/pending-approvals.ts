@@ -1,5 +1,5 @@
 import { ArchonError } from '../../shared/errors';
-import type { ApprovalDecision, ApprovalRequest, ApprovalStatus } from '../../shared/schemas/approval';
+import type { ApprovalDecision, ApprovalRequest, ApprovalStatus, OperatorChannel } from '../../shared/schemas/approval';
 import type { ApprovalChannel } from './approval-channel';
 
 interface Waiting {
@@ -17,7 +17,11 @@ export class PendingApprovals implements ApprovalChannel {
   private readonly waiting = new Map<string, Waiting>();
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly statusOf: (approvalId: string) => ApprovalStatus | null) {}
+  /** `channel`: the desktop app's window, or the page `archon serve` serves (the host decides which answers here). */
+  constructor(
+    private readonly statusOf: (approvalId: string) => ApprovalStatus | null,
+    readonly channel: Extract<OperatorChannel, 'app' | 'page'> = 'app',
+  ) {}
 
   decide(request: ApprovalRequest, options: { signal: AbortSignal }): Promise<ApprovalDecision> {
     return new Promise((resolve, reject) => {

@@ -6,6 +6,7 @@ import type { StartRunInput } from '../../shared/schemas/run-detail';
 import type { Policy, RunOptions } from '../../shared/schemas/run';
 import type { StoredRole } from '../../shared/schemas/roles';
 import type { McpServerConfig, Settings, SettingsPatch, ToolApprovalOverride } from '../../shared/schemas/settings';
+import { priceFor } from '../budget/pricing';
 
 /** How much a per-tool setting asks of a person: lower is looser. */
 const ASKING: Record<ToolApprovalOverride, number> = { never: 0, default: 1, always: 2 };
@@ -57,22 +58,76 @@ function toolsInWords(tools: StoredRole['tools']): string {
   return tools === 'all' ? 'all tools' : `the tools ${tools.join(', ')}`;
 }
 
+function briefly(text: string): string {
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
 /** A role that may call more tools or talk to another model server; a role removed, or given fewer tools, narrows and is not listed. */
 function rolesWidening(current: Settings['roles'], next: Settings['roles']): string[] {
   return Object.entries(next).flatMap(([name, role]) => {
     const before = current[name];
     const server = role.model && role.model.url !== before?.model?.url ? ` (model server ${role.model.url})` : '';
-    if (!before) return role.tools.length === 0 && !server ? [] : [`the role ${name} added with ${toolsInWords(role.tools)}${server}`];
+    const prompt = role.systemPrompt !== undefined && role.systemPrompt !== before?.systemPrompt ? [`the role ${name} told, in its system prompt: "${briefly(role.systemPrompt)}"`] : [];
+    if (!before) return role.tools.length === 0 && !server ? prompt : [`the role ${name} added with ${toolsInWords(role.tools)}${server}`, ...prompt];
     const added = role.tools === 'all' ? (before.tools === 'all' ? [] : 'all') : role.tools.filter((tool) => before.tools !== 'all' && !before.tools.includes(tool));
     const changes = added.length > 0 ? [`the role ${name} given ${toolsInWords(added)}`] : [];
-    return server ? [...changes, `the role ${name} pointed at another model server${server}`] : changes;
+    return [...changes, ...(server ? [`the role ${name} pointed at another model server${server}`] : []), ...prompt];
   });
 }
 
-/** Starting a server from the page to list its tools runs its command: only a saved server may start without the operator's yes. */
+/**
+ * Starting a server from the page to list its tools runs its command: only a server the operator
+ * allowed (saved and on: adding or turning one on asks) may start without their yes. One saved
+ * turned off was never asked about, since saving it so is not a widening.
+ */
 export function mcpProbeWidening(current: Settings, name: string, config: McpServerConfig): string[] {
   const saved = current.mcpServers[name];
-  return saved && sameServer(saved, config) ? [] : [`start the MCP server ${name} (${serverReach(config)}) to list its tools`];
+  return saved && !saved.disabled && sameServer(saved, config) ? [] : [`start the MCP server ${name} (${serverReach(config)}) to list its tools`];
+}
+
+/** A cap where null is none: raised, or taken away. */
+function capLoosened(from: number | null, to: number | null | undefined): boolean {
+  return to !== undefined && from !== null && (to === null || to > from);
+}
+
+function capInWords(cap: number | null): string {
+  return cap === null ? 'none' : String(cap);
+}
+
+const CAPS = {
+  dailyMaxTokens: 'the daily token cap',
+  dailyMaxCostUsd: 'the daily cost cap (USD)',
+  concurrency: 'the number of steps run at once',
+  maxSubagents: 'the number of sub-agents run at once',
+  maxPlanSteps: 'the most steps a plan may have',
+  maxReplans: 'the most re-plans of a run',
+  repairBudget: 'the most repairs of a step',
+} as const satisfies Partial<Record<keyof Settings, string>>;
+
+/** Budgets and limits raised or taken away: each lets agents spend or do more before anything stops them. */
+function capsWidening(current: Settings, patch: SettingsPatch): string[] {
+  return (Object.keys(CAPS) as (keyof typeof CAPS)[])
+    .filter((cap) => capLoosened(current[cap], patch[cap]))
+    .map((cap) => `${CAPS[cap]} from ${capInWords(current[cap])} to ${capInWords(patch[cap] ?? null)}`);
+}
+
+/** A model's price as the budget counts it on a paid server: the operator's, else the built-in table's, else unknown. */
+const countedPrice = (model: string, prices: Settings['modelPrices']) => priceFor('https://paid.invalid', model, { prices });
+
+/** A price lowered or made unknown makes every cost cap and the daily cost cap count less than is spent. */
+function pricesWidening(current: Settings['modelPrices'], next: Settings['modelPrices']): string[] {
+  return [...new Set([...Object.keys(current), ...Object.keys(next)])].flatMap((model) => {
+    const before = countedPrice(model, current);
+    const after = countedPrice(model, next);
+    const lowered = after.inputPerMillion < before.inputPerMillion || after.outputPerMillion < before.outputPerMillion;
+    if (before.known && !after.known) return [`the price of ${model} removed (its cost no longer counted)`];
+    return before.known && lowered ? [`the price of ${model} lowered to ${after.inputPerMillion}/${after.outputPerMillion} USD per million tokens`] : [];
+  });
+}
+
+/** What the page could send every later run's prompts (and the Dreamer's) to. */
+function modelServerWidening(current: Settings, patch: SettingsPatch): string[] {
+  return patch.modelUrl !== undefined && patch.modelUrl !== current.modelUrl ? [`every run's model server from ${current.modelUrl} to ${patch.modelUrl}`] : [];
 }
 
 /** The changes in a settings patch that widen what agents may do, in words for the operator; narrowing ones are not listed. */
@@ -94,13 +149,37 @@ export function settingsWidening(current: Settings, patch: SettingsPatch): strin
   if (patch.sandbox === 'off' && current.sandbox !== 'off') changes.push('the sandbox for commands turned off');
   if (patch.mcpServers) changes.push(...mcpWidening(current.mcpServers, patch.mcpServers));
   if (patch.roles) changes.push(...rolesWidening(current.roles, patch.roles));
-  return changes;
+  if (patch.modelPrices) changes.push(...pricesWidening(current.modelPrices, patch.modelPrices));
+  return [...changes, ...modelServerWidening(current, patch), ...capsWidening(current, patch)];
 }
 
-/** The ways a run started from the UI would go beyond the operator's defaults: another workspace, a looser policy. */
-export function runWidening(defaults: Pick<RunOptions, 'workspace' | 'policy'>, input: Pick<StartRunInput, 'workspace' | 'policy'>): string[] {
+export type RunDefaults = Pick<RunOptions, 'workspace' | 'policy' | 'modelUrl' | 'maxTokens' | 'maxCostUsd' | 'concurrency'>;
+
+/** The ways a run started from the UI would go beyond the operator's defaults: another workspace or model server, a looser policy, a budget or limit raised or taken away. */
+export function runWidening(defaults: RunDefaults, input: Pick<StartRunInput, 'workspace' | 'policy' | 'modelUrl' | 'maxTokens' | 'maxCostUsd' | 'concurrency'>): string[] {
   const changes: string[] = [];
   if (input.workspace !== undefined && !inside(defaults.workspace, input.workspace)) changes.push(`workspace ${real(input.workspace)} instead of ${defaults.workspace}`);
   if (input.policy && looser(defaults.policy, input.policy)) changes.push(`policy ${input.policy}, looser than ${defaults.policy}`);
+  if (input.modelUrl !== undefined && input.modelUrl !== defaults.modelUrl) changes.push(`model server ${input.modelUrl} instead of ${defaults.modelUrl}`);
+  if (capLoosened(defaults.maxTokens, input.maxTokens)) changes.push(`token cap ${capInWords(input.maxTokens ?? null)} instead of ${capInWords(defaults.maxTokens)}`);
+  if (capLoosened(defaults.maxCostUsd, input.maxCostUsd)) changes.push(`cost cap (USD) ${capInWords(input.maxCostUsd ?? null)} instead of ${capInWords(defaults.maxCostUsd)}`);
+  if (capLoosened(defaults.concurrency, input.concurrency)) changes.push(`${capInWords(input.concurrency ?? null)} steps at once instead of ${capInWords(defaults.concurrency)}`);
   return changes;
+}
+
+/** Every request from the page that could let agents do more, in one place: the question for the operator and the changes it would make (none: nothing to ask). */
+export type WideningRequest =
+  | { kind: 'settings'; current: Settings; patch: SettingsPatch }
+  | { kind: 'run'; defaults: RunDefaults; input: StartRunInput }
+  | { kind: 'mcp-test'; current: Settings; name: string; config: McpServerConfig };
+
+export function wideningOf(request: WideningRequest): { title: string; changes: string[] } {
+  switch (request.kind) {
+    case 'settings':
+      return { title: 'Change settings so that agents may do more?', changes: settingsWidening(request.current, request.patch) };
+    case 'run':
+      return { title: 'Start a run that may do more than your defaults allow?', changes: runWidening(request.defaults, request.input) };
+    case 'mcp-test':
+      return { title: 'Start an MCP server you have not allowed?', changes: mcpProbeWidening(request.current, request.name, request.config) };
+  }
 }

@@ -3,6 +3,13 @@ import { ArchonError } from '../../shared/errors';
 import type { Usage } from '../model/chat';
 import { costOf, type Price } from './pricing';
 
+/** Where the day's budget starts: local midnight. */
+export function startOfToday(now: Date): string {
+  const day = new Date(now);
+  day.setHours(0, 0, 0, 0);
+  return day.toISOString();
+}
+
 export interface BudgetCaps {
   maxTokens: number | null;
   maxCostUsd: number | null;

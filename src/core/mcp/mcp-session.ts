@@ -15,6 +15,21 @@ const MAX_PAGES = 100;
 /** Refreshes run back to back for notifications that came during the last one, at most: a server that never stops changing is re-listed on its next notification. */
 const MAX_REFRESH_ROUNDS = 8;
 
+/**
+ * A call never answered: the connection broke (the server died) while it was in flight, so the
+ * server may have acted on it. `how` says how the server ended.
+ */
+export class McpCallLost extends McpServerError {
+  constructor(
+    readonly server: string,
+    readonly tool: string,
+    readonly how: string,
+  ) {
+    super({ kind: 'crashed', message: `MCP server "${server}" ${how} during the call to ${tool}; it will be started again on the next call.` });
+    this.name = 'McpCallLost';
+  }
+}
+
 /** Who answers a server's elicitation/create: the run whose call is in flight. */
 export type ElicitationHandler = (request: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
 
@@ -154,7 +169,7 @@ export class McpSession {
     const onClose = client.onclose;
     client.onclose = () => {
       const exit = transport.exit;
-      if (exit) this.exitNote = `exited (${exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`}).${stderrTail(exit.stderr)}`;
+      if (exit) this.exitNote = exit.reason ?? `exited (${exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`}).${stderrTail(exit.stderr)}`;
       onClose?.();
     };
     try {
@@ -204,7 +219,7 @@ export class McpSession {
     return this.client;
   }
 
-  /** One tools/call; an abort sends notifications/cancelled (the SDK does), a broken connection names the server and how it ended. */
+  /** One tools/call; an abort sends notifications/cancelled (the SDK does), a connection that broke during it is McpCallLost. */
   async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, elicit: ElicitationHandler): Promise<CallToolResult> {
     const client = this.requireClient();
     const call = { elicit };
@@ -212,7 +227,7 @@ export class McpSession {
     try {
       return (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs })) as CallToolResult;
     } catch (error) {
-      if (this.closed && !signal.aborted) throw new McpServerError({ kind: 'crashed', message: `MCP server "${this.options.name}" ${this.exitNote || 'closed its connection'} during the call to ${tool}; it will be started again on the next call.` });
+      if (this.closed && !signal.aborted) throw new McpCallLost(this.options.name, tool, this.exitNote || 'closed its connection.');
       throw error;
     } finally {
       this.inFlight.delete(call);

@@ -6,12 +6,12 @@ import type { SeenDefinition, ToolDefinitionStore } from '../store/tool-definiti
 import { defineTool, toolResult, type ToolContext, type ToolDefinition, type ToolNotice } from '../tools/tool-registry';
 import { jsonSchemaValidators as validators } from './json-schema';
 import { McpServerError } from './mcp-failure';
-import type { ElicitationHandler } from './mcp-session';
+import { McpCallLost, type ElicitationHandler } from './mcp-session';
 import type { McpSessions } from './mcp-sessions';
 import type { Confinement } from './stdio-launch';
 import { definitionHash, factsOf, idempotentOf, sideEffectsOf } from './tool-definition';
 import { registeredToolNames, serverWildcard } from './tool-names';
-import { toToolResult } from './tool-result';
+import { lostCallResult, toToolResult } from './tool-result';
 
 /** How long one MCP call may take (the emergency stop and the run's signal end it sooner). */
 export const MCP_CALL_TIMEOUT_MS = 120_000;
@@ -96,6 +96,7 @@ function mcpTool(options: McpToolsetOptions, entry: ServerTool): ToolDefinition 
         }
         return toToolResult(await session.callTool(tool.name, args as Record<string, unknown>, context.signal, context.timeoutMs, elicitationFor(server, context)));
       } catch (error) {
+        if (error instanceof McpCallLost) return lostCallResult(error, idempotentOf(tool));
         if (error instanceof McpServerError) return toolResult('error', error.failure.message, { mcpFailure: error.failure.kind });
         if (error instanceof McpError && error.code === ErrorCode.RequestTimeout && !context.signal.aborted) {
           return toolResult('timeout', `${name} did not finish within ${context.timeoutMs / 1000} s; the server was told to cancel it.`);

@@ -11,6 +11,7 @@ export interface StdioServer {
   command: string;
   args?: string[];
   env?: Record<string, string>;
+  maxMessageBytes?: number;
 }
 
 export interface Confinement {
@@ -74,16 +75,20 @@ export function nodeFor(command: Found, path = process.env.PATH ?? SYSTEM_PATH):
 }
 
 const MAX_DEPTH = 32;
+const NODE_MODULES = `${sep}node_modules${sep}`;
 
-/** The folder a file's package lives in (with its dependencies): the parent of its outermost node_modules, else the nearest folder with a package.json, else its own folder. */
-function packageRoot(file: string): string {
-  const at = file.indexOf(`${sep}node_modules${sep}`);
-  if (at >= 0) return file.slice(0, at);
+/**
+ * The folders a file's package may be, widest first: for a file in node_modules, the folder holding
+ * its outermost node_modules, then that node_modules; else the nearest folder with a package.json.
+ */
+function packageFolders(file: string): string[] {
+  const at = file.indexOf(NODE_MODULES);
+  if (at >= 0) return [file.slice(0, at), file.slice(0, at + NODE_MODULES.length - 1)];
   let folder = dirname(file);
   for (let depth = 0; depth < MAX_DEPTH && dirname(folder) !== folder; depth++, folder = dirname(folder)) {
-    if (existsSync(join(folder, 'package.json'))) return folder;
+    if (existsSync(join(folder, 'package.json'))) return [folder];
   }
-  return dirname(file);
+  return [];
 }
 
 function contains(folder: string, path: string): boolean {
@@ -97,25 +102,29 @@ function existingPath(arg: string): string | null {
 }
 
 /**
- * What a server needs to read besides the system: its program's install folder and, for each file
- * its arguments name (its script), that file's package; a folder argument is opened itself, nothing
- * around it. A folder that holds the workspace (the rest of a monorepo, the host's /tmp) or a
- * hidden one (the home folder, the data dir) is never opened whole: a file is then opened alone,
- * and a folder not at all (the workspace is there anyway).
+ * What a server needs to read besides the system: its program's install folder and package, and for
+ * each file its arguments name (its script), that file's package, else its folder; a folder argument
+ * is opened itself, nothing around it. A folder that holds the workspace (the rest of a monorepo, the
+ * host's /tmp) or a hidden one (the home folder, the data dir) is never opened whole; inside a
+ * hidden folder only a package is (a file's folder there may hold secrets: ~/.aws, ~/.local). What
+ * is left is the file alone, and nothing for a folder (the workspace is there anyway).
  */
 function serverFiles(programs: readonly string[], args: readonly string[], workspace: string, hidden: readonly string[]): string[] {
   const tooWide = (folder: string) => contains(folder, workspace) || hidden.some((path) => contains(folder, path));
+  const openable = (folder: string) => !tooWide(folder) && !hidden.some((path) => contains(path, folder));
+  const widestOf = (file: string, folders: readonly string[]) => folders.find((folder) => !tooWide(folder)) ?? file;
   const folders = new Set<string>();
   for (const program of programs) {
-    for (const root of [dirname(dirname(program)), packageRoot(program)]) folders.add(tooWide(root) ? program : root);
+    const install = dirname(dirname(program));
+    if (openable(install)) folders.add(install);
+    folders.add(widestOf(program, packageFolders(program)));
   }
   for (const path of args.map(existingPath)) {
     if (path === null) continue;
     if (statSync(path).isDirectory()) {
       if (!tooWide(path) && !contains(workspace, path)) folders.add(path);
     } else {
-      const root = packageRoot(path);
-      folders.add(tooWide(root) ? path : root);
+      folders.add(widestOf(path, [...packageFolders(path), ...(openable(dirname(path)) ? [dirname(path)] : [])]));
     }
   }
   return [...folders];
@@ -159,12 +168,13 @@ export function stdioLaunch(name: string, server: StdioServer, confinement: Conf
   const programs = node ? [program, node] : [program];
   const args = server.args ?? [];
   const env = serverEnvironment(server, programs, confinement.sandbox !== 'off');
-  if (confinement.sandbox === 'off') return { ok: true, launch: { file: program, args, env, cwd: workspace } };
+  const limit = server.maxMessageBytes === undefined ? {} : { maxMessageBytes: server.maxMessageBytes };
+  if (confinement.sandbox === 'off') return { ok: true, launch: { file: program, args, env, cwd: workspace, ...limit } };
   if (process.platform !== 'linux' || !bubblewrapWorks()) {
     return { ok: false, failure: { kind: 'sandbox', message: `MCP server "${name}" was not started: bubblewrap, the OS sandbox its process runs in, is not available here. Install bubblewrap, or set sandbox to "off" in Settings.` } };
   }
   const hidden = realPaths(confinement.hidden);
   const hiddenInWorkspace = hidden.filter((path) => path !== workspace && path.startsWith(`${workspace}${sep}`) && existsSync(path));
   const root = bubblewrapRoot({ workspace, allowNetwork: confinement.allowNetwork, hiddenInWorkspace, readable: serverFiles(programs, args, workspace, hidden) });
-  return { ok: true, launch: { file: 'bwrap', args: [...root, '--', program, ...args], env, cwd: workspace } };
+  return { ok: true, launch: { file: 'bwrap', args: [...root, '--', program, ...args], env, cwd: workspace, ...limit } };
 }

@@ -9,6 +9,8 @@ export interface StdioLaunch {
   args: string[];
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** The largest message the server may send (default `DEFAULT_MAX_MESSAGE_BYTES`). */
+  maxMessageBytes?: number;
 }
 
 /** How a stdio server's process ended, for the message that says why a session broke. */
@@ -17,10 +19,17 @@ export interface ProcessExit {
   signal: NodeJS.Signals | null;
   /** The last lines it wrote to stderr. */
   stderr: string;
+  /** Why Archon stopped it, when it did (a message over the limit). */
+  reason?: string;
 }
 
 const STDERR_LINES = 10;
 const KILL_WAIT_MS = 5000;
+export const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+
+function mebibytes(bytes: number): string {
+  return `${Math.round((bytes / (1024 * 1024)) * 100) / 100} MiB`;
+}
 
 /**
  * A stdio MCP transport whose server leads a process group of its own, so the whole tree can be
@@ -32,12 +41,17 @@ export class StdioServerTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private child: ChildProcess | null = null;
-  private readonly buffer = new ReadBuffer();
+  private readonly buffer: ReadBuffer;
+  private readonly maxMessageBytes: number;
   private stderrTail: string[] = [];
   private exitInfo: ProcessExit | null = null;
   private spawnError: NodeJS.ErrnoException | null = null;
+  private stopReason: string | undefined;
 
-  constructor(private readonly launch: StdioLaunch) {}
+  constructor(private readonly launch: StdioLaunch) {
+    this.maxMessageBytes = launch.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.buffer = new ReadBuffer({ maxBufferSize: this.maxMessageBytes });
+  }
 
   get pid(): number | null {
     return this.child?.pid ?? null;
@@ -62,20 +76,31 @@ export class StdioServerTransport implements Transport {
       });
       child.on('spawn', () => resolve());
       child.on('close', (code, signalName) => {
-        this.exitInfo = { code, signal: signalName, stderr: this.stderrTail.join('\n') };
+        this.exitInfo = { code, signal: signalName, stderr: this.stderrTail.join('\n'), ...(this.stopReason ? { reason: this.stopReason } : {}) };
         this.child = null;
         this.onclose?.();
       });
       child.stdin?.on('error', (error) => this.onerror?.(error));
-      child.stdout?.on('data', (chunk: Buffer) => {
-        this.buffer.append(chunk);
-        this.readMessages();
-      });
+      child.stdout?.on('data', (chunk: Buffer) => this.receive(chunk));
       child.stderr?.on('data', (chunk: Buffer) => {
         const lines = [...this.stderrTail, ...chunk.toString('utf8').split('\n').filter((line) => line.trim() !== '')];
         this.stderrTail = lines.slice(-STDERR_LINES);
       });
     });
+  }
+
+  /** A message past the limit would hold the whole stream (a line with no end): the server is stopped, its calls fail naming the limit. */
+  private receive(chunk: Buffer): void {
+    if (this.stopReason) return;
+    try {
+      this.buffer.append(chunk);
+    } catch {
+      this.stopReason = `sent a message larger than ${mebibytes(this.maxMessageBytes)} (the limit of one message; raise "maxMessageBytes" in its configuration if its results are that large), so it was stopped`;
+      const pid = this.child?.pid;
+      if (pid !== undefined) signal(-pid, 'SIGKILL');
+      return;
+    }
+    this.readMessages();
   }
 
   private readMessages(): void {

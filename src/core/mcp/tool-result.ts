@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ToolResultPartSchema, type ToolResult, type ToolResultPart } from '../../shared/schemas/tool';
+import type { McpCallLost } from './mcp-session';
 
 const MAX_PARTS = 32;
 const MAX_IMAGE_CHARS = 262_144;
@@ -28,4 +29,21 @@ export function toToolResult(result: CallToolResult): ToolResult {
   if (text.length === 0 && result.structuredContent !== undefined) text.push(JSON.stringify(result.structuredContent));
   const valid = parts.filter((part) => ToolResultPartSchema.safeParse(part).success).slice(0, MAX_PARTS);
   return { status: result.isError ? 'error' : 'success', content: text.join('\n'), metadata: {}, ...(valid.length > 0 ? { parts: valid } : {}) };
+}
+
+/**
+ * A call the server never answered because it died (or its connection broke) with the call in flight.
+ * An idempotent tool may simply be called again; any other's outcome is unknown, as an interrupted
+ * built-in call's is: the model is told to check the effect before it repeats the call.
+ */
+export function lostCallResult(lost: McpCallLost, idempotent: boolean): ToolResult {
+  const metadata = { mcpFailure: lost.failure.kind };
+  if (idempotent) return { status: 'error', content: lost.message, metadata };
+  return {
+    status: 'error',
+    content:
+      `Outcome unknown: MCP server "${lost.server}" stopped before it answered the call to ${lost.tool}, which may or may not have happened; it was not run again. ` +
+      `Check its effect first (for example, read what it would have changed) and repeat it only if it did not happen. The server ${lost.how}`,
+    metadata: { ...metadata, outcome: 'unknown' },
+  };
 }

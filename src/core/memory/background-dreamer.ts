@@ -1,21 +1,27 @@
 import { ArchonError } from '../../shared/errors';
-import type { ArchonRuntime } from '../runtime';
-import { dream, type DreamerDependencies } from './dreamer';
+import type { RunOptions } from '../../shared/schemas/run';
+import { dreamRun, type DreamRunDependencies } from './dream-run';
 
 /** Dreams after one run ends, and again at most this many times for runs that ended meanwhile. */
 const MAX_ROUNDS = 4;
 
+export interface BackgroundDreamerDependencies extends Pick<DreamRunDependencies, 'runtime' | 'estop' | 'approvals' | 'connect'> {
+  /** The model server and policy a dream runs with: the app's run defaults. */
+  options(): RunOptions;
+}
+
 /**
  * The app's automatic Dreamer (Settings.autoDream): after a run ends it dreams in the background,
- * one dream at a time, never holding up a run; closing the app cancels a dream under way (the runs
- * it was reading stay undreamt for the next one).
+ * one dream at a time, never holding up a run. Each dream is a run of kind `dream` (dream-run.ts):
+ * none starts while the emergency stop is latched, and the stop ends one under way; closing the app
+ * cancels it too (the runs it was reading stay undreamt for the next one).
  */
 export class BackgroundDreamer {
   private running: Promise<void> | null = null;
   private pending = false;
   private readonly controller = new AbortController();
 
-  constructor(private readonly deps: { runtime: Pick<ArchonRuntime, 'store' | 'log' | 'now'>; connect: DreamerDependencies['connect'] }) {}
+  constructor(private readonly deps: BackgroundDreamerDependencies) {}
 
   /** A run ended: dream, unless Settings turn automatic dreaming (or memory) off. */
   runEnded(): void {
@@ -31,13 +37,15 @@ export class BackgroundDreamer {
   }
 
   private async rounds(): Promise<void> {
-    const { store, log, now } = this.deps.runtime;
+    const { log } = this.deps.runtime;
     for (let round = 0; round < MAX_ROUNDS && !this.controller.signal.aborted; round++) {
       this.pending = false;
       try {
-        const outcome = await dream({ runs: store.runs, dreams: store.dreams, memory: store.memory, connect: this.deps.connect, signal: this.controller.signal, now });
-        if (outcome.unreadable) log.warn(`the Dreamer's answer could not be read: ${outcome.unreadable}`);
+        const settings = this.deps.runtime.store.getSettings();
+        const ended = await dreamRun({ ...this.deps, options: this.deps.options(), settings }, this.controller.signal);
+        if (ended.error !== null) log.warn({ runId: ended.runId, status: ended.status }, `the dream ended ${ended.status}: ${ended.error}`);
       } catch (error) {
+        if (ArchonError.isInstance(error) && error.code === 'ESTOP_LATCHED') return;
         if (!this.controller.signal.aborted) log.warn({ err: error }, 'the Dreamer could not dream; `archon dream` tries again');
       }
       if (!this.pending) return;

@@ -1,7 +1,7 @@
 import type { RunEvent } from '../../shared/schemas/events';
 import type { RunStatus } from '../../shared/schemas/run';
-import { MIN_PROGRESS } from '../agent/goal-gradient';
-import { capObservation } from '../agent/tool-call';
+import { MIN_PROGRESS } from '../../shared/gap-trend';
+import { capObservation } from '../model/observation';
 import type { RunStore } from '../store/run-store';
 
 /** Runs over for good: what they did is settled, so the Dreamer may learn from them (a paused or stopped run may still be resumed). */
@@ -41,7 +41,7 @@ function stepLines(events: readonly RunEvent[]): string[] {
 
 /**
  * One finished run as the Dreamer reads it: its goal, plan, what each step did, and every failure,
- * verdict and repair with the reason the records give, verbatim, so a lesson can cite no other cause (MM-12).
+ * verdict and repair with the reason the records give, verbatim, so a lesson can cite no other cause.
  */
 export function dreamRecord(runs: RunStore, runId: string): string | null {
   const run = runs.getRun(runId);

@@ -1,10 +1,6 @@
-import { z } from 'zod';
-import { describeZodError } from '../../shared/errors';
 import { SubmitLessonsSchema, type MemoryItem, type SubmitLessons } from '../../shared/schemas/memory';
-import type { ChatMessage, ChatResponse, ModelClient, ModelMode, ToolSpec } from '../model/chat';
-import { readToolCalls } from '../model/dialects/read-tool-calls';
-import { splitReasoning } from '../model/dialects/reasoning';
-import { extractFirstJsonObject, parseLenientJson } from '../model/lenient-json';
+import type { ChatRequest, ChatResponse, ModelMode } from '../model/chat';
+import { askStructured, type StructuredAnswer } from '../run/structured-answer';
 import type { DreamLog } from '../store/dream-log';
 import type { RunStore } from '../store/run-store';
 import { DREAMABLE_STATUSES, dreamRecord } from './dream-record';
@@ -19,10 +15,10 @@ export const RUNS_PER_DREAM = 8;
 /** The Dreamer's answer is read at most this many times; an unreadable one is fed back once with why. */
 const MAX_LESSON_REQUESTS = 2;
 
-const submitLessonsSpec: ToolSpec = {
+const submitLessonsTool = {
   name: SUBMIT_LESSONS,
   description: 'Submit the lessons learned from the runs: each with its text, the ids of the runs whose records support it, and what kind of goal or step it applies to.',
-  parameters: z.toJSONSchema(SubmitLessonsSchema, { io: 'input' }) as Record<string, unknown>,
+  schema: SubmitLessonsSchema,
 };
 
 function dreamerPrompt(mode: ModelMode): string {
@@ -38,54 +34,40 @@ function dreamerPrompt(mode: ModelMode): string {
   ].join('\n');
 }
 
-/** The lessons' JSON text: a submit_lessons call (native, or in any dialect), else the object after `Lessons:`, else the first object. */
-function lessonsText(response: ChatResponse): string | null {
-  const native = response.toolCalls.find((call) => call.name === SUBMIT_LESSONS);
-  if (native) return native.arguments;
-  const written = readToolCalls(response.content, [submitLessonsSpec], { reasoning: response.reasoning });
-  if (written?.calls[0]) return written.calls[0].arguments;
-  const content = splitReasoning(response.content).content;
-  const marker = /lessons\s*:/i.exec(content);
-  return extractFirstJsonObject(content, marker?.index ?? 0);
-}
-
-function readLessons(response: ChatResponse): { ok: true; lessons: Lesson[] } | { ok: false; error: string } {
-  const text = lessonsText(response);
-  if (text === null) return { ok: false, error: `No lessons were found. Answer with ${SUBMIT_LESSONS} (or a line "Lessons: {…}").` };
-  const json = parseLenientJson(text);
-  if (!json.ok) return { ok: false, error: `The lessons are not valid JSON (${json.error}).` };
-  const parsed = SubmitLessonsSchema.safeParse(json.value);
-  return parsed.success ? { ok: true, lessons: parsed.data.lessons } : { ok: false, error: `The lessons do not match their schema: ${describeZodError(parsed.error)}.` };
-}
-
-function feedback(response: ChatResponse, error: string): ChatMessage[] {
-  const message = `${error} Submit the lessons again.`;
-  const call = response.toolCalls[0];
-  if (call) return [{ role: 'assistant', content: response.content || null, toolCalls: [call] }, { role: 'tool', toolCallId: call.id, content: message }];
-  return [{ role: 'assistant', content: response.content }, { role: 'user', content: message }];
-}
-
 export interface DreamerDependencies {
-  runs: RunStore;
   dreams: DreamLog;
   memory: { add(input: NewMemoryItem): MemoryItem };
-  /** The model to ask, connected only when there is something to dream. */
-  connect(signal: AbortSignal): Promise<{ model: ModelClient; mode: ModelMode }>;
-  signal: AbortSignal;
+  /** Asks the model as the dream's run makes every model call: asked for, charged and recorded (see dream-run.ts). */
+  chat(request: ChatRequest): Promise<ChatResponse>;
+  mode: ModelMode;
   now?: () => Date;
+}
+
+/** A finished run as the Dreamer reads it. */
+export interface DreamInput {
+  runId: string;
+  record: string;
+}
+
+/** The finished runs the next dream reads (at most RUNS_PER_DREAM), oldest first: none means nothing is asked. */
+export function dreamInputs(runs: RunStore, dreams: DreamLog): DreamInput[] {
+  return dreams.undreamt(DREAMABLE_STATUSES, RUNS_PER_DREAM).flatMap((runId) => {
+    const record = dreamRecord(runs, runId);
+    return record === null ? [] : [{ runId, record }];
+  });
 }
 
 export interface DreamOutcome {
   /** The runs read (and now marked dreamt). */
   runIds: string[];
   stored: MemoryItem[];
-  /** Lessons left out because their evidence named a run that was not among those read (MM-12). */
+  /** Lessons left out because their evidence named a run that was not among those read. */
   dropped: Lesson[];
   /** Why the model's answer could not be read, when it could not; the runs stay undreamt then. */
   unreadable: string | null;
 }
 
-/** A lesson stands only on runs the Dreamer was shown: evidence naming any other run (or one that does not exist) drops it (MM-12). */
+/** A lesson stands only on runs the Dreamer was shown: evidence naming any other run (or one that does not exist) drops it. */
 export function supportedLessons(lessons: readonly Lesson[], shown: ReadonlySet<string>): { kept: (Lesson & { firstRun: string })[]; dropped: Lesson[] } {
   const kept: (Lesson & { firstRun: string })[] = [];
   const dropped: Lesson[] = [];
@@ -97,38 +79,32 @@ export function supportedLessons(lessons: readonly Lesson[], shown: ReadonlySet<
   return { kept, dropped };
 }
 
-async function askForLessons(deps: DreamerDependencies, records: readonly string[]): Promise<{ ok: true; lessons: Lesson[] } | { ok: false; error: string }> {
-  const { model, mode } = await deps.connect(deps.signal);
-  const messages: ChatMessage[] = [
-    { role: 'system', content: dreamerPrompt(mode) },
-    { role: 'user', content: `Records of ${records.length} finished run(s):\n\n${records.join('\n\n')}` },
-  ];
-  let read: { ok: true; lessons: Lesson[] } | { ok: false; error: string } = { ok: false, error: 'not asked' };
-  for (let attempt = 1; attempt <= MAX_LESSON_REQUESTS; attempt++) {
-    const response = await model.chat({ purpose: 'lessons', messages, tools: mode === 'native' ? [submitLessonsSpec] : undefined }, { signal: deps.signal });
-    read = readLessons(response);
-    if (read.ok) return read;
-    messages.push(...feedback(response, read.error));
-  }
-  return read;
+function askForLessons(deps: DreamerDependencies, records: readonly string[]): Promise<StructuredAnswer<SubmitLessons>> {
+  return askStructured((chat) => deps.chat({ purpose: 'lessons', ...chat }), {
+    tool: submitLessonsTool,
+    noun: 'lessons',
+    plural: true,
+    label: 'Lessons',
+    mode: deps.mode,
+    messages: [
+      { role: 'system', content: dreamerPrompt(deps.mode) },
+      { role: 'user', content: `Records of ${records.length} finished run(s):\n\n${records.join('\n\n')}` },
+    ],
+    maxRepairs: MAX_LESSON_REQUESTS - 1,
+  });
 }
 
 /**
- * The Dreamer (MM-10…12): reads finished runs not dreamt yet, asks the model for lessons
- * (`submit_lessons`, purpose `lessons`), keeps those whose evidence names only runs it read, and
- * stores them as `lesson` memories; the runs are marked dreamt in the same transaction.
+ * The Dreamer: asks the model for lessons from finished runs' records (`submit_lessons`,
+ * purpose `lessons`), keeps those whose evidence names only runs it read, and stores them as
+ * `lesson` memories; the runs are marked dreamt in the same transaction.
  */
-export async function dream(deps: DreamerDependencies): Promise<DreamOutcome> {
-  const candidates = deps.dreams.undreamt(DREAMABLE_STATUSES, RUNS_PER_DREAM);
-  const records = candidates.flatMap((runId) => {
-    const record = dreamRecord(deps.runs, runId);
-    return record === null ? [] : [{ runId, record }];
-  });
+export async function dream(deps: DreamerDependencies, records: readonly DreamInput[]): Promise<DreamOutcome> {
   if (records.length === 0) return { runIds: [], stored: [], dropped: [], unreadable: null };
   const answer = await askForLessons(deps, records.map((entry) => entry.record));
   const runIds = records.map((entry) => entry.runId);
   if (!answer.ok) return { runIds: [], stored: [], dropped: [], unreadable: answer.error };
-  const { kept, dropped } = supportedLessons(answer.lessons, new Set(runIds));
+  const { kept, dropped } = supportedLessons(answer.value.lessons, new Set(runIds));
   const stored: MemoryItem[] = [];
   const now = (deps.now ?? (() => new Date()))().toISOString();
   deps.dreams.record(runIds, kept.length, now, () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ArchonError } from '../../shared/errors';
 import { MemoryItemSchema, type MemoryItem, type MemoryKind, type MemorySource } from '../../shared/schemas/memory';
-import type { SqliteDatabase } from '../store/open-database';
+import { writeTransaction, type SqliteDatabase } from '../store/open-database';
 import type { SecretRedactor } from '../secrets/redactor';
 import { lexicalQuery } from './lexical-query';
 import { fuseRankings, type RankedList } from './rank-fusion';
@@ -34,6 +34,8 @@ export interface MemorySearchOptions {
   recentFallback?: boolean;
   /** Items that came from this run are left out. */
   excludeRunId?: string;
+  /** Only items of no run, or whose runs (source and evidence) all worked in this run's workspace. */
+  workspaceOfRun?: string;
 }
 
 export interface ScoredMemory {
@@ -94,10 +96,25 @@ function toItem(row: unknown): MemoryItem {
   });
 }
 
-function itemFilter(kinds: readonly MemoryKind[] | undefined, excludeRunId?: string): { sql: string; params: string[] } {
+/** A run's workspace: its pinned real path, else the path it was given. */
+const RUN_WORKSPACE = "coalesce(r.workspace_real, json_extract(r.options_json, '$.workspace'))";
+const CURRENT_WORKSPACE = `(SELECT ${RUN_WORKSPACE} FROM runs r WHERE r.id = ?)`;
+
+/**
+ * A fact or an episode holds what a run's steps found in its workspace (a secret a tool read
+ * included): it is recalled only by runs of that workspace, and one whose runs (source or evidence)
+ * are no longer known by none. Lessons (the Dreamer's advice on how to work, meant to carry over) and
+ * the operator's own items are recalled everywhere.
+ */
+const SAME_WORKSPACE = `
+  AND (m.kind = 'lesson' OR (
+    (m.source_run_id IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.id = m.source_run_id AND ${RUN_WORKSPACE} = ${CURRENT_WORKSPACE}))
+    AND NOT EXISTS (SELECT 1 FROM json_each(m.evidence_json) e LEFT JOIN runs r ON r.id = e.value WHERE ${RUN_WORKSPACE} IS NULL OR ${RUN_WORKSPACE} IS NOT ${CURRENT_WORKSPACE})))`;
+
+function itemFilter(kinds: readonly MemoryKind[] | undefined, excludeRunId?: string, workspaceOfRun?: string): { sql: string; params: string[] } {
   const byKind = !kinds || kinds.length === 0 ? { sql: '', params: [] } : { sql: ` AND m.kind IN (${kinds.map(() => '?').join(', ')})`, params: [...kinds] };
-  if (excludeRunId === undefined) return byKind;
-  return { sql: `${byKind.sql} AND m.source_run_id IS NOT ?`, params: [...byKind.params, excludeRunId] };
+  const byRun = excludeRunId === undefined ? byKind : { sql: `${byKind.sql} AND m.source_run_id IS NOT ?`, params: [...byKind.params, excludeRunId] };
+  return workspaceOfRun === undefined ? byRun : { sql: `${byRun.sql}${SAME_WORKSPACE}`, params: [...byRun.params, workspaceOfRun, workspaceOfRun] };
 }
 
 function vectorBlob(vector: readonly number[]): Buffer {
@@ -120,26 +137,22 @@ export class MemoryStore {
     this.now = options.now ?? (() => new Date().toISOString());
   }
 
+  /** Inside a caller's transaction (a step's completion), a savepoint of it: a failure undoes this item alone. */
   add(input: NewMemoryItem): MemoryItem {
-    return this.addAll([input])[0] as MemoryItem;
-  }
-
-  /** Several items in one transaction (a burst of step results), the bound enforced once after them. */
-  addAll(inputs: readonly NewMemoryItem[]): MemoryItem[] {
-    const candidates = inputs.map((input) => this.candidate(input));
-    this.db.transaction(() => {
-      for (const candidate of candidates) this.insert(candidate);
+    const item = this.candidate(input);
+    writeTransaction(this.db, () => {
+      this.insert(item);
       this.enforceBound();
-    })();
-    return candidates;
+    });
+    return item;
   }
 
   /** The run's one episode: one it had from an earlier ending (a resumed run's) is replaced. */
   putEpisode(runId: string, text: string): MemoryItem {
-    return this.db.transaction(() => {
+    return writeTransaction(this.db, () => {
       this.db.prepare("DELETE FROM memory_items WHERE kind = 'episode' AND source_run_id = ?").run(runId);
       return this.add({ kind: 'episode', text, source: { runId, stepId: null } });
-    })();
+    });
   }
 
   get(id: string): MemoryItem | null {
@@ -173,7 +186,7 @@ export class MemoryStore {
    */
   search(query: string, options: MemorySearchOptions): ScoredMemory[] {
     const rankings: RankedList[] = [];
-    const filter = itemFilter(options.kinds, options.excludeRunId);
+    const filter = itemFilter(options.kinds, options.excludeRunId, options.workspaceOfRun);
     const vector = options.embedding ? this.vectorMatches(options.embedding, filter, options.minSimilarity ?? MIN_SIMILARITY) : [];
     if (vector.length > 0) rankings.push({ name: 'vector', ids: vector });
     const lexical = this.lexicalMatches(query, filter);
@@ -202,10 +215,10 @@ export class MemoryStore {
   update(id: string, text: string): MemoryItem {
     const fullId = this.resolveId(id);
     const clean = MemoryItemSchema.shape.text.parse(this.secrets.redact(text));
-    this.db.transaction(() => {
+    writeTransaction(this.db, () => {
       this.db.prepare('UPDATE memory_items SET text = ? WHERE id = ?').run(clean, fullId);
       this.db.prepare('DELETE FROM memory_embeddings WHERE seq = (SELECT seq FROM memory_items WHERE id = ?)').run(fullId);
-    })();
+    });
     return this.get(fullId) as MemoryItem;
   }
 
@@ -214,9 +227,9 @@ export class MemoryStore {
     if (ids.length === 0) return;
     const now = this.now();
     const statement = this.db.prepare('UPDATE memory_items SET last_used_at = ? WHERE id = ?');
-    this.db.transaction(() => {
+    writeTransaction(this.db, () => {
       for (const id of ids) statement.run(now, id);
-    })();
+    });
   }
 
   setEmbedding(id: string, model: string, vector: readonly number[]): void {
@@ -224,11 +237,11 @@ export class MemoryStore {
     if (!row || vector.length === 0) return;
     const coarse = this.coarseTable(vector.length, true);
     const blob = vectorBlob(vector);
-    this.db.transaction(() => {
+    writeTransaction(this.db, () => {
       this.db.prepare('DELETE FROM memory_embeddings WHERE seq = ?').run(row.seq);
       this.db.prepare('INSERT INTO memory_embeddings (seq, model, dimensions, embedding) VALUES (?, ?, ?, ?)').run(row.seq, model, vector.length, blob);
       if (coarse) this.db.prepare(`INSERT INTO ${coarse} (seq, model, embedding) VALUES (?, ?, vec_quantize_binary(vec_f32(?)))`).run(BigInt(row.seq), model, blob);
-    })();
+    });
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { DialectName } from './dialects/dialect';
+import type { DialectName } from './dialects/dialect-names';
 
 /** The runtime's own view of a chat exchange; model-client.ts maps it to the OpenAI wire format. */
 export interface ToolCallRequest {

@@ -2,10 +2,12 @@ import type { RunOptions } from '../../shared/schemas/run';
 import type { ModelClient } from './chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
 import { contextWindowOf } from './context-window';
-import { probeEndpoint } from './endpoint-probe';
+import { probeEndpoint, probeWouldCatch } from './endpoint-probe';
 import { createOpenAIModelClient } from './model-client';
-import { Embedder } from '../memory/embedder';
+import { Embedder } from './embedder';
+import type { ProbeCache, ProbeKey } from './probe-cache';
 import type { RetryPolicy } from './retry-policy';
+import type { RequestSink, ServerRequest } from './server-request';
 
 export interface ModelCredentials {
   /** The API key to send to this base URL, if any (the app's keys are each bound to one origin). */
@@ -15,15 +17,62 @@ export interface ModelCredentials {
   contextLength?: () => number | null;
 }
 
-/** Probe the run's endpoint, then make the client for the model the probe settled on (and the embedder, when the run names an embedding model). */
+/** What a run connects with: earlier runs' probes, when the host keeps them, and who hears each request the probe sends as it is sent. */
+export interface ConnectSession {
+  probes?: ProbeCache;
+  onRequest?: RequestSink;
+}
+
+export interface Connected {
+  probe: EndpointProbe;
+  model: ModelClient;
+  embedder: Embedder | null;
+  /** Every request the probe sent (none when an earlier probe stood), for the run's `model_calls`. */
+  requests: ServerRequest[];
+}
+
+/** A fresh probe from the cache, else a probe of the server (kept for the runs that follow). */
+async function probeFor(key: ProbeKey, apiKey: string | undefined, signal: AbortSignal, session: ConnectSession): Promise<{ probe: EndpointProbe; requests: ServerRequest[] }> {
+  const cached = session.probes?.get(key);
+  if (cached) return { probe: cached, requests: [] };
+  const requests: ServerRequest[] = [];
+  const onRequest = (request: ServerRequest) => {
+    requests.push(request);
+    return session.onRequest?.(request);
+  };
+  const probe = await probeEndpoint({ baseUrl: key.baseUrl, apiKey, model: key.model || undefined, contextLength: key.contextSetting, signal, onRequest });
+  session.probes?.put(key, probe);
+  // A run keeps the model the probe settled on: its resume asks for that one by name.
+  if (probe.model !== key.model) session.probes?.put({ ...key, model: probe.model }, probe);
+  return { probe, requests };
+}
+
+/** The client, forgetting the cached probe when a call fails for a reason a fresh probe would have caught. */
+function forgettingProbe(model: ModelClient, probes: ProbeCache | undefined): ModelClient {
+  if (!probes) return model;
+  return {
+    baseUrl: model.baseUrl,
+    model: model.model,
+    chat: (request, options) =>
+      model.chat(request, options).catch((error: unknown) => {
+        if (probeWouldCatch(error)) probes.forget(model.baseUrl, model.model);
+        throw error;
+      }),
+  };
+}
+
+/** Probe the run's endpoint (or take an earlier run's fresh probe), then make the client for the model it settled on (and the embedder, when the run names an embedding model). */
 export function modelConnector(credentials: ModelCredentials) {
-  return async (options: RunOptions, signal: AbortSignal): Promise<{ probe: EndpointProbe; model: ModelClient; embedder: Embedder | null }> => {
+  return async (options: RunOptions, signal: AbortSignal, session: ConnectSession = {}): Promise<Connected> => {
     const apiKey = credentials.apiKeyFor?.(options.modelUrl);
-    const probe = await probeEndpoint({ baseUrl: options.modelUrl, apiKey, model: options.model || undefined, contextLength: credentials.contextLength?.() ?? null, signal });
+    const key = { baseUrl: options.modelUrl, model: options.model, contextSetting: credentials.contextLength?.() ?? null };
+    const { probe, requests } = await probeFor(key, apiKey, signal, session);
+    const client = createOpenAIModelClient({ baseUrl: options.modelUrl, model: probe.model, apiKey, retry: credentials.retry, streaming: probe.streaming, context: contextWindowOf(probe) });
     return {
       probe,
-      model: createOpenAIModelClient({ baseUrl: options.modelUrl, model: probe.model, apiKey, retry: credentials.retry, streaming: probe.streaming, context: contextWindowOf(probe) }),
+      model: forgettingProbe(client, session.probes),
       embedder: options.embeddingModel ? new Embedder({ baseUrl: options.modelUrl, model: options.embeddingModel, apiKey }) : null,
+      requests,
     };
   };
 }

@@ -18,6 +18,8 @@ export interface ContextLengthQuery {
   /** The operator's setting, for servers that do not say. */
   configured: number | null;
   signal: AbortSignal;
+  /** What sends the requests (the probe's, which records each one); the built-in fetch when absent. */
+  fetch?: typeof fetch;
 }
 
 /** Ollama's context when neither the model nor the operator sets num_ctx (OLLAMA_CONTEXT_LENGTH's default). */
@@ -25,9 +27,9 @@ export const OLLAMA_DEFAULT_CONTEXT = 4096;
 
 const positive = (value: unknown): number | null => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : null);
 
-async function getJson(url: string, signal: AbortSignal, init: RequestInit = {}): Promise<Record<string, unknown> | null> {
+async function getJson(query: ContextLengthQuery, url: string, init: RequestInit = {}): Promise<Record<string, unknown> | null> {
   try {
-    const response = await fetch(url, { ...init, signal: AbortSignal.any([signal, AbortSignal.timeout(2000)]) });
+    const response = await (query.fetch ?? fetch)(url, { ...init, signal: AbortSignal.any([query.signal, AbortSignal.timeout(2000)]) });
     if (!response.ok) return null;
     const body: unknown = await response.json();
     return body !== null && typeof body === 'object' ? (body as Record<string, unknown>) : null;
@@ -40,7 +42,7 @@ const rootOf = (baseUrl: string) => baseUrl.replace(/\/v1\/?$/, '');
 
 /** llama.cpp's server: /props, beside /v1, with the slots it runs in parallel. */
 async function fromLlamaCpp(query: ContextLengthQuery): Promise<ContextLength | null> {
-  const props = await getJson(`${rootOf(query.baseUrl)}/props`, query.signal);
+  const props = await getJson(query, `${rootOf(query.baseUrl)}/props`);
   const settings = props?.default_generation_settings as Record<string, unknown> | undefined;
   const contextLength = positive(settings?.n_ctx);
   if (!props || contextLength === null) return null;
@@ -56,7 +58,7 @@ function numCtxOf(parameters: unknown): number | null {
 
 /** Ollama: /api/show gives the model's own maximum and the num_ctx its Modelfile sets; without one, the server default applies. */
 async function fromOllama(query: ContextLengthQuery): Promise<ContextLength | null> {
-  const shown = await getJson(`${rootOf(query.baseUrl)}/api/show`, query.signal, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: query.model }) });
+  const shown = await getJson(query, `${rootOf(query.baseUrl)}/api/show`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: query.model }) });
   if (!shown || typeof shown.model_info !== 'object' || shown.model_info === null) return null;
   const info = shown.model_info as Record<string, unknown>;
   const trained = Object.entries(info).find(([key]) => key.endsWith('.context_length'))?.[1];
@@ -70,7 +72,7 @@ async function fromOllama(query: ContextLengthQuery): Promise<ContextLength | nu
 
 /** LM Studio: /api/v0/models lists each model with the context it was loaded with. */
 async function fromLmStudio(query: ContextLengthQuery): Promise<ContextLength | null> {
-  const listing = await getJson(`${rootOf(query.baseUrl)}/api/v0/models`, query.signal);
+  const listing = await getJson(query, `${rootOf(query.baseUrl)}/api/v0/models`);
   const entries = Array.isArray(listing?.data) ? (listing.data as Record<string, unknown>[]) : [];
   const contextLength = positive(entries.find((entry) => entry.id === query.model)?.loaded_context_length);
   return contextLength === null ? null : { contextLength, contextSource: 'LM Studio /api/v0/models loaded_context_length', parallelSlots: null };

@@ -4,6 +4,7 @@ import { parseJsonOrUndefined } from '../../shared/json';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
 import { discoverContextLength } from './context-length';
 import { abortableSleep } from './retry-policy';
+import { observedFetch, type RequestSink } from './server-request';
 
 export interface ProbeOptions {
   baseUrl: string;
@@ -12,6 +13,8 @@ export interface ProbeOptions {
   /** The operator's context length, for servers that do not report theirs. */
   contextLength?: number | null;
   signal: AbortSignal;
+  /** Told of every request the server received, each with X-Archon-Purpose: probe. */
+  onRequest?: RequestSink;
 }
 
 const PROBE_TOOL = {
@@ -48,11 +51,11 @@ function notModelServer(baseUrl: string, request: string, body: string, expected
 }
 
 /** The body of the last answer a client received, for telling a model server from another HTTP server. */
-function recordingFetch(): { fetch: typeof fetch; lastBody: () => string } {
+function recordingFetch(observed: typeof fetch): { fetch: typeof fetch; lastBody: () => string } {
   let lastBody = '';
   return {
     fetch: async (url, init) => {
-      const response = await fetch(url, init);
+      const response = await observed(url, init);
       const streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream');
       lastBody = streamed ? '' : await response.clone().text();
       return response;
@@ -71,8 +74,8 @@ const answeredOtherThanModel = (status: number | undefined, body: string) =>
   parseJsonOrUndefined(body) === undefined && (body.trim().startsWith('<') || status === 404 || status === 405);
 
 /** The server's model entries as sent: vLLM adds max_model_len to each. */
-async function listModels(baseUrl: string, apiKey: string | undefined, signal: AbortSignal): Promise<(Record<string, unknown> & { id: string })[]> {
-  const recorder = recordingFetch();
+async function listModels(baseUrl: string, apiKey: string | undefined, signal: AbortSignal, observed: typeof fetch): Promise<(Record<string, unknown> & { id: string })[]> {
+  const recorder = recordingFetch(observed);
   const client = new OpenAI({ baseURL: baseUrl, apiKey: apiKey || 'not-needed', maxRetries: 0, fetch: recorder.fetch });
   try {
     const page = await client.models.list({ signal, timeout: 5000 });
@@ -153,12 +156,12 @@ function classify(error: unknown, body: string): Refusal | null {
 /** The model's one-token answer to a request with a no-op tool, streamed as runs stream, or whole; false when it held no `choices`. */
 async function requestWithTools(client: OpenAI, model: string, streaming: boolean, signal: AbortSignal): Promise<boolean> {
   const body = { model, messages: [{ role: 'user' as const, content: 'ping' }], tools: [PROBE_TOOL], max_tokens: 1 };
-  const sent = { signal, timeout: 60_000, headers: { 'X-Archon-Purpose': 'probe' } };
+  const sent = { signal, timeout: 60_000 };
   if (!streaming) {
     const answer: unknown = await client.chat.completions.create({ ...body, stream: false }, sent);
     return typeof answer === 'object' && answer !== null && Array.isArray((answer as { choices?: unknown }).choices);
   }
-  const stream = await client.chat.completions.create({ ...body, stream: true }, sent);
+  const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, sent);
   let answered = false;
   for await (const chunk of stream) answered ||= Array.isArray((chunk as { choices?: unknown }).choices);
   return answered;
@@ -173,8 +176,8 @@ function noModelLoaded(baseUrl: string, message: string, cause: unknown): Archon
 }
 
 /** Asks with tools, then reads a refusal: text mode, whole requests, no model, or try again (bounded). */
-async function probeToolSupport(baseUrl: string, apiKey: string | undefined, model: string, signal: AbortSignal): Promise<ToolSupport> {
-  const recorder = recordingFetch();
+async function probeToolSupport(baseUrl: string, apiKey: string | undefined, model: string, signal: AbortSignal, observed: typeof fetch): Promise<ToolSupport> {
+  const recorder = recordingFetch(observed);
   const client = new OpenAI({ baseURL: baseUrl, apiKey: apiKey || 'not-needed', maxRetries: 0, fetch: recorder.fetch });
   let streaming = true;
   let whyWhole: string | null = null;
@@ -202,12 +205,29 @@ async function probeToolSupport(baseUrl: string, apiKey: string | undefined, mod
 
 /** Before a run: is the server there, which model, can it call tools (and stream them), how big and how parallel is it. */
 export async function probeEndpoint(options: ProbeOptions): Promise<EndpointProbe> {
-  const listed = await listModels(options.baseUrl, options.apiKey, options.signal);
-  const models = listed.map((entry) => entry.id);
-  const model = chooseModel(options.model, models, options.baseUrl);
-  const [tools, context] = await Promise.all([
-    probeToolSupport(options.baseUrl, options.apiKey, model, options.signal),
-    discoverContextLength({ baseUrl: options.baseUrl, model, listed: listed.find((entry) => entry.id === model), configured: options.contextLength ?? null, signal: options.signal }),
-  ]);
-  return { baseUrl: options.baseUrl, models, model, ...tools, ...context };
+  const calls = observedFetch('probe', options.onRequest);
+  // An endpoint a server does not have (404, 405) answers the question asked of it: this is not that kind of server.
+  const discovery = observedFetch('probe', options.onRequest, (status) => status < 500);
+  try {
+    const listed = await listModels(options.baseUrl, options.apiKey, options.signal, calls.fetch);
+    const models = listed.map((entry) => entry.id);
+    const model = chooseModel(options.model, models, options.baseUrl);
+    const [tools, context] = await Promise.all([
+      probeToolSupport(options.baseUrl, options.apiKey, model, options.signal, calls.fetch),
+      discoverContextLength({ baseUrl: options.baseUrl, model, listed: listed.find((entry) => entry.id === model), configured: options.contextLength ?? null, signal: options.signal, fetch: discovery.fetch }),
+    ]);
+    return { baseUrl: options.baseUrl, models, model, ...tools, ...context };
+  } finally {
+    await Promise.all([calls.settled(), discovery.settled()]);
+  }
+}
+
+/** Failures a fresh probe would have foreseen: the model gone, tools refused, or a context smaller than the probe found. */
+const PROBE_WOULD_CATCH = [...REFUSALS.map(({ pattern }) => pattern), /context (length|size|window)|n_ctx|maximum context|too many tokens|model .*not (found|exist)|no such model|model_not_found/i];
+
+export function probeWouldCatch(error: unknown): boolean {
+  if (!ArchonError.isInstance(error)) return false;
+  if (error.code === 'CONTEXT_TOO_SMALL') return true;
+  if (error.code !== 'MODEL_CALL_FAILED') return false;
+  return (error.details as { status?: unknown } | undefined)?.status === 404 || PROBE_WOULD_CATCH.some((pattern) => pattern.test(error.message));
 }

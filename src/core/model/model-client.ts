@@ -13,7 +13,7 @@ import {
 import { readModelTurn } from './dialects/read-tool-calls';
 import { fitToContext, type ContextWindow } from './context-window';
 import { httpFetch } from './http-fetch';
-import { abortableSleep, backoffDelay, cancelled, DEFAULT_RETRY_POLICY, MAX_ATTEMPTS, type RetryPolicy } from './retry-policy';
+import { cancelled, DEFAULT_RETRY_POLICY, MAX_ATTEMPTS, modelUnavailable, RetryWindow, SYSTEM_CLOCK, type RetryClock, type RetryPolicy } from './retry-policy';
 import { StallWatchdog } from './stall-watchdog';
 import { assembleCompletion, assembleStream } from './stream-assembler';
 import { anySignal } from '../../shared/abort';
@@ -27,6 +27,8 @@ export interface OpenAIModelClientOptions {
   streaming?: boolean;
   /** The model's context, when known: every request is fitted into it. */
   context?: ContextWindow | null;
+  /** The time retries read and wait on (a test's own clock). */
+  clock?: RetryClock;
 }
 
 function toWire(message: ChatMessage): ChatCompletionMessageParam {
@@ -83,15 +85,6 @@ function failedUsage(generated: number, promptEstimate: number): Usage {
   return generated > 0 ? { promptTokens: promptEstimate, completionTokens: generated, estimated: true } : { promptTokens: 0, completionTokens: 0, estimated: true };
 }
 
-function unavailable(baseUrl: string, windowMs: number, tries: string, reason: string, cause: unknown): ArchonError {
-  return new ArchonError(
-    'MODEL_UNAVAILABLE',
-    `The model server at ${baseUrl} did not answer for ${Math.round(windowMs / 1000)} s (${tries}; last: ${reason}). The run is paused: ` +
-      'check that the server is running and has the model loaded, then resume the run.',
-    { cause },
-  );
-}
-
 function describe(error: unknown, baseUrl: string): string {
   if (error instanceof OpenAI.APIConnectionError) return `cannot reach ${baseUrl} (${error.message})`;
   if (error instanceof OpenAI.APIError) return `HTTP ${error.status ?? '?'} from ${baseUrl}: ${error.message}`;
@@ -139,7 +132,7 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
     async chat(asked: ChatRequest, chatOptions: ChatOptions): Promise<ChatResponse> {
       const request = fitToContext(asked, options.context ?? null);
       const promptEstimate = estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? []));
-      let firstFailureAt: number | null = null;
+      const window = new RetryWindow(policy, options.clock ?? SYSTEM_CLOCK);
       for (let number = 1; number <= MAX_ATTEMPTS; number++) {
         chatOptions.signal.throwIfAborted();
         let result: Awaited<ReturnType<typeof watchedAttempt>>;
@@ -158,11 +151,7 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
           if (!isRetryable(error)) {
             throw new ArchonError('MODEL_CALL_FAILED', `The model call failed${tries}: ${reason}`, { cause: error, details: { status: error instanceof OpenAI.APIError ? error.status : undefined } });
           }
-          firstFailureAt ??= Date.now();
-          const left = policy.windowMs - (Date.now() - firstFailureAt);
-          const delay = backoffDelay(policy, number - 1, retryAfterMs(error));
-          if (delay > left) throw unavailable(options.baseUrl, policy.windowMs, `${number} attempts`, reason, error);
-          await abortableSleep(delay, chatOptions.signal);
+          if (!(await window.waitToRetry(retryAfterMs(error), chatOptions.signal))) throw modelUnavailable(options.baseUrl, window.elapsedMs(), number, reason, error);
           continue;
         }
         const usage: Usage = result.usage
@@ -171,7 +160,7 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
         chatOptions.onAttempt?.({ attempt: number, ok: true, usage });
         return { content: result.content, toolCalls: result.toolCalls, reasoning: result.reasoning, dialect: result.dialect, usage, attempts: number };
       }
-      throw unavailable(options.baseUrl, policy.windowMs, `${MAX_ATTEMPTS} attempts`, 'too many attempts', null);
+      throw modelUnavailable(options.baseUrl, window.elapsedMs(), MAX_ATTEMPTS, 'too many attempts', null);
     },
   };
 }

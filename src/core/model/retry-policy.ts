@@ -37,6 +37,64 @@ export function backoffDelay(policy: RetryPolicy, retry: number, retryAfterMs: n
   return Math.max(Math.min(policy.maxDelayMs, jittered), retryAfterMs ?? 0);
 }
 
+/** The time a retry loop reads and waits on: the real one, or a test's. */
+export interface RetryClock {
+  now(): number;
+  /** Waits `ms`; a stop ends the wait at once, as CANCELLED (or the stop's own error). */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  random(): number;
+}
+
+export const SYSTEM_CLOCK: RetryClock = { now: () => Date.now(), sleep: (ms, signal) => abortableSleep(ms, signal), random: () => Math.random() };
+
+/**
+ * One call's retries: backoff until the window, counted from the first failure, is spent. The last
+ * wait is cut to what is left of the window, so the call gives up neither early nor late.
+ */
+export class RetryWindow {
+  private readonly startedAt: number;
+  private firstFailureAt: number | null = null;
+  private retries = 0;
+
+  constructor(
+    private readonly policy: RetryPolicy,
+    private readonly clock: RetryClock = SYSTEM_CLOCK,
+  ) {
+    this.startedAt = clock.now();
+  }
+
+  /** After a failed attempt: waits and returns true, or returns false at once when the window is spent. */
+  async waitToRetry(retryAfterMs: number | null, signal: AbortSignal): Promise<boolean> {
+    const now = this.clock.now();
+    this.firstFailureAt ??= now;
+    const left = this.policy.windowMs - (now - this.firstFailureAt);
+    if (left <= 0) return false;
+    const delay = backoffDelay(this.policy, this.retries++, retryAfterMs, () => this.clock.random());
+    await this.clock.sleep(Math.min(delay, left), signal);
+    return true;
+  }
+
+  /** From the first attempt until now: how long the server went without answering. */
+  elapsedMs(): number {
+    return this.clock.now() - this.startedAt;
+  }
+}
+
+/** The retry window is spent: the run pauses, saying how long the server went without answering. */
+export function modelUnavailable(baseUrl: string, waitedMs: number, attempts: number, reason: string, cause: unknown): ArchonError {
+  return new ArchonError(
+    'MODEL_UNAVAILABLE',
+    `The model server at ${baseUrl} did not answer for ${describeWait(waitedMs)} (${attempts} attempt${attempts === 1 ? '' : 's'}; last: ${reason}). The run is paused: ` +
+      'check that the server is running and has the model loaded, then resume the run.',
+    { cause },
+  );
+}
+
+/** A span of waiting as a person reads it: tenths of a second under 10 s, whole seconds above. */
+function describeWait(ms: number): string {
+  return ms < 10_000 ? `${(Math.max(0, ms) / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}
+
 /** Waits before a retry; a stop ends the wait at once, as CANCELLED (or the stop's own error). */
 export async function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   try {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolSpec } from './chat';
-import type { DialectName, OfferedTool } from './dialects/dialect';
+import type { OfferedTool } from './dialects/dialect';
+import type { DialectName } from './dialects/dialect-names';
 import { readToolCalls } from './dialects/read-tool-calls';
 import { plainContent, splitReasoning } from './dialects/reasoning';
 import { extractFirstJsonObject, parseLenientJson } from './lenient-json';

@@ -1,18 +1,8 @@
 import type { Plan, PlanStep } from '../../shared/schemas/plan';
-import type { ValidationCheck, Verdict } from '../../shared/schemas/validation';
-import type { RunContext } from '../agent/run-context';
+import type { PlanVerdict, ValidationCheck } from '../../shared/schemas/validation';
+import type { RunContext } from '../run/run-context';
 import type { RoleRegistry } from '../roles/role-registry';
-import { askCritic, type CriticAnswer } from '../validation/critic';
-
-export interface PlanVerdict {
-  verdict: Verdict;
-  /** Share of the checks that failed, or the critic's gap when that is larger. */
-  gap: number;
-  /** The critic's confidence in its verdict; null when no critic judged the plan. */
-  confidence: number | null;
-  reasons: string[];
-  checks: ValidationCheck[];
-}
+import { askCritic, type CriticAnswer } from '../run/critic';
 
 function normalized(text: string): string {
   return text
@@ -56,7 +46,7 @@ function duplicates(plan: Plan): string[] {
 }
 
 /**
- * The Meta-Validator's deterministic checks of a plan before a person sees it (seed 002): every step
+ * The Meta-Validator's deterministic checks of a plan before a person sees it: every step
  * has a description and an expected output, no step is left unlinked, no two steps do the same.
  */
 export function metaValidate(plan: Plan, roles?: RoleRegistry): PlanVerdict {

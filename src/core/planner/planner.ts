@@ -1,12 +1,9 @@
-import { z } from 'zod';
-import { ArchonError, describeZodError } from '../../shared/errors';
+import { ArchonError } from '../../shared/errors';
 import { PlanSchema, type Plan, type PlanStep } from '../../shared/schemas/plan';
-import type { ChatMessage, ChatResponse, ModelMode, ToolSpec } from '../model/chat';
-import type { DialectName } from '../model/dialects/dialect';
-import { readToolCalls } from '../model/dialects/read-tool-calls';
-import { splitReasoning } from '../model/dialects/reasoning';
-import { extractFirstJsonObject, parseLenientJson } from '../model/lenient-json';
+import type { ChatMessage, ModelMode } from '../model/chat';
+import type { DialectName } from '../model/dialects/dialect-names';
 import type { RoleRegistry } from '../roles/role-registry';
+import { askStructured, type Checked, type StructuredChat } from '../run/structured-answer';
 import type { ToolRegistry } from '../tools/tool-registry';
 import { MAX_SUBAGENT_DEPTH } from '../../shared/schemas/roles';
 import { validatePlan } from './validate-plan';
@@ -21,17 +18,18 @@ export interface PlannerDependencies {
   roles?: RoleRegistry;
   /** The most steps the plan may have (planStepCap). */
   maxSteps: number;
-  callModel(request: { messages: ChatMessage[]; tools?: ToolSpec[] }): Promise<ChatResponse>;
+  /** One planning request through the run's gate (callModel bound to the purpose). */
+  callModel: StructuredChat;
   /** Told when a text-mode plan came as a submit_plan call in the model's own dialect. */
   onDialect?(dialect: DialectName): void;
   /** The planning run's sub-agent depth (0: a top-level run); at MAX_SUBAGENT_DEPTH no sub-agent steps are offered or accepted. */
   depth?: number;
 }
 
-const submitPlanSpec: ToolSpec = {
+const submitPlanTool = {
   name: SUBMIT_PLAN,
   description: 'Submit the plan: the steps that reach the goal and the dependencies between them.',
-  parameters: z.toJSONSchema(PlanSchema, { io: 'input' }) as Record<string, unknown>,
+  schema: PlanSchema,
 };
 
 const SUBAGENT_STEPS =
@@ -54,43 +52,6 @@ function plannerPrompt(mode: ModelMode, tools: ToolRegistry, roles?: RoleRegistr
   ].join('\n\n');
 }
 
-type Candidate = { ok: true; value: unknown } | { ok: false; error: string };
-
-/** A plan written as text: a submit_plan call in any dialect, else the first JSON object outside the reasoning. */
-function textPlan(response: ChatResponse, onDialect: PlannerDependencies['onDialect']): string | null {
-  const call = readToolCalls(response.content, [submitPlanSpec], { reasoning: response.reasoning });
-  if (call) {
-    onDialect?.(call.dialect);
-    return call.calls[0]?.arguments ?? null;
-  }
-  return extractFirstJsonObject(splitReasoning(response.content).content);
-}
-
-function candidateFrom(response: ChatResponse, mode: ModelMode, onDialect?: PlannerDependencies['onDialect']): Candidate {
-  const call = mode === 'native' ? response.toolCalls.find((toolCall) => toolCall.name === SUBMIT_PLAN) : undefined;
-  const text = call ? call.arguments : textPlan(response, onDialect);
-  if (text === null) {
-    return { ok: false, error: mode === 'native' ? `No plan was submitted. Call ${SUBMIT_PLAN} with the plan.` : 'No JSON object was found in your reply. Reply with the plan as one JSON object.' };
-  }
-  const parsed = parseLenientJson(text);
-  return parsed.ok ? parsed : { ok: false, error: `The plan is not valid JSON (${parsed.error}).` };
-}
-
-function feedback(response: ChatResponse, mode: ModelMode, errors: string): ChatMessage[] {
-  const message = `The plan was refused: ${errors} Submit a corrected plan.`;
-  const call = mode === 'native' ? response.toolCalls.find((toolCall) => toolCall.name === SUBMIT_PLAN) : undefined;
-  if (call) {
-    return [
-      { role: 'assistant', content: response.content || null, toolCalls: [call] },
-      { role: 'tool', toolCallId: call.id, content: message },
-    ];
-  }
-  return [
-    { role: 'assistant', content: response.content },
-    { role: 'user', content: message },
-  ];
-}
-
 /** A sub-agent step may come without a description: its goal is one. */
 function withSubagentDescriptions(value: unknown): object {
   if (typeof value !== 'object' || value === null) return {};
@@ -104,30 +65,23 @@ function withSubagentDescriptions(value: unknown): object {
   return { ...value, steps: filled };
 }
 
-/** A candidate plan checked: what to run, or the sentences that say what is wrong with it. */
-type PlanCheck<T> = { ok: true; value: T } | { ok: false; errors: string[] };
-
 /**
  * Asks for a plan through `submit_plan` until `check` accepts one: the errors of a refused plan go
- * back to the model, at most MAX_PLAN_REPAIRS times.
+ * back to the model, at most MAX_PLAN_REPAIRS times. The plan's goal is always the run's.
  */
-async function submitPlan<T>(goal: string, dependencies: PlannerDependencies, messages: ChatMessage[], check: (plan: Plan) => PlanCheck<T>): Promise<T> {
-  let lastErrors = '';
-  for (let attempt = 0; attempt <= MAX_PLAN_REPAIRS; attempt++) {
-    const response = await dependencies.callModel({ messages, tools: dependencies.mode === 'native' ? [submitPlanSpec] : undefined });
-    const candidate = candidateFrom(response, dependencies.mode, dependencies.onDialect);
-    let errors: string[];
-    if (!candidate.ok) errors = [candidate.error];
-    else {
-      const parsed = PlanSchema.safeParse({ ...withSubagentDescriptions(candidate.value), goal });
-      const checked: PlanCheck<T> = parsed.success ? check(parsed.data) : { ok: false, errors: [`The plan does not match the schema: ${describeZodError(parsed.error)}.`] };
-      if (checked.ok) return checked.value;
-      errors = checked.errors;
-    }
-    lastErrors = errors.join(' ');
-    messages.push(...feedback(response, dependencies.mode, lastErrors));
-  }
-  throw new ArchonError('PLAN_INVALID', `The model did not produce a valid plan in ${MAX_PLAN_REPAIRS + 1} attempts. Last problems: ${lastErrors}`);
+async function submitPlan<T>(goal: string, dependencies: PlannerDependencies, messages: ChatMessage[], check: (plan: Plan) => Checked<T>): Promise<T> {
+  const answer = await askStructured(dependencies.callModel, {
+    tool: submitPlanTool,
+    noun: 'plan',
+    mode: dependencies.mode,
+    messages,
+    maxRepairs: MAX_PLAN_REPAIRS,
+    prepare: (json) => ({ ...withSubagentDescriptions(json), goal }),
+    check,
+    onDialect: dependencies.onDialect,
+  });
+  if (answer.ok) return answer.value;
+  throw new ArchonError('PLAN_INVALID', `The model did not produce a valid plan in ${answer.attempts} attempts. Last problems: ${answer.error}`);
 }
 
 /**

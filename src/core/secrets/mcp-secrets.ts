@@ -10,20 +10,38 @@ export const SEALED_PREFIX = 'sealed:';
 
 type Values = Record<string, string>;
 
-/** A name (an env variable, a form field) that looks like a credential's; other values (a path, `production`) are ordinary text. */
-export const SECRET_NAME = /TOKEN|KEY|SECRET|PASSWORD|PASSWD|PASS$|AUTH|CREDENTIAL|COOKIE|SESSION|PRIVATE|SIGNATURE/i;
+/** Parts that make any name a credential's wherever they occur in it. */
+const SECRET_PART = /TOKEN|KEY|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASSCODE|AUTH|CREDENTIAL|COOKIE|SESSION|PRIVATE|SIGNATURE|CREDIT.?CARD|CARD.?NUMBER|IBAN|MNEMONIC/i;
+/** Whole words that name a credential only as a word of their own (`pin`, not `spinner`). */
+const SECRET_WORDS = new Set(['pass', 'pin', 'otp', 'totp', 'hotp', 'mfa', '2fa', 'cvv', 'cvc', 'cvv2', 'ssn', 'tan']);
+
+function wordsOf(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+}
+
+/**
+ * Whether a name (an env variable, a form field) looks like a credential's: the one rule for both.
+ * Other values (a path, `production`) are ordinary text.
+ */
+export function isSecretName(name: string): boolean {
+  return SECRET_PART.test(name) || wordsOf(name).some((word) => SECRET_WORDS.has(word));
+}
 
 /** What is stored of a form a server asked for: fields named like credentials blanked (the server still gets them). */
 export function withoutSecretFields(content: unknown): unknown {
   if (content === null || typeof content !== 'object' || Array.isArray(content)) return content;
-  return Object.fromEntries(Object.entries(content).map(([key, value]) => [key, SECRET_NAME.test(key) ? REDACTED_FIELD : value]));
+  return Object.fromEntries(Object.entries(content).map(([key, value]) => [key, isSecretName(key) ? REDACTED_FIELD : value]));
 }
 
 export const REDACTED_FIELD = '[redacted]';
 
 /** Which opened values the redactor must blank: every header value; an env value when it was sealed or its name looks secret. */
 function isSecret(config: McpServerConfig, key: string, sealed: boolean): boolean {
-  return !('command' in config) || sealed || SECRET_NAME.test(key);
+  return !('command' in config) || sealed || isSecretName(key);
 }
 
 /** A header's token after its scheme word ("Bearer …") is a secret of its own. */

@@ -1,3 +1,4 @@
+import { anySignal } from '../../shared/abort';
 import { ArchonError } from '../../shared/errors';
 import type { EstopState, EstopTrigger } from '../../shared/schemas/estop';
 import type { EventBus } from '../events/event-bus';
@@ -48,6 +49,18 @@ export class EmergencyStop {
   assertArmed(): void {
     const state = this.state();
     if (state.latched) throw estopError(state);
+  }
+
+  /**
+   * The signal of one process-level task (an undo, an MCP Test, a probe): refused while latched, then
+   * aborted by the stop or by `extra` (the caller's own cancellation), whichever comes first.
+   */
+  taskSignal(extra?: AbortSignal): AbortSignal {
+    const state = this.state();
+    if (state.latched) throw estopError(state);
+    // Re-armed by another process since the watcher last looked: this process is armed again too.
+    if (this.controller.signal.aborted) this.controller = new AbortController();
+    return anySignal(this.controller.signal, extra);
   }
 
   onStop(hook: () => Promise<void> | void): () => void {

@@ -6,7 +6,7 @@ import { DEFAULT_SETTINGS, SettingsSchema, type Settings, type SettingsPatch } f
 import { parseJsonOrUndefined } from '../../shared/json';
 import { ArchonError, describeZodError } from '../../shared/errors';
 import { MIGRATIONS } from './migrations';
-import { openDatabase, type SqliteDatabase } from './open-database';
+import { openDatabase, writeTransaction, type SqliteDatabase } from './open-database';
 import { RunStore } from './run-store';
 import { SecretRedactor } from '../secrets/redactor';
 import { ToolDefinitionStore } from './tool-definitions';
@@ -66,14 +66,14 @@ export class ArchonStore {
     this.db.pragma('synchronous = FULL');
     try {
       // IMMEDIATE: the write lock is taken (waiting out the busy timeout) before anything is read, so two processes never deadlock upgrading.
-      return this.db.transaction(write).immediate();
+      return writeTransaction(this.db, write);
     } finally {
       this.db.pragma('synchronous = NORMAL');
     }
   }
 
   private durablyGrouped<T>(write: () => T): Promise<T> {
-    const value = this.db.transaction(write).immediate();
+    const value = writeTransaction(this.db, write);
     return this.walSync.sync().then(() => value);
   }
 
@@ -144,12 +144,12 @@ export class ArchonStore {
       'INSERT INTO settings (key, value_json) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value_json = excluded.value_json',
     );
     const before = this.getSettings().toolApproval;
-    this.db.transaction(() => {
+    writeTransaction(this.db, () => {
       for (const [key, value] of Object.entries(patch)) {
         if (value !== undefined) upsert.run(key, JSON.stringify(value));
       }
       if (patch.toolApproval) this.toolDefinitions.settingsChanged(changedKeys(before, patch.toolApproval));
-    })();
+    });
     return this.getSettings();
   }
 
@@ -160,9 +160,9 @@ export class ArchonStore {
 
   appendEvents(events: readonly RunEvent[]): void {
     const insert = this.db.prepare('INSERT INTO events (run_id, seq, type, ts, body_json) VALUES (?, ?, ?, ?, ?)');
-    this.db.transaction(() => {
+    writeTransaction(this.db, () => {
       for (const event of events) insert.run(event.runId, event.seq, event.type, event.ts, JSON.stringify(event));
-    })();
+    });
   }
 }
 

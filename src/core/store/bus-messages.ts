@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BusEnvelopeSchema, type BusEnvelope } from '../../shared/schemas/bus';
 import type { SecretRedactor } from '../secrets/redactor';
-import type { SqliteDatabase } from './open-database';
+import { writeTransaction, type SqliteDatabase } from './open-database';
 
 /** An envelope as the store holds it: `seq` orders the whole run's bus, `topicSeq` its topic. */
 export interface StoredBusMessage {
@@ -44,14 +44,14 @@ export class BusMessageStore {
   /** Stores an envelope with the next number on its topic (one transaction: numbers never repeat or skip). */
   append(runId: string, envelope: BusEnvelope): StoredBusMessage {
     const clean = BusEnvelopeSchema.parse(this.secrets.redactValue(envelope));
-    return this.db.transaction(() => {
+    return writeTransaction(this.db, () => {
       const last = this.db.prepare('SELECT MAX(topic_seq) AS last FROM bus_messages WHERE run_id = ? AND topic = ?').get(runId, clean.topic) as { last: number | null };
       const topicSeq = (last.last ?? 0) + 1;
       const inserted = this.db
         .prepare('INSERT INTO bus_messages (id, run_id, topic, topic_seq, correlation_id, from_agent, to_agent, kind, body, ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
         .run(clean.id, runId, clean.topic, topicSeq, clean.correlationId, clean.from, clean.to, clean.kind, clean.body, clean.ts);
       return { seq: Number(inserted.lastInsertRowid), topicSeq, envelope: clean };
-    })();
+    });
   }
 
   /** The number of the run's last message (0 before the first): where a new subscriber starts. */

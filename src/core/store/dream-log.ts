@@ -7,12 +7,12 @@ export class DreamLog {
     private readonly durably: <T>(write: () => T) => T,
   ) {}
 
-  /** Runs in one of `statuses` not dreamt yet, oldest first; a run started without memory (`--no-memory`) is never learned from. */
+  /** Goal runs in one of `statuses` not dreamt yet, oldest first; a run started without memory (`--no-memory`) is never learned from, nor a dream. */
   undreamt(statuses: ReadonlySet<string>, limit: number): string[] {
     const marks = [...statuses].map(() => '?').join(', ');
     const rows = this.db
       .prepare(
-        `SELECT id FROM runs WHERE status IN (${marks}) AND COALESCE(json_extract(options_json, '$.memory'), 1) = 1 AND id NOT IN (SELECT run_id FROM dreams) ORDER BY created_at, rowid LIMIT ?`,
+        `SELECT id FROM runs WHERE kind = 'goal' AND status IN (${marks}) AND COALESCE(json_extract(options_json, '$.memory'), 1) = 1 AND id NOT IN (SELECT run_id FROM dreams) ORDER BY created_at, rowid LIMIT ?`,
       )
       .all(...statuses, limit) as { id: string }[];
     return rows.map((row) => row.id);

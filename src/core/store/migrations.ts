@@ -323,4 +323,41 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "a step's validations found by index, not by reading the run's events (once per approval packet)",
     sql: `CREATE INDEX events_validation ON events (run_id, json_extract(body_json, '$.stepId'), seq) WHERE type = 'validation.completed';`,
   },
+  {
+    name: 'who answered an approval (a person and where, a rule, or no one in time), kept with the answer',
+    sql: `
+      ALTER TABLE approvals ADD COLUMN decided_by TEXT;
+      ALTER TABLE approvals ADD COLUMN decided_channel TEXT;
+      UPDATE approvals SET decided_by = 'expiry' WHERE status = 'expired';
+    `,
+  },
+  {
+    name: "the endpoint's last probe per server and model, so a run soon after another sends no probe request",
+    sql: `
+      CREATE TABLE endpoint_probes (
+        base_url TEXT NOT NULL,
+        model TEXT NOT NULL,
+        context_setting INTEGER,
+        probe_json TEXT NOT NULL,
+        probed_at TEXT NOT NULL,
+        PRIMARY KEY (base_url, model)
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    name: "each run's kind: a goal carried out, or a dream (the Dreamer's run, charged and stopped like any run)",
+    sql: `ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'goal';`,
+  },
+  {
+    name: "each run's workspace pinned when it starts (real path, device, inode): resume and undo refuse another folder at that path",
+    sql: `
+      ALTER TABLE runs ADD COLUMN workspace_real TEXT;
+      ALTER TABLE runs ADD COLUMN workspace_dev TEXT;
+      ALTER TABLE runs ADD COLUMN workspace_ino TEXT;
+    `,
+  },
+  {
+    name: "why a write's previous content was not kept for undo (it held a known secret), when it was not",
+    sql: `ALTER TABLE file_effects ADD COLUMN previous_withheld TEXT;`,
+  },
 ];

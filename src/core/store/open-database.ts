@@ -49,6 +49,7 @@ function toStoreError(error: unknown, file: string): ArchonError {
   const code = (error as { code?: string }).code ?? '';
   const message = (error as Error).message;
   if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) return corrupt(file, message, error);
+  if (DISK_FAILURES.has(code)) return diskFailing(`opening ${file}: ${message}`, error);
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
     return new ArchonError(
       'STORE_LOCKED',
@@ -59,16 +60,29 @@ function toStoreError(error: unknown, file: string): ArchonError {
   return new ArchonError('STORE_FAILED', `Cannot use the database ${file}: ${message}`, { cause: error });
 }
 
+/** SQLite's codes for a disk that refused to grow a file (SHMSIZE: the -shm index a WAL database needs, even to read). */
+const DISK_FAILURES = new Set(['SQLITE_FULL', 'SQLITE_IOERR_WRITE', 'SQLITE_IOERR_FSYNC', 'SQLITE_IOERR_SHMSIZE']);
+
 /** The disk under the data dir refused a write or a flush (`what` says which): the operator frees space, then resumes. */
 export function diskFailing(what: string, cause: unknown): ArchonError {
   return new ArchonError('DISK_FULL', `The disk holding Archon's data is full or failing (${what}). Free some space, then resume the run.`, { cause });
 }
 
-/** A failed write the operator can fix, as a typed error: a full disk pauses a run rather than failing it. */
+/** Other processes held the write lock past the busy timeout: nothing was lost, and the run is paused rather than stopped or re-planned. */
+function storeBusy(what: string, cause: unknown): ArchonError {
+  return new ArchonError(
+    'STORE_LOCKED',
+    `Archon's database stayed busy with other Archon processes' writes longer than Archon waits for it (${what}). Nothing was lost: resume the run once fewer runs write at once.`,
+    { cause },
+  );
+}
+
+/** A failed write the operator can fix, as a typed error: a full disk or a database busy for too long pauses a run rather than failing it. */
 export function asStoreError(error: unknown): ArchonError | null {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return null;
-  if (code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_WRITE' || code === 'SQLITE_IOERR_FSYNC') return diskFailing((error as Error).message, error);
+  if (DISK_FAILURES.has(code)) return diskFailing((error as Error).message, error);
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return storeBusy((error as Error).message, error);
   return new ArchonError('STORE_FAILED', `Archon's database failed: ${(error as Error).message}.`, { cause: error });
 }
 
@@ -95,13 +109,15 @@ function schemaVersion(db: SqliteDatabase, file: string, migrations: readonly Mi
   return version;
 }
 
+/** Each migration under the write lock, applied only when still due: processes opening a fresh data dir at once apply it once. */
 function migrate(db: SqliteDatabase, fromVersion: number, migrations: readonly Migration[]): void {
   for (let index = fromVersion; index < migrations.length; index++) {
     const migration = migrations[index] as Migration;
-    db.transaction(() => {
+    writeTransaction(db, () => {
+      if ((db.pragma('user_version', { simple: true }) as number) !== index) return;
       db.exec(migration.sql);
       db.pragma(`user_version = ${index + 1}`);
-    })();
+    });
   }
 }
 
@@ -124,18 +140,24 @@ function reusePreparedStatements(db: SqliteDatabase): void {
   }) as SqliteDatabase['prepare'];
 }
 
+type WriteWrapper = Database.Transaction<(write: () => unknown) => unknown>;
+
+const writeWrappers = new WeakMap<SqliteDatabase, WriteWrapper>();
+
 /**
- * better-sqlite3 builds four wrapped functions, with their properties, at every `transaction()` call,
- * and the stores call it at every write: most of a small write's cost in JavaScript. Each call now
- * hands its function to one wrapper per mode, built once, with the same BEGIN, SAVEPOINT, COMMIT and
- * ROLLBACK. Safe because no caller uses a transaction function's `this` or `database`.
+ * The one way Archon writes more than a statement at a time. It begins IMMEDIATE: the write lock is
+ * taken first, waiting out the busy timeout while another process writes. A deferred transaction
+ * that reads before it writes fails at once under WAL (SQLITE_BUSY, no wait) when another process
+ * committed in between. Nested, it is a savepoint. One wrapper per connection, built once:
+ * better-sqlite3 builds four at every `transaction()` call, most of a small write's cost.
  */
-function reuseTransactionWrappers(db: SqliteDatabase): void {
-  const shared = db.transaction((write: () => unknown) => write());
-  db.transaction = (<F extends (...args: never[]) => unknown>(fn: F) => {
-    const inMode = (mode: typeof shared.deferred) => (...args: Parameters<F>) => mode(() => fn(...args)) as ReturnType<F>;
-    return Object.assign(inMode(shared), { default: inMode(shared), deferred: inMode(shared.deferred), immediate: inMode(shared.immediate), exclusive: inMode(shared.exclusive), database: db });
-  }) as SqliteDatabase['transaction'];
+export function writeTransaction<T>(db: SqliteDatabase, write: () => T): T {
+  let wrapper = writeWrappers.get(db);
+  if (wrapper === undefined) {
+    wrapper = db.transaction((inside: () => unknown) => inside());
+    writeWrappers.set(db, wrapper);
+  }
+  return wrapper.immediate(write) as T;
 }
 
 /**
@@ -161,7 +183,6 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Sqlite
     db.pragma('foreign_keys = ON');
     migrate(db, version, options.migrations);
     reusePreparedStatements(db);
-    reuseTransactionWrappers(db);
     return db;
   } catch (error) {
     db.close();

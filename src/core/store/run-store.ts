@@ -1,16 +1,17 @@
 import { z } from 'zod';
 import { ArchonError } from '../../shared/errors';
 import { parseJsonOrUndefined } from '../../shared/json';
-import type { ApprovalKind, ApprovalRequest, ApprovalStatus } from '../../shared/schemas/approval';
+import type { ApprovalKind, ApprovalRequest, ApprovalStatus, Decider } from '../../shared/schemas/approval';
 import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
-import { RunControlSchema, RunOptionsSchema, RunSummarySchema, StepStatusSchema, type RunControl, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
+import { RunControlSchema, RunOptionsSchema, RunSummarySchema, StepStatusSchema, WorkspacePinSchema, type WorkspacePin, type RunControl, type RunKind, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
 import { ToolResultSchema, type SideEffects, type ToolResult } from '../../shared/schemas/tool';
 import type { ChatMessage } from '../model/chat';
+import { ProbeCache } from '../model/probe-cache';
 import type { SecretRedactor } from '../secrets/redactor';
 import { BusMessageStore } from './bus-messages';
 import { FileEffectStore } from './file-effects';
-import type { SqliteDatabase } from './open-database';
+import { writeTransaction, type SqliteDatabase } from './open-database';
 import type { DurableWrites } from './wal-sync';
 
 const RunRowSchema = z
@@ -28,6 +29,7 @@ const RunRowSchema = z
     /** The JSON type of the price the run started with: 'null' when nobody knew it, null for runs from before prices were kept. */
     price_type: z.string().nullable(),
     parent_run_id: z.string().nullable(),
+    kind: z.string(),
   })
   .transform((row) =>
     RunSummarySchema.parse({
@@ -43,6 +45,7 @@ const RunRowSchema = z
       costUsd: row.cost_usd,
       ...(row.price_type === null ? {} : { priceKnown: row.price_type !== 'null' }),
       ...(row.parent_run_id === null ? {} : { parentRunId: row.parent_run_id }),
+      kind: row.kind,
     }),
   );
 
@@ -81,6 +84,24 @@ export interface RecordedToolCall {
   definitionHash: string | null;
 }
 
+/** One request a model server received, as `model_calls` keeps it. */
+export interface ModelCallRow {
+  id: string;
+  runId: string;
+  stepId: string | null;
+  purpose: string;
+  attempt: number;
+  ok: boolean;
+  promptTokens: number;
+  completionTokens: number;
+  estimated: boolean;
+  error: string | null;
+  startedAt: string;
+  endedAt: string;
+  /** Who let the call through (see AllowedBy): the policy, or an approval row. */
+  allowedBy?: string | null;
+}
+
 /** One answer the operator gave: to which kind of checkpoint, about which tool (tool calls), and how. */
 export interface RecordedDecision {
   kind: ApprovalKind;
@@ -88,7 +109,8 @@ export interface RecordedDecision {
   status: ApprovalStatus;
 }
 
-export type LeaseOutcome = { ok: true } | { ok: false; pid: number };
+/** Refused: `runId` (this run, or another of its sub-agent tree) is held by the live process `pid`. */
+export type LeaseOutcome = { ok: true } | { ok: false; pid: number; runId: string };
 
 export interface ToolProcessRecord {
   callId: string;
@@ -101,7 +123,7 @@ const RUN_COLUMNS =
   '(SELECT COALESCE(SUM(tokens), 0) FROM budget_ledger WHERE run_id = runs.id) AS tokens, ' +
   '(SELECT COALESCE(SUM(cost_usd), 0) FROM budget_ledger WHERE run_id = runs.id) AS cost_usd, ' +
   "json_type(options_json, '$.price') AS price_type, " +
-  "json_extract(options_json, '$.parentRunId') AS parent_run_id";
+  "json_extract(options_json, '$.parentRunId') AS parent_run_id, runs.kind AS kind";
 
 /** A run's validator confidences, read through their own index (events_validation), not the run's whole event log. */
 const VALIDATIONS =
@@ -119,24 +141,27 @@ export class RunStore {
   readonly fileEffects: FileEffectStore;
   /** The agent bus's envelopes. */
   readonly busMessages: BusMessageStore;
+  /** Each model server's last probe, for the runs that follow it. */
+  readonly probes: ProbeCache;
 
   constructor(
     private readonly db: SqliteDatabase,
     private readonly durable: DurableWrites,
     private readonly secrets: SecretRedactor,
   ) {
-    this.fileEffects = new FileEffectStore(db, durable.now);
+    this.fileEffects = new FileEffectStore(db, durable.now, secrets);
     this.busMessages = new BusMessageStore(db, secrets);
+    this.probes = new ProbeCache(db);
   }
 
   private clean<T>(value: T): T {
     return this.secrets.redactValue(value);
   }
 
-  createRun(run: { id: string; goal: string; policy: Policy; options: RunOptions; now: string }): void {
+  createRun(run: { id: string; goal: string; policy: Policy; options: RunOptions; now: string; kind?: RunKind }): void {
     this.db
-      .prepare("INSERT INTO runs (id, goal, status, policy, options_json, follow_up_of, created_at, updated_at) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?)")
-      .run(run.id, this.clean(run.goal), run.policy, JSON.stringify(run.options), run.options.followUpOf ?? null, run.now, run.now);
+      .prepare("INSERT INTO runs (id, goal, status, policy, options_json, follow_up_of, created_at, updated_at, kind) VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?)")
+      .run(run.id, this.clean(run.goal), run.policy, JSON.stringify(run.options), run.options.followUpOf ?? null, run.now, run.now, run.kind ?? 'goal');
   }
 
   /** A run's full id from its full id or a prefix of 8 or more characters that names one run only. */
@@ -159,6 +184,16 @@ export class RunStore {
     const row = this.db.prepare(`SELECT ${RUN_COLUMNS}, options_json FROM runs WHERE id = ?`).get(id) as ({ options_json: string } & object) | undefined;
     if (!row) return null;
     return { summary: RunRowSchema.parse(row), options: RunOptionsSchema.parse(JSON.parse(row.options_json)) };
+  }
+
+  /** The run's workspace as it was pinned when it started; null for a run from before pins. */
+  workspacePin(id: string): WorkspacePin | null {
+    const row = this.db.prepare('SELECT workspace_real AS realPath, workspace_dev AS dev, workspace_ino AS ino FROM runs WHERE id = ? AND workspace_real IS NOT NULL').get(id);
+    return row ? WorkspacePinSchema.parse(row) : null;
+  }
+
+  pinWorkspace(id: string, pin: WorkspacePin): void {
+    this.db.prepare('UPDATE runs SET workspace_real = ?, workspace_dev = ?, workspace_ino = ? WHERE id = ?').run(pin.realPath, pin.dev, pin.ino, id);
   }
 
   listRuns(limit: number): RunSummary[] {
@@ -187,15 +222,15 @@ export class RunStore {
 
   /** The writes `write` makes, in one transaction: they land together, for the cost of one commit. */
   together<T>(write: () => T): T {
-    return this.db.transaction(write)();
+    return writeTransaction(this.db, write);
   }
 
   savePlan(runId: string, steps: readonly PlanStep[]): void {
     const insert = this.db.prepare("INSERT INTO steps (run_id, id, position, spec_json, status) VALUES (?, ?, ?, ?, 'pending')");
-    this.db.transaction(() => {
+    writeTransaction(this.db, () => {
       this.db.prepare('DELETE FROM steps WHERE run_id = ?').run(runId);
       steps.forEach((step, position) => insert.run(runId, step.id, position, JSON.stringify(this.clean(step))));
-    })();
+    });
   }
 
   getSteps(runId: string): StoredStep[] {
@@ -238,7 +273,7 @@ export class RunStore {
   /** Messages of a step's conversation from `position` on, in order and in one write: what resume continues from. */
   appendTurns(key: { runId: string; stepId: string; attempt: number }, position: number, messages: readonly ChatMessage[]): void {
     const insert = this.db.prepare('INSERT INTO step_turns (run_id, step_id, attempt, position, message_json) VALUES (?, ?, ?, ?, ?)');
-    this.db.transaction(() => messages.forEach((message, index) => insert.run(key.runId, key.stepId, key.attempt, position + index, JSON.stringify(this.clean(message)))))();
+    writeTransaction(this.db, () => messages.forEach((message, index) => insert.run(key.runId, key.stepId, key.attempt, position + index, JSON.stringify(this.clean(message)))));
   }
 
   turns(runId: string, stepId: string, attempt: number): ChatMessage[] {
@@ -293,33 +328,25 @@ export class RunStore {
 
   /** One model attempt and its charge to the ledger, in one write (throwing at once when it fails), on disk before it resolves: a budget must hold across a crash. */
   recordModelAttempt(
-    call: {
-      id: string;
-      runId: string;
-      stepId: string | null;
-      purpose: string;
-      attempt: number;
-      ok: boolean;
-      promptTokens: number;
-      completionTokens: number;
-      estimated: boolean;
-      error: string | null;
-      startedAt: string;
-      endedAt: string;
-      /** Who let the call through (see AllowedBy): the policy, or an approval row. */
-      allowedBy?: string | null;
-    },
+    call: ModelCallRow,
     charge: { tokens: number; costUsd: number },
   ): Promise<void> {
-    return this.durable.grouped(() => {
-      this.db
-        .prepare(
-          `INSERT INTO model_calls (id, run_id, step_id, purpose, attempt, status, prompt_tokens, completion_tokens, usage_estimated, error, started_at, ended_at, allowed_by)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(call.id, call.runId, call.stepId, call.purpose, call.attempt, call.ok ? 'completed' : 'failed', call.promptTokens, call.completionTokens, call.estimated ? 1 : 0, this.clean(call.error), call.startedAt, call.endedAt, call.allowedBy ?? null);
-      this.db.prepare("INSERT INTO budget_ledger (run_id, kind, tokens, cost_usd, ts) VALUES (?, 'model_call', ?, ?, ?)").run(call.runId, charge.tokens, charge.costUsd, call.endedAt);
-    });
+    return this.durable.grouped(() => this.insertModelCall(call, charge));
+  }
+
+  /** Model requests made for a run before it could record them (its endpoint's probe), each with its charge, in one transaction. */
+  recordModelRequests(calls: readonly { call: ModelCallRow; charge: { tokens: number; costUsd: number } }[]): void {
+    writeTransaction(this.db, () => calls.forEach(({ call, charge }) => this.insertModelCall(call, charge)));
+  }
+
+  private insertModelCall(call: ModelCallRow, charge: { tokens: number; costUsd: number }): void {
+    this.db
+      .prepare(
+        `INSERT INTO model_calls (id, run_id, step_id, purpose, attempt, status, prompt_tokens, completion_tokens, usage_estimated, error, started_at, ended_at, allowed_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(call.id, call.runId, call.stepId, call.purpose, call.attempt, call.ok ? 'completed' : 'failed', call.promptTokens, call.completionTokens, call.estimated ? 1 : 0, this.clean(call.error), call.startedAt, call.endedAt, call.allowedBy ?? null);
+    this.db.prepare("INSERT INTO budget_ledger (run_id, kind, tokens, cost_usd, ts) VALUES (?, 'model_call', ?, ?, ?)").run(call.runId, charge.tokens, charge.costUsd, call.endedAt);
   }
 
   /** Tokens recorded for a run, failed attempts included. */
@@ -348,10 +375,10 @@ export class RunStore {
    */
   finishToolCall(call: { runId: string; id: string }, result: ToolResult, now: string): ToolResult {
     const recorded = this.clean(ToolResultSchema.parse(result));
-    this.db.transaction(() => {
+    writeTransaction(this.db, () => {
       this.db.prepare('UPDATE tool_calls SET status = ?, result_json = ?, ended_at = ? WHERE id = ?').run(recorded.status, JSON.stringify(recorded), now, call.id);
       this.endToolProcesses(call.runId, call.id);
-    })();
+    });
     return recorded;
   }
 
@@ -367,16 +394,29 @@ export class RunStore {
 
   /**
    * Takes the run for this process unless a live one holds it: a lease whose process is gone or
-   * whose heartbeat is older than `staleMs` is taken over. One transaction, so two takers race safely.
+   * whose heartbeat is older than `staleMs` is taken over. One process drives a run tree (a parent
+   * and its sub-agents): a run above or below this one held by another live process refuses it too.
+   * One transaction, so two takers race safely.
    */
   acquireLease(runId: string, pid: number, nowMs: number, staleMs: number, isAlive: (pid: number) => boolean): LeaseOutcome {
     return this.durable.now(() => {
-      const holder = this.leaseHolder(runId, nowMs, staleMs, isAlive);
-      if (holder !== null && holder !== pid) return { ok: false, pid: holder };
+      for (const id of [runId, ...this.treeOf(runId)]) {
+        const holder = this.leaseHolder(id, nowMs, staleMs, isAlive);
+        if (holder !== null && holder !== pid) return { ok: false, pid: holder, runId: id };
+      }
       // A stop asked of the run's earlier process was for that drive of it, not for this one.
       this.db.prepare('UPDATE runs SET lease_pid = ?, lease_heartbeat_ms = ?, control_json = NULL WHERE id = ?').run(pid, nowMs, runId);
       return { ok: true };
     });
+  }
+
+  /** The runs above this one (its parent, and up) and below it (its sub-agents, and down). */
+  private treeOf(runId: string): string[] {
+    const up = this.db
+      .prepare("WITH RECURSIVE up(id) AS (SELECT json_extract(options_json, '$.parentRunId') FROM runs WHERE id = ? UNION SELECT json_extract(runs.options_json, '$.parentRunId') FROM runs JOIN up ON runs.id = up.id) SELECT id FROM up WHERE id IS NOT NULL")
+      .all(runId) as { id: string }[];
+    const down = this.db.prepare(`${RUN_TREE} SELECT id FROM tree WHERE id <> ?`).all(runId, runId) as { id: string }[];
+    return [...up, ...down].map((row) => row.id);
   }
 
   /** False when this process no longer holds the lease (another one took it over). */
@@ -433,10 +473,15 @@ export class RunStore {
     return row?.status ?? null;
   }
 
-  /** The operator's latest answers across every run in this data dir, newest first: what adaptive autonomy reads as trust. */
+  /**
+   * The operator's latest answers across every run in this data dir, newest first: what adaptive autonomy reads as trust.
+   * A rule's answers (`--approve auto|deny`) say nothing of a person's trust; rows from before who decided was kept count as before.
+   */
   recentDecisions(limit: number): RecordedDecision[] {
     const rows = this.db
-      .prepare("SELECT kind, json_extract(request_json, '$.action.tool') AS tool, status FROM approvals WHERE status IN ('approved', 'edited', 'rejected', 'locked') ORDER BY decided_at DESC, rowid DESC LIMIT ?")
+      .prepare(
+        "SELECT kind, json_extract(request_json, '$.action.tool') AS tool, status FROM approvals WHERE status IN ('approved', 'edited', 'rejected', 'locked') AND (decided_by = 'operator' OR decided_by IS NULL) ORDER BY decided_at DESC, rowid DESC LIMIT ?",
+      )
       .all(limit) as { kind: ApprovalKind; tool: unknown; status: ApprovalStatus }[];
     return rows.map((row) => ({ kind: row.kind, tool: typeof row.tool === 'string' ? row.tool : null, status: row.status }));
   }
@@ -444,7 +489,7 @@ export class RunStore {
   /** Requests a process asked and never saw answered (it crashed): they are asked again on resume. */
   expireStaleApprovals(runId: string, now: string): number {
     const decision = JSON.stringify({ verdict: 'reject', feedback: 'The process that asked ended before an answer; asked again on resume.' });
-    return this.durable.now(() => this.db.prepare("UPDATE approvals SET status = 'expired', decision_json = ?, decided_at = ? WHERE run_id = ? AND status = 'pending'").run(decision, now, runId).changes);
+    return this.durable.now(() => this.db.prepare("UPDATE approvals SET status = 'expired', decision_json = ?, decided_at = ?, decided_by = 'expiry' WHERE run_id = ? AND status = 'pending'").run(decision, now, runId).changes);
   }
 
   /** The latest child run a parent's step started, if any. */
@@ -459,23 +504,28 @@ export class RunStore {
   spending(runId: string, dayStart: string): { tokens: number; costUsd: number; dayTokens: number; dayCostUsd: number; modelCalls: number; toolCalls: number } {
     const run = this.db.prepare(`${RUN_TREE} SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM budget_ledger WHERE run_id IN (SELECT id FROM tree)`).get(runId) as { tokens: number; cost: number };
     const day = this.db.prepare('SELECT COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost FROM budget_ledger WHERE ts >= ?').get(dayStart) as { tokens: number; cost: number };
-    const calls = this.db.prepare('SELECT (SELECT count(*) FROM model_calls WHERE run_id = ?) AS model, (SELECT count(*) FROM tool_calls WHERE run_id = ?) AS tool').get(runId, runId) as { model: number; tool: number };
+    // The runaway guard counts the run's chat calls: its probe and embeddings are recorded, not counted against it.
+    const calls = this.db
+      .prepare("SELECT (SELECT count(*) FROM model_calls WHERE run_id = ? AND purpose NOT IN ('probe', 'embedding')) AS model, (SELECT count(*) FROM tool_calls WHERE run_id = ?) AS tool")
+      .get(runId, runId) as { model: number; tool: number };
     return { tokens: run.tokens, costUsd: run.cost, dayTokens: day.tokens, dayCostUsd: day.cost, modelCalls: calls.model, toolCalls: calls.tool };
   }
 
-  async resolveApproval(id: string, status: ApprovalStatus, decision: unknown, now: string): Promise<void> {
-    await this.durable.grouped(() => this.answerApproval(id, status, decision, now));
+  async resolveApproval(id: string, status: ApprovalStatus, decision: unknown, now: string, decider: Decider): Promise<void> {
+    await this.durable.grouped(() => this.answerApproval(id, status, decision, now, decider));
   }
 
   /** A request answered as it was asked (by the operator's `--approve` rule): the request and its answer in one durable write. */
-  async recordAnsweredApproval(request: ApprovalRequest, status: ApprovalStatus, decision: unknown): Promise<void> {
+  async recordAnsweredApproval(request: ApprovalRequest, status: ApprovalStatus, decision: unknown, decider: Decider): Promise<void> {
     await this.durable.grouped(() => {
       this.createApproval(request);
-      this.answerApproval(request.id, status, decision, request.requestedAt);
+      this.answerApproval(request.id, status, decision, request.requestedAt, decider);
     });
   }
 
-  private answerApproval(id: string, status: ApprovalStatus, decision: unknown, now: string): void {
-    this.db.prepare('UPDATE approvals SET status = ?, decision_json = ?, decided_at = ? WHERE id = ?').run(status, JSON.stringify(this.clean(decision)), now, id);
+  private answerApproval(id: string, status: ApprovalStatus, decision: unknown, now: string, decider: Decider): void {
+    this.db
+      .prepare('UPDATE approvals SET status = ?, decision_json = ?, decided_at = ?, decided_by = ?, decided_channel = ? WHERE id = ?')
+      .run(status, JSON.stringify(this.clean(decision)), now, decider.decidedBy, decider.channel ?? null, id);
   }
 }

@@ -6,7 +6,8 @@ export interface SeenDefinition {
   /**
    * How the operator's approval settings stand to this definition: made against it (`bound`), made
    * before the tool was ever seen (`unbound`: the policy alone decides), or made against another
-   * definition (`stale`: every call asks).
+   * definition (`stale`: every call asks). A definition that changed while no settings were made for
+   * the tool is `stale` too: the policy's answer was given for the old one.
    */
   settings: 'bound' | 'unbound' | 'stale';
 }
@@ -22,11 +23,12 @@ export class ToolDefinitionStore {
   /** Records a definition as seen; a tool seen for the first time has no settings made against it yet. */
   see(name: string, server: string, tool: string, hash: string, now: string): SeenDefinition {
     const row = this.db.prepare('SELECT hash, settings_hash FROM mcp_tool_definitions WHERE name = ?').get(name) as { hash: string; settings_hash: string | null } | undefined;
+    const changed = row !== undefined && row.hash !== hash;
+    const settingsHash = changed ? (row.settings_hash ?? row.hash) : (row?.settings_hash ?? null);
     this.db
-      .prepare('INSERT INTO mcp_tool_definitions (name, server, tool, hash, settings_hash, seen_at) VALUES (?, ?, ?, ?, NULL, ?) ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, seen_at = excluded.seen_at')
-      .run(name, server, tool, hash, now);
-    const settingsHash = row?.settings_hash ?? null;
-    return { changedFrom: row && row.hash !== hash ? row.hash : null, settings: settingsHash === null ? 'unbound' : settingsHash === hash ? 'bound' : 'stale' };
+      .prepare('INSERT INTO mcp_tool_definitions (name, server, tool, hash, settings_hash, seen_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, settings_hash = excluded.settings_hash, seen_at = excluded.seen_at')
+      .run(name, server, tool, hash, settingsHash, now);
+    return { changedFrom: changed ? row.hash : null, settings: settingsHash === null ? 'unbound' : settingsHash === hash ? 'bound' : 'stale' };
   }
 
   /** The operator set these approval settings (a tool name, or `SERVER__*`): they apply to the definitions seen now. */

@@ -1,14 +1,17 @@
 import { realpathSync } from 'node:fs';
 import { createTwoFilesPatch } from 'diff';
 import { ArchonError } from '../../shared/errors';
-import { RESTORE_FILE, type RestoreFileInput, type UndoOutcome, type UndoStep } from '../../shared/schemas/file-effect';
-import type { ToolResult } from '../../shared/schemas/tool';
-import type { ProcessLauncher } from '../process/process-launcher';
+import type { RestoreFileInput, UndoOutcome, UndoStep } from '../../shared/schemas/file-effect';
 import type { StoredFileEffect, FileEffectStore } from '../store/file-effects';
 import type { RunStore } from '../store/run-store';
-import { ToolWorkerPool } from '../tools/tool-worker-pool';
+import { withFileRestorer, type RestoreFile, type UndoWorkers } from '../tools/file-restorer';
+import { holdWorkspace } from '../tools/workspace-pin';
 
 const NOT_KEPT = 'its previous content was larger than 1 MiB and was not kept, so this write cannot be undone';
+
+function notKept(effect: StoredFileEffect): string {
+  return effect.withheld ?? NOT_KEPT;
+}
 
 function actionOf(effect: StoredFileEffect): UndoStep['action'] {
   if (!effect.existed) return 'delete';
@@ -22,7 +25,7 @@ function diffOf(effect: StoredFileEffect): string {
 
 /** What undoing the run would do, in the order it would do it. */
 export function previewUndo(effects: FileEffectStore, runId: string): UndoStep[] {
-  return effects.pending(runId).map((effect) => ({ path: effect.path, action: actionOf(effect), diff: actionOf(effect) === 'cannot' ? NOT_KEPT : diffOf(effect) }));
+  return effects.pending(runId).map((effect) => ({ path: effect.path, action: actionOf(effect), diff: actionOf(effect) === 'cannot' ? notKept(effect) : diffOf(effect) }));
 }
 
 /**
@@ -30,7 +33,7 @@ export function previewUndo(effects: FileEffectStore, runId: string): UndoStep[]
  * confined file layer). A file changed since the run left it is not overwritten: it, and every
  * earlier write of the same file, is reported instead.
  */
-export async function applyUndo(effects: FileEffectStore, runId: string, restore: (input: RestoreFileInput) => Promise<ToolResult>, now: () => Date): Promise<UndoOutcome> {
+export async function applyUndo(effects: FileEffectStore, runId: string, restore: RestoreFile, now: () => Date): Promise<UndoOutcome> {
   const reverted = new Set<string>();
   const refused: UndoOutcome['refused'] = [];
   const blocked = new Set<string>();
@@ -39,7 +42,7 @@ export async function applyUndo(effects: FileEffectStore, runId: string, restore
     const action = actionOf(effect);
     const result =
       action === 'cannot'
-        ? { status: 'denied' as const, content: NOT_KEPT }
+        ? { status: 'denied' as const, content: notKept(effect) }
         : await restore({ path: effect.path, expectedSha256: effect.newSha256, contentBase64: action === 'delete' ? null : (effect.previous?.toString('base64') ?? '') });
     if (result.status === 'success') {
       effects.markUndone(effect.seq, now().toISOString());
@@ -52,30 +55,21 @@ export async function applyUndo(effects: FileEffectStore, runId: string, restore
   return { reverted: [...reverted].filter((path) => !blocked.has(path)), refused };
 }
 
-/** How undo reaches the files: tool processes like a run's, confined to the run's workspace. */
-export interface UndoWorkers {
-  launcher: ProcessLauncher;
-  entry: string;
-  readableRoots: string[] | null;
-  hiddenFolders: string[];
-}
-
-/** Reverts a finished run's writes through a tool process of its own (the runtime never writes workspace files itself). */
+/**
+ * Reverts a finished run's writes through a tool process of its own (the runtime never writes
+ * workspace files itself). `signal` ends it: the tool process is killed and it throws the signal's reason.
+ */
 export async function revertRun(runs: RunStore, runId: string, workers: UndoWorkers, now: () => Date, signal: AbortSignal): Promise<UndoOutcome> {
   const run = runs.getRun(runId);
   if (!run) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
-  const pool = new ToolWorkerPool({
-    launcher: workers.launcher,
-    entry: workers.entry,
-    workspace: realpathSync(run.options.workspace),
-    networkTools: false,
-    confinement: { mode: 'on', allowNetwork: false, hidden: workers.hiddenFolders },
-    readableRoots: workers.readableRoots,
-    warm: 0,
+  holdWorkspace(runs, runId, run.options.workspace, 'undo');
+  return withFileRestorer(workers, realpathSync(run.options.workspace), signal, (restoreFile) => {
+    const restore = async (input: RestoreFileInput) => {
+      const result = await restoreFile(input);
+      // A restore the stop ended is no refusal of that file: the whole undo ends, the writes not reached stay to undo.
+      if (result.status !== 'success') signal.throwIfAborted();
+      return result;
+    };
+    return applyUndo(runs.fileEffects, runId, restore, now);
   });
-  try {
-    return await applyUndo(runs.fileEffects, runId, (input) => pool.call(RESTORE_FILE, input, { signal, timeoutMs: 30_000 }), now);
-  } finally {
-    await pool.close();
-  }
 }

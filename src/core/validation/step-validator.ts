@@ -1,9 +1,9 @@
 import type { PlanStep } from '../../shared/schemas/plan';
 import type { ValidationCheck, Verdict } from '../../shared/schemas/validation';
-import type { RunContext } from '../agent/run-context';
+import type { RunContext } from '../run/run-context';
 import type { ChatMessage } from '../model/chat';
 import { deterministicChecks, type Evidence } from './checks';
-import { askCritic } from './critic';
+import { askCritic } from '../run/critic';
 
 /** The Agent-Validator's finding on one result (the payload of `validation.completed`). */
 export interface StepValidation {

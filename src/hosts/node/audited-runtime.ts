@@ -1,5 +1,6 @@
 import { Auditor } from '../../auditor/auditor';
 import { AuditorClient } from '../../core/audit/auditor-client';
+import { supervisedAuditorClient } from '../../core/audit/auditor-supervisor';
 import { resolveDataDir } from '../../core/data-dir';
 import { EventBus } from '../../core/events/event-bus';
 import { createRuntime, type ArchonRuntime } from '../../core/runtime';
@@ -13,19 +14,24 @@ export interface AuditedRuntime {
 }
 
 /**
- * The runtime with the independent auditor in a process of its own, following archon.db. Throws
+ * The runtime with the independent auditor in a process of its own, following archon.db, restarted
+ * when it dies (runs pause when it cannot be kept). Throws
  * (AUDIT_RESET_REQUIRED, exit 2) when the auditor cannot vouch for the log: no run starts then.
  */
 export async function openAuditedRuntime(dataDirFlag: string | undefined): Promise<AuditedRuntime> {
   const dataDir = resolveDataDir(dataDirFlag);
   const runtime = createRuntime({ dataDir });
-  const auditor = new AuditorClient(forkAuditor(dataDir), runtime.bus, (message) => {
+  const { client: auditor } = supervisedAuditorClient(() => forkAuditor(dataDir), runtime, (message) => {
     runtime.log.error({ auditor: message }, 'the auditor reported a problem');
     process.stderr.write(`archon: ${message}\n`);
   });
   const close = async () => {
-    runtime.close();
-    await auditor.drain();
+    try {
+      runtime.close();
+    } finally {
+      // Even when the last events could not be written (a full disk): an undrained auditor keeps the process alive.
+      await auditor.drain();
+    }
   };
   await auditor.started();
   try {

@@ -8,7 +8,7 @@ import { addMemoryListFlags, addMemoryOutputFlags, type MemoryListFlags } from '
 import type { ServeFlags } from './serve-command';
 import type { UndoFlags } from './undo-command';
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5, paused: 6 } as const;
 
 interface DataDirOption {
   dataDir?: string;
@@ -19,7 +19,7 @@ interface DataDirOption {
  * build): `--help`, `runs` and `estop` load neither the model client nor the tool host.
  */
 
-/** `run` and `resume`: the runtime with its auditor process, drained before the command ends. */
+/** `run`, `resume` and `dream`: the runtime with its auditor process, drained before the command ends. */
 async function withAuditedRuntime<T>(options: DataDirOption, use: (runtime: ArchonRuntime) => Promise<T>): Promise<T> {
   const { openAuditedRuntime } = await import('./audited-runtime');
   const audited = await openAuditedRuntime(options.dataDir);
@@ -55,13 +55,18 @@ function auditedRunId(auditor: Auditor, typed: string): string {
   throw new ArchonError('VALIDATION_FAILED', `"${typed}" matches ${matches.length} audited runs: ${matches.join(', ')}. Type more of the id.`);
 }
 
-/** `archon audit verify`: exit 0 intact, 1 tampered or damaged, naming where. */
+/** `archon audit verify`: exit 0 intact (with a warning when the log lags behind archon.db), 1 tampered or damaged, naming where. */
 async function verifyAudit(dataDir: string | undefined): Promise<number> {
   const { inspectAudit } = await import('./audited-runtime');
   try {
     const result = inspectAudit(dataDir, (auditor) => auditor.verify());
     if (result.intact) {
       process.stdout.write(`Audit log intact: ${result.records} records, chain and signatures verified.\n`);
+      if (result.behind) {
+        process.stdout.write(
+          `Warning: the log is behind: ${result.behind.events} event${result.behind.events === 1 ? '' : 's'} not yet recorded (${result.behind.detail}). Nothing recorded was altered; the auditor records them while Archon runs, or at the next \`archon run\`, \`resume\` or \`serve\` on this data dir.\n`,
+        );
+      }
       return EXIT.ok;
     }
     process.stdout.write(`Audit log TAMPERED: ${result.problem}${result.seq === null ? '' : ` (first bad record: ${result.seq})`}.\n`);
@@ -146,7 +151,7 @@ export function buildProgram(): Command {
     .action(async (options: DataDirOption & { json?: boolean }) => {
       const runs = await withRuntime(options, async (runtime) => runtime.store.runs.listRuns(500));
       for (const run of runs) {
-        process.stdout.write(options.json ? `${JSON.stringify(run)}\n` : `${run.id}  ${run.status.padEnd(16)}  ${run.createdAt}  ${run.goal}\n`);
+        process.stdout.write(options.json ? `${JSON.stringify(run)}\n` : `${run.id}  ${(run.kind ?? 'goal').padEnd(5)}  ${run.status.padEnd(16)}  ${run.createdAt}  ${run.goal}\n`);
       }
       if (runs.length === 0 && !options.json) process.stdout.write('No runs yet.\n');
     });
@@ -188,16 +193,16 @@ export function buildProgram(): Command {
   addDreamFlags(
     program
       .command('dream')
-      .description('learn lessons from finished runs not dreamt yet (the Dreamer); prints what it stored: exit 0 done, 1 unreadable answer, 2 model server unreachable')
+      .description('learn lessons from finished runs not dreamt yet (the Dreamer), as a run of kind dream; prints what it stored: exit 0 done, 1 failed (an unreadable answer), 2 model server unreachable, 3 stopped (or the emergency stop is latched), 4 over the budget, 5 rejected')
       .option(...dataDirOption),
   ).action(async (options: DreamFlags & DataDirOption) => {
-    exitCode = await withRuntime(options, async (runtime) => (await import('./dream-command')).dreamFromCli(runtime, options));
+    exitCode = await withAuditedRuntime(options, async (runtime) => (await import('./dream-command')).dreamFromCli(runtime, options));
   });
 
   const audit = program.command('audit').description("the independent auditor's log and reports");
   audit
     .command('verify')
-    .description("check the audit log's integrity: exit 0 intact, 1 tampered (saying where)")
+    .description("check the audit log's integrity: exit 0 intact (warning when it is behind archon.db), 1 tampered (saying where)")
     .option(...dataDirOption)
     .action(async (options: DataDirOption) => {
       exitCode = await verifyAudit(options.dataDir);
@@ -286,6 +291,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`archon: ${ArchonError.isInstance(error) ? error.message : String(error)}\n`);
     if (ArchonError.isInstance(error) && error.code === 'ESTOP_LATCHED') return EXIT.stopped;
     if (ArchonError.isInstance(error) && error.code === 'BUDGET_EXCEEDED') return EXIT.budget;
+    if (ArchonError.isInstance(error) && error.code === 'DISK_FULL') return EXIT.paused;
     return EXIT.usage;
   }
 }

@@ -113,14 +113,16 @@ export function addRunFlags(command: Command): Command {
     .option('--json', 'print one JSON event per line on stdout');
 }
 
-export type DreamFlags = Pick<RunFlags, 'modelUrl' | 'model' | 'apiKey' | 'apiKeyFile'>;
+export type DreamFlags = Pick<RunFlags, 'modelUrl' | 'model' | 'apiKey' | 'apiKeyFile' | 'policy' | 'approve'>;
 
 export function addDreamFlags(command: Command): Command {
   return command
     .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset (default: from settings)')
     .option('--model <name>', 'the model (default: from settings, else the first the server lists)')
     .option('--api-key <key>', 'API key (default: OPENAI_API_KEY)')
-    .option('--api-key-file <file>', 'read the API key from this file');
+    .option('--api-key-file <file>', 'read the API key from this file')
+    .addOption(new Option('--policy <policy>', 'who is asked before what (supervised: before the model call)').choices(PolicySchema.options))
+    .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no').choices(ApproveModeSchema.options));
 }
 
 export interface McpListFlags {

@@ -1,13 +1,17 @@
-import { dream, type DreamOutcome } from '../../core/memory/dreamer';
-import { modelConnector } from '../../core/model/connect';
-import { retryPolicyFrom } from '../../core/model/retry-policy';
+import { ArchonError } from '../../shared/errors';
+import type { DreamOutcome } from '../../core/memory/dreamer';
+import { dreamRun, type DreamRunResult } from '../../core/memory/dream-run';
+import { composeRunServices } from '../../core/composition';
 import type { ArchonRuntime } from '../../core/runtime';
-import { apiKeyFromCommandLine } from '../../core/secrets/api-key-source';
-import { runOptionsFrom } from './run-command';
+import { commandLineApiKeys } from '../../core/secrets/api-key-source';
+import type { RunStatus } from '../../shared/schemas/run';
+import { nodeWorkers, runOptionsFromFlags } from './run-command';
+import { approvalChannelFor } from './terminal-approvals';
 import type { DreamFlags } from './command-flags';
 
+const EXIT_BY_STATUS: Partial<Record<RunStatus, number>> = { completed: 0, failed: 1, stopped: 3, budget_exhausted: 4, rejected: 5 };
+
 function describe(outcome: DreamOutcome): string {
-  if (outcome.unreadable !== null) return `The model's lessons could not be read: ${outcome.unreadable} Nothing was stored; \`archon dream\` tries these runs again.\n`;
   if (outcome.runIds.length === 0) return 'Nothing new to dream: every finished run has been dreamt already.\n';
   const lines = [`Dreamt ${outcome.runIds.length} run(s): ${outcome.runIds.join(', ')}. Stored ${outcome.stored.length} lesson(s).`];
   for (const lesson of outcome.stored) lines.push(`lesson ${lesson.id}: ${lesson.text}`, `  evidence: ${lesson.evidence.join(', ')}${lesson.appliesTo ? `; applies to: ${lesson.appliesTo}` : ''}`);
@@ -15,34 +19,42 @@ function describe(outcome: DreamOutcome): string {
   return `${lines.join('\n')}\n`;
 }
 
+function report(ended: DreamRunResult): void {
+  if (ended.status === 'completed') process.stdout.write(describe(ended.outcome));
+  else process.stdout.write(`Dream ${ended.runId ?? ''} ended ${ended.status}: ${ended.error ?? 'no reason was recorded'}\n`);
+}
+
 /**
- * `archon dream`: the Dreamer over every finished run not dreamt yet, in this process; prints what it
- * stored. Exit 0 when it ran (also with nothing to dream), 1 when the model's answer could not be read;
- * an unreachable model server is an error (exit 2) from the probe.
+ * `archon dream`: the Dreamer over every finished run not dreamt yet, in this process, as a run of
+ * kind `dream`; prints what it stored. Exit 0 when it ran (also with nothing to dream), 1 when it
+ * failed (an unreadable answer), 3 stopped (refused while the emergency stop is latched, or stopped
+ * meanwhile), 4 over the day's budget, 5 its model call rejected; an unreachable model server is an
+ * error (exit 2) from the probe. Ctrl-C stops the dream alone.
  */
 export async function dreamFromCli(runtime: ArchonRuntime, flags: DreamFlags): Promise<number> {
   const settings = runtime.store.getSettings();
-  const options = runOptionsFrom(runtime, flags);
-  const apiKey = apiKeyFromCommandLine(flags, runtime.store.secrets);
-  const connect = modelConnector({ apiKeyFor: () => apiKey, retry: retryPolicyFrom(settings), contextLength: () => settings.contextLength });
+  const options = runOptionsFromFlags(settings, flags);
+  const keys = commandLineApiKeys(flags, runtime.store.secrets, options.modelUrl);
+  const { estop, connect, close } = composeRunServices({ runtime, workers: nodeWorkers(runtime), apiKeyFor: (url) => keys.keyFor(url), settings: () => settings });
   const controller = new AbortController();
-  const stop = () => controller.abort();
+  const stop = () => controller.abort(new ArchonError('CANCELLED', 'Stopped with Ctrl-C; the runs it was reading stay undreamt for the next dream.'));
   process.once('SIGINT', stop);
   try {
-    const outcome = await dream({
-      runs: runtime.store.runs,
-      dreams: runtime.store.dreams,
-      memory: runtime.store.memory,
-      connect: async (signal) => {
-        const { probe, model } = await connect(options, signal);
-        return { model, mode: probe.toolCalling ? 'native' : 'text' };
+    const ended = await dreamRun(
+      {
+        runtime,
+        estop,
+        approvals: approvalChannelFor(flags.approve),
+        connect,
+        options,
+        settings,
       },
-      signal: controller.signal,
-      now: runtime.now,
-    });
-    process.stdout.write(describe(outcome));
-    return outcome.unreadable === null ? 0 : 1;
+      controller.signal,
+    );
+    report(ended);
+    return EXIT_BY_STATUS[ended.status] ?? 1;
   } finally {
     process.off('SIGINT', stop);
+    await close();
   }
 }

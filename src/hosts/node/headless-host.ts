@@ -6,12 +6,15 @@ import { CONTENT_SECURITY_POLICY_HEADER } from '../../shared/csp';
 import { ArchonError, toErrorEnvelope } from '../../shared/errors';
 import { parseJsonOrUndefined } from '../../shared/json';
 import { dispatchCommand, type CommandHandlers } from '../../shared/ipc/dispatch';
-import { ClientFrameSchema, TOKEN_PARAM, WS_PATH, type ServerFrame } from '../../shared/ipc/ws-protocol';
+import { ClientFrameSchema, TOKEN_PARAM, TOKEN_PROTOCOL_PREFIX, WS_PATH, WS_PROTOCOL, type ServerFrame } from '../../shared/ipc/ws-protocol';
+import { anySignal } from '../../shared/abort';
 import type { EventBus } from '../../core/events/event-bus';
 import { readStaticFile } from './static-files';
 
 export interface HeadlessHostOptions {
   handlers: CommandHandlers;
+  /** The emergency stop: every command's signal fires on it (read at each command, as re-arming replaces it). */
+  stop: { readonly signal: AbortSignal };
   bus: EventBus;
   rendererDir: string;
   port: number;
@@ -24,7 +27,6 @@ export interface HeadlessHost {
   close(): Promise<void>;
 }
 
-const COOKIE = 'archon_token';
 const MAX_FRAME_BYTES = 1024 * 1024;
 
 function sameToken(candidate: string | undefined, token: string): boolean {
@@ -34,14 +36,16 @@ function sameToken(candidate: string | undefined, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function presentedToken(request: IncomingMessage, url: URL): string | undefined {
-  const fromQuery = url.searchParams.get(TOKEN_PARAM) ?? undefined;
-  const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
-  const cookie = (request.headers.cookie ?? '')
-    .split(';')
-    .map((part) => part.trim().split('='))
-    .find(([name]) => name === COOKIE)?.[1];
-  return fromQuery ?? bearer ?? cookie;
+/**
+ * The token as the page sends it (a WebSocket subprotocol) or a program does (a bearer header, or the
+ * `token` query of the WebSocket's own URL). Never a cookie: cookies are not kept apart by port, so
+ * any other server on 127.0.0.1 would receive it.
+ */
+function presentedToken(request: IncomingMessage): string | undefined {
+  const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((protocol) => protocol.trim());
+  const fromProtocol = offered.find((protocol) => protocol.startsWith(TOKEN_PROTOCOL_PREFIX))?.slice(TOKEN_PROTOCOL_PREFIX.length);
+  const fromQuery = new URL(request.url ?? '/', 'http://127.0.0.1').searchParams.get(TOKEN_PARAM) ?? undefined;
+  return fromProtocol ?? /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? fromQuery;
 }
 
 function send(response: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
@@ -50,22 +54,22 @@ function send(response: ServerResponse, status: number, body: string, headers: R
 }
 
 /**
- * `archon serve`: the runtime over HTTP and a WebSocket on 127.0.0.1 only. Every request needs the
- * token printed at start (query, bearer header, or the cookie set when the page was opened with it).
+ * `archon serve`: the runtime over HTTP and a WebSocket on 127.0.0.1 only. The page's files are not
+ * secret and need no token; the WebSocket, which carries every command, needs the token printed at
+ * start. Every request must name this host (no DNS rebinding).
  */
 export async function startHeadlessHost(options: HeadlessHostOptions): Promise<HeadlessHost> {
   const token = randomBytes(24).toString('base64url');
   const sockets = new Set<WebSocket>();
   let origins: Set<string> = new Set();
 
-  const authorized = (request: IncomingMessage, url: URL) =>
-    origins.has(`http://${request.headers.host ?? ''}`) && sameToken(presentedToken(request, url), token);
+  const namesThisHost = (request: IncomingMessage) => origins.has(`http://${request.headers.host ?? ''}`);
 
   const server = createServer((request, response) => {
     void (async () => {
       const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-      if (!authorized(request, url)) {
-        send(response, 401, 'Unauthorized. Open the address that `archon serve` printed: it carries the access token.\n');
+      if (!namesThisHost(request)) {
+        send(response, 403, 'Forbidden: open the address that `archon serve` printed (127.0.0.1 or localhost).\n');
         return;
       }
       if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -83,19 +87,19 @@ export async function startHeadlessHost(options: HeadlessHostOptions): Promise<H
         'x-content-type-options': 'nosniff',
         'referrer-policy': 'no-referrer',
         'cache-control': file.isHtml ? 'no-store' : 'private, max-age=3600',
-        ...(url.searchParams.has(TOKEN_PARAM) ? { 'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/` } : {}),
       });
       response.end(request.method === 'HEAD' ? undefined : file.body);
     })().catch((error: unknown) => send(response, 500, `${toErrorEnvelope(error).message}\n`));
   });
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, handleProtocols: (offered) => (offered.has(WS_PROTOCOL) ? WS_PROTOCOL : false) });
   server.on('upgrade', (request, socket, head) => {
     socket.on('error', () => socket.destroy());
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     const origin = request.headers.origin;
     const originOk = origin === undefined || origins.has(origin);
-    if (url.pathname !== WS_PATH || !originOk || !authorized(request, url)) {
+    const authorized = namesThisHost(request) && sameToken(presentedToken(request), token);
+    if (url.pathname !== WS_PATH || !originOk || !authorized) {
       socket.end(`HTTP/1.1 ${originOk ? 401 : 403} ${originOk ? 'Unauthorized' : 'Forbidden'}\r\nconnection: close\r\n\r\n`);
       return;
     }
@@ -125,7 +129,8 @@ export async function startHeadlessHost(options: HeadlessHostOptions): Promise<H
           return;
         }
         const { id, command, input } = parsed.data;
-        frame({ id, result: await dispatchCommand(options.handlers, command, input, { signal: closed.signal }) });
+        const signal = anySignal(options.stop.signal, closed.signal);
+        frame({ id, result: await dispatchCommand(options.handlers, command, input, { signal }) });
       })();
     });
   }

@@ -1,29 +1,29 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ArchonError, describeZodError } from '../../shared/errors';
+import { ArchonError } from '../../shared/errors';
 import { describeGapTrend } from '../../shared/gap-trend';
 import { endpointSummary } from '../../shared/endpoint-summary';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ArchonEvent } from '../../shared/schemas/events';
-import { RunOptionsSchema, type RunOptions, type RunStatus } from '../../shared/schemas/run';
+import type { RunOptions, RunStatus } from '../../shared/schemas/run';
+import type { Settings } from '../../shared/schemas/settings';
 import type { RunResult } from '../../core/agent/run-engine';
 import { launchRun } from '../../core/agent/run-launcher';
-import { retryPolicyFrom } from '../../core/model/retry-policy';
+import { composeRunServices } from '../../core/composition';
+import { runOptionsFrom } from '../../core/run/run-options';
 import { asStoreError } from '../../core/store/open-database';
-import { modelConnector } from '../../core/model/connect';
-import { apiKeyFromCommandLine } from '../../core/secrets/api-key-source';
-import { ApiKeys } from '../../core/secrets/api-keys';
+import { commandLineApiKeys } from '../../core/secrets/api-key-source';
 import { readRolesFile } from '../../core/roles/roles-file';
 import type { StoredRole } from '../../shared/schemas/roles';
-import { EmergencyStop } from '../../core/stop/emergency-stop';
 import type { ArchonRuntime } from '../../core/runtime';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
-import { ToolHost } from '../../core/tools/tool-host';
+import type { UndoWorkers } from '../../core/tools/file-restorer';
 import { readMcpConfigFile } from '../../core/mcp/mcp-config-file';
-import { MCP_START_TIMEOUT_MS, McpSessions } from '../../core/mcp/mcp-sessions';
-import { McpSecrets } from '../../core/secrets/mcp-secrets';
-import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
+import { foldersHiddenFromTools, refuseWorkspaceInArchon } from '../../core/tools/hidden-folders';
+import { confirmWorkspace } from '../../core/tools/workspace-pin';
+import { terminalConfirmation } from './terminal-confirmation';
 import { approvalChannelFor } from './terminal-approvals';
+import { terminalText } from './terminal-text';
 import { longCallProgress } from './long-call-progress';
 import { BUDGET_PRESETS, type RunFlags } from './command-flags';
 
@@ -98,7 +98,7 @@ function printEvents(runtime: ArchonRuntime, json: boolean): () => void {
     else {
       progress?.seen(event);
       const line = describeEvent(event);
-      if (line) process.stderr.write(`${line}\n`);
+      if (line) process.stderr.write(`${terminalText(line)}\n`);
     }
   });
   return () => {
@@ -107,56 +107,54 @@ function printEvents(runtime: ArchonRuntime, json: boolean): () => void {
   };
 }
 
-export function runOptionsFrom(runtime: ArchonRuntime, flags: RunFlags, roles?: Record<string, StoredRole>): RunOptions {
-  const settings = runtime.store.getSettings();
-  const chosenRoles = roles ?? settings.roles;
-  const parsed = RunOptionsSchema.safeParse({
-    modelUrl: resolveModelUrl(flags.modelUrl ?? settings.modelUrl),
-    model: flags.model ?? settings.model,
-    policy: flags.policy ?? settings.policy,
-    concurrency: flags.concurrency ?? settings.concurrency,
-    maxTokens: flags.maxTokens ?? (flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset].maxTokens : null),
-    maxCostUsd: flags.maxCost ?? null,
-    workspace: resolve(flags.workspace ?? process.cwd()),
-    maxIterations: flags.maxIterations ?? 10,
-    maxPlanSteps: flags.maxSteps ?? settings.maxPlanSteps,
-    verification: flags.verify ?? settings.verification,
-    repairBudget: settings.repairBudget,
-    maxReplans: settings.maxReplans,
-    ...(flags.memory === false ? { memory: false } : {}),
-    embeddingModel: flags.embeddingModel ?? settings.embeddingModel,
-    ...(Object.keys(chosenRoles).length > 0 ? { roles: chosenRoles } : {}),
-  });
-  if (!parsed.success) throw new ArchonError('CONFIG_INVALID', `Invalid run settings: ${describeZodError(parsed.error)}`);
-  return parsed.data;
+/**
+ * What the operator typed, as run options (nothing for a flag not given). A budget preset gives the
+ * run's token cap unless --max-tokens does. For a new run these win over Settings; for a resumed run,
+ * over its own stored options.
+ */
+export function givenRunOptions(flags: RunFlags, roles?: Record<string, StoredRole>): Partial<RunOptions> {
+  const given: Partial<RunOptions> = {
+    modelUrl: flags.modelUrl === undefined ? undefined : resolveModelUrl(flags.modelUrl),
+    model: flags.model,
+    policy: flags.policy,
+    concurrency: flags.concurrency,
+    maxTokens: flags.maxTokens ?? (flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset].maxTokens : undefined),
+    maxCostUsd: flags.maxCost,
+    maxIterations: flags.maxIterations,
+    maxPlanSteps: flags.maxSteps,
+    verification: flags.verify,
+    workspace: flags.workspace === undefined ? undefined : resolve(flags.workspace),
+    memory: flags.memory === false ? false : undefined,
+    embeddingModel: flags.embeddingModel,
+    roles,
+  };
+  return Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
 }
 
-/** Only what the operator typed overrides a resumed run's own settings. */
-function overridesFrom(flags: RunFlags, roles?: Record<string, StoredRole>): Partial<RunOptions> {
-  const overrides: Partial<RunOptions> = roles ? { roles } : {};
-  if (flags.modelUrl) overrides.modelUrl = resolveModelUrl(flags.modelUrl);
-  if (flags.model) overrides.model = flags.model;
-  if (flags.policy) overrides.policy = flags.policy;
-  if (flags.concurrency) overrides.concurrency = flags.concurrency;
-  if (flags.maxTokens) overrides.maxTokens = flags.maxTokens;
-  if (flags.maxCost) overrides.maxCostUsd = flags.maxCost;
-  if (flags.maxIterations) overrides.maxIterations = flags.maxIterations;
-  if (flags.maxSteps) overrides.maxPlanSteps = flags.maxSteps;
-  if (flags.verify) overrides.verification = flags.verify;
-  if (flags.workspace) overrides.workspace = resolve(flags.workspace);
-  if (flags.memory === false) overrides.memory = false;
-  if (flags.embeddingModel) overrides.embeddingModel = flags.embeddingModel;
-  return overrides;
+/** A new run's options from the command line: each flag given, else Settings, else the defaults. */
+export function runOptionsFromFlags(settings: Settings, flags: RunFlags, roles?: Record<string, StoredRole>): RunOptions {
+  return runOptionsFrom(settings, givenRunOptions(flags, roles));
 }
 
 /** The built executor beside this CLI bundle (out/node/executor.js), and the folder it runs from. */
 export const EXECUTOR_ENTRY = fileURLToPath(new URL('./executor.js', import.meta.url));
 export const APP_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/** This host's tool processes: the built executor, reading Archon's own files, never the folders hidden from tools. */
+export function nodeWorkers(runtime: ArchonRuntime): UndoWorkers {
+  return { launcher: childProcessLauncher, entry: EXECUTOR_ENTRY, readableRoots: [APP_ROOT], hiddenFolders: foldersHiddenFromTools(runtime.dataDir) };
+}
+
+/** The model server the run talks to: the one the command line's key is for. */
+function runModelUrl(runtime: ArchonRuntime, settings: Settings, flags: RunFlags, what: { goal: string } | { resume: string }): string | undefined {
+  if (flags.modelUrl !== undefined) return resolveModelUrl(flags.modelUrl);
+  return 'goal' in what ? resolveModelUrl(settings.modelUrl) : runtime.store.runs.getRun(what.resume)?.options.modelUrl;
+}
+
 /** What a run or resume ended as, or how it could not start, as the brief's exit code. */
 function exitCodeFor(error: unknown): number | null {
   const typed = ArchonError.isInstance(error) ? error : asStoreError(error);
-  if (typed?.code === 'MODEL_UNAVAILABLE' || typed?.code === 'DISK_FULL') return EXIT_BY_STATUS.paused ?? 6;
+  if (typed?.code === 'MODEL_UNAVAILABLE' || typed?.code === 'DISK_FULL' || typed?.code === 'STORE_LOCKED') return EXIT_BY_STATUS.paused ?? 6;
   return null;
 }
 
@@ -167,53 +165,44 @@ function exitCodeFor(error: unknown): number | null {
 export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: { goal: string; followUpOf?: string } | { resume: string }): Promise<number> {
   const stored = runtime.store.settingsForRun();
   const settings = flags.mcpConfig ? { ...stored, mcpServers: { ...stored.mcpServers, ...readMcpConfigFile(flags.mcpConfig) } } : stored;
-  const apiKey = apiKeyFromCommandLine(flags, runtime.store.secrets);
   const roleFile = flags.roles ? readRolesFile(flags.roles) : null;
-  // A role's key is kept in memory for its server's origin, redacted everywhere; any other server gets the run's key.
-  const roleKeys = new ApiKeys(runtime.store.secrets);
-  for (const { url, apiKey: key } of roleFile?.keys ?? []) roleKeys.remember(url, key);
-  const mcpSessions = new McpSessions(MCP_START_TIMEOUT_MS, runtime.log);
+  // Each key is kept in memory for its own server's origin, redacted everywhere; a server without one of its own gets none.
+  const keys = commandLineApiKeys(flags, runtime.store.secrets, runModelUrl(runtime, settings, flags, what));
+  for (const { url, apiKey: key } of roleFile?.keys ?? []) keys.remember(url, key);
+  const services = composeRunServices({ runtime, workers: nodeWorkers(runtime), apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: flags.allowNetwork });
+  const { estop } = services;
   const controller = new AbortController();
-  const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
-  const tools = new ToolHost({
-    launcher: childProcessLauncher,
-    entry: EXECUTOR_ENTRY,
-    readableRoots: [APP_ROOT],
-    hiddenFolders: foldersHiddenFromTools(runtime.dataDir),
-    settings: { ...settings, allowNetwork: flags.allowNetwork ?? settings.allowNetwork },
-    mcp: { sessions: mcpSessions, definitions: runtime.store.toolDefinitions, secrets: new McpSecrets(null, runtime.store.secrets), now: runtime.now },
-    log: runtime.log,
-  });
-  const unwatch = estop.watch();
-  const unhookMcp = estop.onStop(() => mcpSessions.stopAll());
   const stop = (signal: NodeJS.Signals) => void estop.trigger('signal', `${signal} received by archon run`);
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   const unsubscribe = printEvents(runtime, flags.json ?? false);
   try {
+    const given = givenRunOptions(flags, roleFile?.roles);
+    const target = 'goal' in what ? { goal: what.goal, options: runOptionsFrom(settings, { ...given, followUpOf: what.followUpOf }) } : { resume: what.resume, overrides: given };
+    const workspace = 'goal' in what ? target.options?.workspace : given.workspace;
+    if (workspace !== undefined) refuseWorkspaceInArchon(workspace, runtime.dataDir);
+    if ('resume' in what && workspace === undefined) await confirmWorkspace(runtime.store.runs, what.resume, 'resume', terminalConfirmation({ trustUi: false }), controller.signal);
     const launch = {
       runtime,
       settings,
       approvals: approvalChannelFor(flags.approve),
       estop,
-      tools,
-      connect: modelConnector({ apiKeyFor: (url) => roleKeys.keyFor(url) ?? apiKey, retry: retryPolicyFrom(settings), contextLength: () => settings.contextLength }),
+      tools: services.toolHost(settings),
+      connect: services.connect,
+      capabilities: services.capabilities,
       dayMaxTokens: flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset].dayMaxTokens : undefined,
       price: flags.price,
     };
-    const target = 'goal' in what ? { goal: what.goal, options: { ...runOptionsFrom(runtime, flags, roleFile?.roles), ...(what.followUpOf ? { followUpOf: what.followUpOf } : {}) } } : { resume: what.resume, overrides: overridesFrom(flags, roleFile?.roles) };
     const result: RunResult = await launchRun(launch, target, controller.signal);
-    if (result.status === 'completed' && !flags.json) process.stdout.write(`${result.answer ?? ''}\n`);
+    if (result.status === 'completed' && !flags.json) process.stdout.write(`${terminalText(result.answer ?? '')}\n`);
     return EXIT_BY_STATUS[result.status] ?? 1;
   } catch (error) {
     const code = exitCodeFor(error);
     if (code === null) throw error;
-    process.stderr.write(`archon: ${(ArchonError.isInstance(error) ? error : asStoreError(error))?.message ?? String(error)}\n`);
+    process.stderr.write(`archon: ${terminalText((ArchonError.isInstance(error) ? error : asStoreError(error))?.message ?? String(error))}\n`);
     return code;
   } finally {
-    unhookMcp();
-    await mcpSessions.close();
-    unwatch();
+    await services.close();
     runtime.events.flush();
     unsubscribe();
     process.off('SIGINT', stop);

@@ -3,6 +3,7 @@ import { ArchonError } from '../../shared/errors';
 import type { ApprovalDecision, EscalationChoice } from '../../shared/schemas/approval';
 import type { ApproveMode } from '../../shared/schemas/run';
 import { approveAll, denyAll, type ApprovalChannel } from '../../core/approval/approval-channel';
+import { terminalText } from './terminal-text';
 
 type Prompt = ReturnType<typeof createInterface>;
 
@@ -24,15 +25,16 @@ function terminalPrompt(): ApprovalChannel {
   let queue = Promise.resolve();
   return {
     canRaiseBudgets: true,
+    channel: 'terminal',
     decide(request, { signal }) {
       const answer = queue.then(async () => {
         const prompt = createInterface({ input: process.stdin, output: process.stderr });
         try {
           if (request.kind === 'escalation') {
-            process.stderr.write(`\nEscalation: ${request.summary}\n${request.explanation.summary}\n`);
+            process.stderr.write(`\nEscalation: ${terminalText(request.summary, { keepNewlines: false })}\n${terminalText(request.explanation.summary)}\n`);
             return await escalationAnswer(prompt, signal);
           }
-          const reply = await prompt.question(`\nApproval needed (${request.kind}): ${request.summary}\nApprove? [y/N] `, { signal });
+          const reply = await prompt.question(`\nApproval needed (${request.kind}): ${terminalText(request.summary, { keepNewlines: false })}\nApprove? [y/N] `, { signal });
           if (/^y(es)?$/i.test(reply.trim())) return { verdict: 'approve' as const };
           const feedback = await prompt.question('Feedback for the agent (optional): ', { signal });
           return { verdict: 'reject' as const, feedback: feedback.trim() || 'Rejected at the terminal.' };

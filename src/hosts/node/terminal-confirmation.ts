@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import type { OperatorConfirmation } from '../../core/authority/operator-authority';
+import { terminalText } from './terminal-text';
 
 export interface TerminalConfirmationOptions {
   /** `archon serve --trust-ui`: the operator lets the page decide. */
@@ -24,7 +25,9 @@ export function terminalConfirmation(options: TerminalConfirmationOptions): Oper
       const answer = queue.then(async () => {
         const prompt = createInterface({ input, output });
         try {
-          const reply = await prompt.question(`\n${title}\n${changes.map((change) => `  - ${change}`).join('\n')}\nAllow? [y/N] `, { signal });
+          // The changes name what the page sent (names, commands, URLs): shown as text, one line each, so none can hide another.
+          const listed = changes.map((change) => `  - ${terminalText(change, { keepNewlines: false })}`).join('\n');
+          const reply = await prompt.question(`\n${terminalText(title, { keepNewlines: false })}\n${listed}\nAllow? [y/N] `, { signal });
           return /^y(es)?$/i.test(reply.trim());
         } catch {
           return false;

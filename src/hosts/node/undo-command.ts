@@ -3,6 +3,7 @@ import type { ArchonRuntime } from '../../core/runtime';
 import { childProcessLauncher } from '../../core/process/child-process-launcher';
 import { foldersHiddenFromTools } from '../../core/tools/hidden-folders';
 import { previewUndo, revertRun } from '../../core/undo/run-undo';
+import { confirmWorkspace } from '../../core/tools/workspace-pin';
 import { terminalConfirmation } from './terminal-confirmation';
 import { APP_ROOT, EXECUTOR_ENTRY } from './run-command';
 
@@ -28,6 +29,7 @@ export async function undoFromCli(runtime: ArchonRuntime, reference: string, fla
     throw new ArchonError('VALIDATION_FAILED', 'Undo asks before it changes files, and there is no terminal to ask on. Run it in a terminal, or pass --yes to revert without asking.');
   }
   const controller = new AbortController();
+  await confirmWorkspace(runtime.store.runs, runId, 'undo', terminalConfirmation({ trustUi: false }), controller.signal);
   const question = { title: `Revert these ${steps.length} file change(s) of run ${runId}?`, changes: steps.map((step) => `${VERB[step.action]} ${step.path}`) };
   if (!(await terminalConfirmation({ trustUi: flags.yes ?? false }).confirm(question, controller.signal))) {
     process.stdout.write('Nothing was changed.\n');

@@ -24,6 +24,8 @@ export const AppInfoSchema = z.object({
   runDefaults: RunOptionsSchema.pick({ modelUrl: true, model: true, policy: true, workspace: true }),
   /** The run settings the host's command line fixed (`archon serve --model-url …`): Settings shows them read-only. */
   hostFlags: z.array(RunOptionsSchema.keyof()).default([]),
+  /** Why API keys are not sealed by an OS keychain here (they stay in memory for the session), shown in Settings; null when they are. */
+  keyStorageNote: z.string().nullable().default(null),
 });
 
 /**

@@ -17,3 +17,6 @@ export type ServerFrame = z.infer<typeof ServerFrameSchema>;
 
 export const WS_PATH = '/ws';
 export const TOKEN_PARAM = 'token';
+/** The subprotocol the host selects; the page offers it with its token as a second one (`archon-token.TOKEN`), never in a cookie or the URL. */
+export const WS_PROTOCOL = 'archon';
+export const TOKEN_PROTOCOL_PREFIX = 'archon-token.';

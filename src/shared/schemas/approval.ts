@@ -41,6 +41,21 @@ export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
 export const ApprovalStatusSchema = z.enum(['pending', 'approved', 'edited', 'rejected', 'locked', 'expired', 'stopped']);
 export type ApprovalStatus = z.infer<typeof ApprovalStatusSchema>;
 
+/**
+ * Who answered a request: a person (`operator`, through a `channel`), the rule the operator chose
+ * (`--approve auto|deny`), the policy, a run grant, or no one in time (`expiry`).
+ */
+export const DecidedBySchema = z.enum(['operator', 'rule', 'policy', 'grant', 'expiry']);
+export type DecidedBy = z.infer<typeof DecidedBySchema>;
+
+/** Where a person answered: the desktop app, the terminal prompt, or the page `archon serve` serves. */
+export const OperatorChannelSchema = z.enum(['app', 'terminal', 'page']);
+export type OperatorChannel = z.infer<typeof OperatorChannelSchema>;
+
+/** Who decided, with the channel when a person did. */
+export const DeciderSchema = z.object({ decidedBy: DecidedBySchema, channel: OperatorChannelSchema.optional() });
+export type Decider = z.infer<typeof DeciderSchema>;
+
 /** A dangerous part of a shell command: it deletes, writes outside the workspace, pipes into a shell, or raises privileges. */
 export const CommandHazardSchema = z.object({ kind: z.enum(['deletion', 'outside_redirect', 'pipe_to_shell', 'sudo']), text: z.string() });
 export type CommandHazard = z.infer<typeof CommandHazardSchema>;

@@ -4,7 +4,7 @@ export const SeveritySchema = z.enum(['info', 'low', 'medium', 'high', 'critical
 export type Severity = z.infer<typeof SeveritySchema>;
 
 export const FindingSchema = z.object({
-  detector: z.enum(['boundary', 'convergence', 'drift', 'budget', 'emergency_stop']),
+  detector: z.enum(['boundary', 'convergence', 'drift', 'role', 'replan', 'escalation', 'spawn', 'budget', 'emergency_stop']),
   severity: SeveritySchema,
   title: z.string(),
   explanation: z.string(),
@@ -19,7 +19,8 @@ export const AuditRunSummarySchema = z.object({
   status: z.string(),
   steps: z.record(z.string(), z.int()),
   toolCalls: z.record(z.string(), z.int()),
-  approvals: z.object({ asked: z.int(), answers: z.record(z.string(), z.int()) }),
+  /** `decidedBy`: the answers counted by who gave them (`rule`, `expiry`, `operator:<channel>`; `unrecorded` in runs from before it was kept). */
+  approvals: z.object({ asked: z.int(), answers: z.record(z.string(), z.int()), decidedBy: z.record(z.string(), z.int()).default({}) }),
   tokens: z.int(),
   costUsd: z.number(),
   durationMs: z.number().nullable(),
@@ -37,7 +38,8 @@ export const AuditReportSchema = z.object({
 export type AuditReport = z.infer<typeof AuditReportSchema>;
 
 export const VerifyResultSchema = z.discriminatedUnion('intact', [
-  z.object({ intact: z.literal(true), records: z.int() }),
+  /** `behind`: events archon.db holds that the auditor has not recorded yet (it lags; nothing was altered). */
+  z.object({ intact: z.literal(true), records: z.int(), behind: z.object({ events: z.int().positive(), detail: z.string() }).optional() }),
   z.object({ intact: z.literal(false), records: z.int(), problem: z.string(), seq: z.int().nullable() }),
 ]);
 export type VerifyResult = z.infer<typeof VerifyResultSchema>;

@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { ApprovalDecisionSchema, ApprovalKindSchema, ApprovalStatusSchema, ExplanationPacketSchema, LockedConstraintSchema } from './approval';
+import { CAP_NAMES } from '../budget-cap';
+import { ApprovalDecisionSchema, ApprovalKindSchema, ApprovalStatusSchema, DecidedBySchema, ExplanationPacketSchema, LockedConstraintSchema, OperatorChannelSchema } from './approval';
 import { EndpointProbeSchema } from './endpoint';
 import { BusEnvelopeSchema } from './bus';
 import { EstopStateSchema, EstopTriggerSchema } from './estop';
-import { RecalledMemorySchema } from './memory';
+import { MemoryIdSchema, RecalledMemorySchema } from './memory';
 import { PlanSchema } from './plan';
 import { ValidationCheckSchema, VerdictSchema } from './validation';
-import { PolicySchema, RunIdSchema } from './run';
+import { PolicySchema, RunIdSchema, RunKindSchema } from './run';
 import { ToolApprovalOverrideSchema } from './settings';
 import { SideEffectsSchema, ToolResultPartSchema, ToolStatusSchema } from './tool';
 
@@ -14,6 +15,10 @@ const runEvent = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) 
   z.object({ type: z.literal(type), runId: RunIdSchema, seq: z.int().positive(), ts: z.string(), ...shape });
 
 const stepShape = { stepId: z.string() };
+
+/** Why a call did not run as asked (see `tool.refused`). */
+export const ToolRefusalCodeSchema = z.enum(['unknown_tool', 'invalid_arguments', 'not_allowed_for_role', 'rejected', 'locked', 'outside_bounds']);
+export type ToolRefusalCode = z.infer<typeof ToolRefusalCodeSchema>;
 const toolShape = { stepId: z.string(), tool: z.string(), callId: z.string() };
 
 /** Everything a run announces. `seq` is per run and strictly increasing; the event is stored before it goes out. */
@@ -25,8 +30,12 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     toolApproval: z.record(z.string(), ToolApprovalOverrideSchema),
     parentRunId: RunIdSchema.optional(),
     parentStepId: z.string().optional(),
+    /** The run's cap on re-plans, for the auditor (absent in older runs). */
+    maxReplans: z.int().nonnegative().optional(),
+    /** `dream`: the Dreamer's run (absent: a goal); its end events say the same. */
+    kind: RunKindSchema.optional(),
   }),
-  runEvent('run.resumed', { completedSteps: z.array(z.string()), rerunSteps: z.array(z.string()).optional() }),
+  runEvent('run.resumed', { completedSteps: z.array(z.string()), rerunSteps: z.array(z.string()).optional(), recoveringSteps: z.array(z.string()).optional() }),
   /** What the probe found about the model server, and why the run does not use streamed native tool calls when it does not. */
   runEvent('model.probed', EndpointProbeSchema.pick({ model: true, toolCalling: true, streaming: true, reason: true, contextLength: true, contextSource: true, parallelSlots: true }).shape),
   runEvent('model.completed', {
@@ -43,15 +52,21 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('model.dialect_detected', { dialect: z.string() }),
   runEvent('model.attempt_failed', { stepId: z.string().nullable(), purpose: z.string(), attempt: z.int().positive(), error: z.string() }),
   runEvent('plan.ready', { plan: PlanSchema }),
-  runEvent('step.started', stepShape),
+  /** `role`: the role the step runs as; `roleTools`: the tools that role may use (what the auditor checks its calls against). */
+  runEvent('step.started', { ...stepShape, role: z.string().optional(), roleTools: z.union([z.array(z.string()), z.literal('all')]).optional() }),
   runEvent('step.completed', { ...stepShape, result: z.string() }),
   runEvent('step.failed', { ...stepShape, reason: z.string() }),
   runEvent('step.skipped', { ...stepShape, reason: z.string() }),
   /** `sideEffects`: what the tool declared (an MCP tool's come from its annotations), for the auditor's policy check. */
   runEvent('tool.started', { ...toolShape, args: z.unknown(), sideEffects: SideEffectsSchema.optional() }),
   runEvent('tool.completed', { ...toolShape, status: ToolStatusSchema, content: z.string(), parts: z.array(ToolResultPartSchema).optional() }),
-  /** The tool itself refused the call (a path outside the workspace, a symbolic link leading out, no OS sandbox), or `by` the operator (rejected or locked): then it never started. */
-  runEvent('tool.refused', { ...toolShape, reason: z.string(), by: z.enum(['tool', 'operator']).optional() }),
+  /**
+   * A call that did not happen as asked. `by: "tool"` (or absent, in older runs): the tool started and its own confinement
+   * refused (`outside_bounds`: a path outside the workspace, a symbolic link leading out, no OS sandbox). Every other one never
+   * started: `by: "archon"` (`unknown_tool`, `invalid_arguments`, `not_allowed_for_role`), `"operator"` or `"rule"` (`--approve deny`):
+   * `rejected` at its approval, or `locked` by an earlier constraint. `reason` is what the model was told.
+   */
+  runEvent('tool.refused', { ...toolShape, reason: z.string(), by: z.enum(['tool', 'archon', 'operator', 'rule']).optional(), code: ToolRefusalCodeSchema.optional() }),
   runEvent('approval.requested', {
     approvalId: z.string(),
     kind: ApprovalKindSchema,
@@ -62,9 +77,14 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     expiresAt: z.string().nullable(),
     explanation: ExplanationPacketSchema,
   }),
-  runEvent('approval.resolved', { approvalId: z.string(), status: ApprovalStatusSchema, decision: ApprovalDecisionSchema }),
+  /** `decidedBy` (absent in runs recorded before it was kept) says who answered; `channel`, where a person did. */
+  runEvent('approval.resolved', { approvalId: z.string(), status: ApprovalStatusSchema, decision: ApprovalDecisionSchema, decidedBy: DecidedBySchema.optional(), channel: OperatorChannelSchema.optional() }),
   runEvent('policy.tightened', { from: PolicySchema, to: PolicySchema, reasons: z.array(z.string()) }),
   runEvent('constraint.locked', { constraint: LockedConstraintSchema }),
+  /** "Allow all like this for this run": later calls of `tool` with these side effects run without asking (see grantsForRun). */
+  runEvent('tool.granted', { stepId: z.string(), tool: z.string(), sideEffects: SideEffectsSchema }),
+  /** A person raised a budget cap of this run: `value` is the cap from now on, after a resume too. */
+  runEvent('budget.raised', { cap: z.enum(CAP_NAMES), value: z.number().positive() }),
   runEvent('budget.updated', {
     tokens: z.int().nonnegative(),
     costUsd: z.number().nonnegative(),
@@ -77,9 +97,9 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   }),
   runEvent('budget.warning', { message: z.string() }),
   runEvent('estop.triggered', { triggeredBy: EstopTriggerSchema, reason: z.string() }),
-  runEvent('run.completed', { answer: z.string() }),
-  runEvent('run.failed', { error: z.string() }),
-  runEvent('run.stopped', { reason: z.string() }),
+  runEvent('run.completed', { answer: z.string(), kind: RunKindSchema.optional() }),
+  runEvent('run.failed', { error: z.string(), kind: RunKindSchema.optional() }),
+  runEvent('run.stopped', { reason: z.string(), kind: RunKindSchema.optional() }),
   runEvent('run.paused', { reason: z.string(), whatToDo: z.string() }),
   runEvent('tool.orphan_killed', { callId: z.string(), pgid: z.int().positive() }),
   /** The Agent-Validator's verdict on a step's result (`stepId`) or, from the Meta-Validator, on the plan (`stepId: null`). */
@@ -105,6 +125,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('mcp.server_failed', { server: z.string(), kind: z.string(), message: z.string() }),
   /** Memories placed in a request under "Relevant memory": for planning (no `stepId`) or for a step. */
   runEvent('memory.recalled', { stepId: z.string().optional(), items: z.array(RecalledMemorySchema) }),
+  /** Recalled items whose text reads like instructions to the assistant (`instructionLike` in memory/recall.ts): given to the model marked, never to follow. */
+  runEvent('memory.flagged', { stepId: z.string().optional(), items: z.array(MemoryIdSchema) }),
   /** A step's oldest turns were summarised into a note to stay within the context; the turns stay in the store (`pointer`). */
   runEvent('memory.compacted', { stepId: z.string(), turns: z.int().positive(), tokensBefore: z.int().nonnegative(), tokensAfter: z.int().nonnegative(), pointer: z.string() }),
   /** One message between agents, stored before it is delivered (see schemas/bus.ts). */

@@ -48,6 +48,10 @@ export type RunControlAction = z.infer<typeof RunControlActionSchema>;
 export const RunControlSchema = z.object({ action: RunControlActionSchema, by: z.string().min(1).max(200) });
 export type RunControl = z.infer<typeof RunControlSchema>;
 
+/** What a run is: a goal carried out by agents, or a dream (the Dreamer learning lessons from finished runs). */
+export const RunKindSchema = z.enum(['goal', 'dream']);
+export type RunKind = z.infer<typeof RunKindSchema>;
+
 export const RunSummarySchema = z.object({
   id: RunIdSchema,
   goal: z.string(),
@@ -63,6 +67,8 @@ export const RunSummarySchema = z.object({
   priceKnown: z.boolean().optional(),
   /** A sub-agent's run: the run it works for. */
   parentRunId: RunIdSchema.nullable().optional(),
+  /** Absent for runs listed before runs had kinds: a goal. */
+  kind: RunKindSchema.optional(),
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
@@ -102,3 +108,7 @@ export const RunOptionsSchema = z.object({
   maxPlanSteps: z.int().min(1).max(1000).optional(),
 });
 export type RunOptions = z.infer<typeof RunOptionsSchema>;
+
+/** A run's workspace as it was confirmed when the run started: resume and undo act only on that folder. */
+export const WorkspacePinSchema = z.object({ realPath: z.string().min(1), dev: z.string().min(1), ino: z.string().min(1) });
+export type WorkspacePin = z.infer<typeof WorkspacePinSchema>;

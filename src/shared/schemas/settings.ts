@@ -14,7 +14,16 @@ export type SandboxMode = z.infer<typeof SandboxModeSchema>;
 
 /** One MCP server, in the `mcpServers` shape Claude Desktop and Cursor write: a command to start (stdio) or a URL (Streamable HTTP, SSE as fallback). */
 export const McpServerConfigSchema = z.union([
-  z.object({ command: z.string().min(1).max(1000), args: z.array(z.string().max(4000)).max(100).optional(), env: z.record(z.string(), z.string()).optional(), disabled: z.boolean().optional() }).strict(),
+  z
+    .object({
+      command: z.string().min(1).max(1000),
+      args: z.array(z.string().max(4000)).max(100).optional(),
+      env: z.record(z.string(), z.string()).optional(),
+      disabled: z.boolean().optional(),
+      /** The largest message the server may send, in bytes (default 8 MiB); a larger one stops it and fails its call. */
+      maxMessageBytes: z.number().int().min(65_536).max(1_073_741_824).optional(),
+    })
+    .strict(),
   z.object({ url: z.url({ protocol: /^https?$/ }), headers: z.record(z.string(), z.string()).optional(), disabled: z.boolean().optional() }).strict(),
 ]);
 export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;

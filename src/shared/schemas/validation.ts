@@ -15,3 +15,14 @@ export const CriticVerdictSchema = z.object({
   confidence: z.number().min(0).max(1).optional(),
 });
 export type CriticVerdict = z.infer<typeof CriticVerdictSchema>;
+
+/** The Meta-Validator's verdict on a plan, before anyone sees it. */
+export interface PlanVerdict {
+  verdict: Verdict;
+  /** Share of the checks that failed, or the critic's gap when that is larger. */
+  gap: number;
+  /** The critic's confidence in its verdict; null when no critic judged the plan. */
+  confidence: number | null;
+  reasons: string[];
+  checks: ValidationCheck[];
+}

@@ -56,9 +56,9 @@ describe('policies', () => {
     expect(kinds.filter((kind) => kind === 'step_result')).toHaveLength(1);
     expect(kinds).toContain('plan');
     expect(kinds).toContain('final_answer');
-    // Every model.completed is preceded by its own model_call approval, with nothing else of the model in between.
+    // Every model.completed is preceded by its own model_call approval, with nothing else of the model in between (the probe's requests come before the run asks anything).
     events.forEach((event, index) => {
-      if (event.type !== 'model.completed') return;
+      if (event.type !== 'model.completed' || event.purpose === 'probe') return;
       const previousApproval = events.slice(0, index).findLastIndex((candidate) => candidate.type === 'approval.requested' && candidate.kind === 'model_call');
       const previousModel = events.slice(0, index).findLastIndex((candidate) => candidate.type === 'model.completed');
       expect(previousApproval).toBeGreaterThan(previousModel);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { requestRunControl, runControlError } from '../../../src/core/agent/run-control';
-import { leaseRun } from '../../../src/core/agent/run-lease';
+import { leaseRun } from '../../../src/core/run/run-lease';
 import type { RunControl } from '../../../src/shared/schemas/run';
 import { useRuntimes } from '../../support/runtime';
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { StepConversation } from '../../../src/core/agent/step-conversation';
+import { StepConversation } from '../../../src/core/run/step-conversation';
 import { processStartTicks } from '../../../src/core/process/process-liveness';
 import { z } from 'zod';
 import { denyAll } from '../../../src/core/approval/approval-channel';
@@ -53,6 +53,8 @@ describe('run engine against the scripted server (real openai client)', () => {
     expect(finalRequest?.body.tools).toBeUndefined();
     expect(engine.events.map((event) => event.type).filter((type) => type !== 'budget.updated')).toEqual([
       'run.started',
+      // The probe's requests: the models, the request with tools, and three servers' context length endpoints.
+      ...Array<string>(5).fill('model.completed'),
       'model.probed',
       'bus.message',
       'model.completed',

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PendingApprovals } from '../../../src/core/approval/pending-approvals';
 import { RunManager, type RunManagerOptions } from '../../../src/core/agent/run-manager';
 import { modelConnector } from '../../../src/core/model/connect';
+import { runCapabilities } from '../../../src/core/capabilities';
 import { retryPolicyFrom } from '../../../src/core/model/retry-policy';
 import { childProcessLauncher } from '../../../src/core/process/child-process-launcher';
 import { EmergencyStop } from '../../../src/core/stop/emergency-stop';
@@ -29,7 +30,7 @@ type ToolHostOptions = ConstructorParameters<typeof ToolHost>[0];
 function managerFor(
   runtime: Runtime,
   modelUrl: string,
-  { toolHost = (options) => new ToolHost(options), held = () => false, ...hooks }: { toolHost?: (options: ToolHostOptions) => ToolHost; held?: () => boolean } & Pick<RunManagerOptions, 'onRunEnded' | 'onIdle'> = {},
+  { toolHost = (options) => new ToolHost(options), held = () => false, runOptions = {}, ...hooks }: { toolHost?: (options: ToolHostOptions) => ToolHost; held?: () => boolean; runOptions?: Record<string, unknown> } & Pick<RunManagerOptions, 'onRunEnded' | 'onIdle'> = {},
 ): { manager: RunManager; approvals: PendingApprovals; approveAll(): void } {
   const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id));
   const approveAll = () => {
@@ -38,13 +39,14 @@ function managerFor(
   approvals.onChange(() => {
     if (!held()) approveAll();
   });
-  const options = RunOptionsSchema.parse({ modelUrl, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 });
+  const options = RunOptionsSchema.parse({ modelUrl, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10, ...runOptions });
   const manager = new RunManager({
     runtime,
     estop: new EmergencyStop(runtime.store, runtime.bus, runtime.now),
     approvals,
     defaults: () => options,
     connect: modelConnector({ apiKeyFor: () => undefined, retry: retryPolicyFrom(runtime.store.getSettings()), contextLength: () => null }),
+    capabilities: runCapabilities,
     toolHost: (settings) => toolHost({ launcher: childProcessLauncher, entry: `${PROJECT_ROOT}out/node/executor.js`, readableRoots: [PROJECT_ROOT], hiddenFolders: foldersHiddenFromTools(runtime.dataDir), settings, log: runtime.log }),
     ...hooks,
   });
@@ -123,6 +125,26 @@ describe('the run manager', () => {
     await manager.delete(runId);
     expect(runtime.store.runs.getRun(runId)).toBeNull();
     expect(runtime.store.runs.getRun(childId)).toBeNull();
+  }, 120_000);
+
+  it("sends a role's calls to the role's own server: only the run's own server is taken from the probe made at the start", async () => {
+    const runtime = openRuntime();
+    model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hello', expected_output: 'a greeting' }]) : { content: 'hello' }) });
+    const judge = await startModelServer({ reply: () => ({ content: 'Verdict: {"verdict": "pass", "gap": 0, "reason": "It greets."}' }) });
+    try {
+      const ended: string[] = [];
+      const roles = { critic: { model: { url: judge.url, name: 'scripted-model' } } };
+      const { manager } = managerFor(runtime, model.url, { runOptions: { roles, verification: 'critic' }, onRunEnded: (runId) => ended.push(runId) });
+      const { runId } = await manager.start({ goal: 'greet' });
+      await expect.poll(() => ended.includes(runId), { timeout: 60_000 }).toBe(true);
+
+      expect(runtime.store.runs.getRun(runId)?.summary.status).toBe('completed');
+      expect(judge.countByPurpose().critic).toBeGreaterThanOrEqual(1);
+      expect(model.countByPurpose().critic ?? 0).toBe(0);
+      await manager.close();
+    } finally {
+      await judge.close();
+    }
   }, 120_000);
 
   it('holds nothing in memory for a finished run: the store keeps it, the manager and the event log let it go', async () => {

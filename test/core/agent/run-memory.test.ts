@@ -42,7 +42,7 @@ describe("a run's long-term memory", () => {
 
   it("gives planning the most recent items when nothing matches, a step nothing unrelated, and no step its own run's facts", async () => {
     const engine = await startEngine({ reply: cratesScript() }, { memory: true });
-    const unrelated = engine.runtime.store.memory.add({ kind: 'fact', text: 'Zebras migrate north in spring.', source: { runId: 'run-zebra', stepId: 's1' } });
+    const unrelated = engine.runtime.store.memory.add({ kind: 'fact', text: 'Zebras migrate north in spring.' });
     const result = await engine.run('Count the crates');
     expect(result.status).toBe('completed');
     const requests = engine.server.chatRequests;
@@ -59,7 +59,7 @@ describe("a run's long-term memory", () => {
   it("gives the planner role's server the Relevant memory section when planning runs there", async () => {
     const planner = await modelServer({ reply: cratesScript() });
     const engine = await startEngine({ reply: cratesScript() }, { memory: true });
-    const fact = engine.runtime.store.memory.add({ kind: 'fact', text: 'The warehouse crates are counted on Mondays.', source: { runId: 'run-earlier', stepId: 's1' } });
+    const fact = engine.runtime.store.memory.add({ kind: 'fact', text: 'The warehouse crates are counted on Mondays.' });
     const result = await engine.run('Count the crates', { roles: { planner: { description: '', tools: 'all', model: { url: planner.url, name: 'scripted-model' } } } });
     expect(result.status).toBe('completed');
     expect(engine.server.chatRequests.some((request) => request.purpose === 'plan')).toBe(false);

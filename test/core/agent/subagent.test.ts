@@ -100,7 +100,7 @@ describe('sub-agent steps (child runs with their own plan, budget and approvals)
 
   it("gives the child the parent's memory: it recalls through the same embedder, its plan request carries Relevant memory, its episode is kept", async () => {
     const engine = await startEngine({ reply: script({ plans: { [PARENT_GOAL]: parentPlan, [SUB_GOAL]: childPlan } }) }, { memory: true });
-    const fact = engine.runtime.store.memory.add({ kind: 'fact', text: 'The capital of France is Paris, on the Seine.', source: { runId: 'run-earlier', stepId: 's1' } });
+    const fact = engine.runtime.store.memory.add({ kind: 'fact', text: 'The capital of France is Paris, on the Seine.' });
     const result = await engine.run(PARENT_GOAL, { embeddingModel: 'scripted-embedding' });
     expect(result.status).toBe('completed');
     const childId = engine.runtime.store.runs.listRuns(10).find((run) => run.parentRunId === result.runId)?.id as string;

@@ -23,7 +23,7 @@ async function history(runs: RunStore, answers: { kind: ApprovalKind; tool?: str
     const at = new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString();
     const action = answer.tool ? { tool: answer.tool, args: {} } : {};
     runs.createApproval({ id: `a${index}`, runId: 'earlier', stepId: null, kind: answer.kind, summary: '', action, actionHash: 'h', explanation, requestedAt: at, expiresAt: null });
-    await runs.resolveApproval(`a${index}`, answer.status, { verdict: 'approve' }, at);
+    await runs.resolveApproval(`a${index}`, answer.status, { verdict: 'approve' }, at, { decidedBy: 'operator', channel: 'app' });
   }
 }
 

@@ -117,11 +117,21 @@ describe('settingsWidening of roles', () => {
 });
 
 describe('runWidening', () => {
-  const defaults = { workspace: '/home/op/project', policy: 'strict' as const };
+  const defaults = { workspace: '/home/op/project', policy: 'strict' as const, modelUrl: 'http://127.0.0.1:11434/v1', maxTokens: 10_000, maxCostUsd: 2, concurrency: 4 };
 
   it('asks for another workspace or a looser policy than the defaults', () => {
     expect(runWidening(defaults, { workspace: '/', policy: 'balanced' })).toEqual(['workspace / instead of /home/op/project', 'policy balanced, looser than strict']);
     expect(runWidening(defaults, { workspace: '/home/op/project/../other' })).toEqual(['workspace /home/op/other instead of /home/op/project']);
+  });
+
+  it('asks for another model server, or a budget or limit raised or taken away; not for a tighter one', () => {
+    expect(runWidening(defaults, { modelUrl: 'https://elsewhere.example/v1', maxTokens: null, maxCostUsd: 5, concurrency: 8 })).toEqual([
+      'model server https://elsewhere.example/v1 instead of http://127.0.0.1:11434/v1',
+      'token cap none instead of 10000',
+      'cost cap (USD) 5 instead of 2',
+      '8 steps at once instead of 4',
+    ]);
+    expect(runWidening(defaults, { modelUrl: defaults.modelUrl, maxTokens: 500, maxCostUsd: 1, concurrency: 1 })).toEqual([]);
   });
 
   it('lets the default workspace, a folder inside it, and a stricter policy through', () => {
@@ -133,7 +143,7 @@ describe('runWidening', () => {
     const workspace = mkdtempSync(join(tmpdir(), 'archon-widening-'));
     try {
       symlinkSync('/', join(workspace, 'escape'));
-      expect(runWidening({ workspace, policy: 'strict' }, { workspace: join(workspace, 'escape') })).toEqual([`workspace / instead of ${workspace}`]);
+      expect(runWidening({ ...defaults, workspace }, { workspace: join(workspace, 'escape') })).toEqual([`workspace / instead of ${workspace}`]);
     } finally {
       rmSync(workspace, { recursive: true, force: true });
     }

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { dream, supportedLessons } from '../../../src/core/memory/dreamer';
+import { approveAll } from '../../../src/core/approval/approval-channel';
+import { dreamRun } from '../../../src/core/memory/dream-run';
+import { dream, dreamInputs, supportedLessons, type DreamOutcome } from '../../../src/core/memory/dreamer';
 import { modelConnector } from '../../../src/core/model/connect';
+import { EmergencyStop } from '../../../src/core/stop/emergency-stop';
+import { DEFAULT_SETTINGS } from '../../../src/shared/schemas/settings';
 import type { RunOptions } from '../../../src/shared/schemas/run';
 import { planReply, requestText, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine, type EngineHarness } from '../../support/engine';
@@ -35,16 +39,24 @@ function runIdIn(request: RecordedRequest): string {
   return /^Run (\S+) \(/m.exec(requestText(request))?.[1] ?? 'none';
 }
 
-function dreamer(engine: EngineHarness, mode: 'native' | 'text' = 'native') {
-  const connect = modelConnector({ retry: { windowMs: 150, baseDelayMs: 10, maxDelayMs: 50, firstByteTimeoutMs: 10_000, idleTimeoutMs: 10_000 } });
-  const options = { modelUrl: engine.server.url, model: '' } as RunOptions;
-  return dream({
-    runs: engine.runtime.store.runs,
-    dreams: engine.runtime.store.dreams,
-    memory: engine.runtime.store.memory,
-    connect: async (signal) => ({ model: (await connect(options, signal)).model, mode }),
-    signal: new AbortController().signal,
-  });
+const connect = modelConnector({ retry: { windowMs: 150, baseDelayMs: 10, maxDelayMs: 50, firstByteTimeoutMs: 10_000, idleTimeoutMs: 10_000 } });
+
+function dreamOptions(engine: EngineHarness): RunOptions {
+  return { modelUrl: engine.server.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: engine.workspace, maxIterations: 10, verification: 'checks', repairBudget: 2, maxReplans: 3 };
+}
+
+/** A dream as `archon dream` makes it: a run of kind `dream`. */
+async function dreamer(engine: EngineHarness): Promise<DreamOutcome> {
+  const { runtime } = engine;
+  const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
+  return (await dreamRun({ runtime, estop, approvals: approveAll, connect, options: dreamOptions(engine), settings: DEFAULT_SETTINGS }, new AbortController().signal)).outcome;
+}
+
+/** The Dreamer alone against a text-mode model (the probe is not what this is about). */
+async function textDreamer(engine: EngineHarness): Promise<DreamOutcome> {
+  const { model } = await connect(dreamOptions(engine), new AbortController().signal);
+  const { store } = engine.runtime;
+  return dream({ dreams: store.dreams, memory: store.memory, chat: (request) => model.chat(request, { signal: new AbortController().signal }), mode: 'text' }, dreamInputs(store.runs, store.dreams));
 }
 
 const lessonsRequests = (engine: EngineHarness) => engine.server.chatRequests.filter((request) => request.purpose === 'lessons');
@@ -91,7 +103,7 @@ describe('the Dreamer (real openai client, scripted server, real SQLite)', () =>
       reply: script((request) => ({ content: `Thinking done.\nLessons: {"lessons": [{"text": "Say the total.", "evidence": ["${runIdIn(request)}"], "applies_to": "sums",},],}` })),
     });
     const run = await engine.run('total the invoices', { verification: 'critic' });
-    const outcome = await dreamer(engine, 'text');
+    const outcome = await textDreamer(engine);
     expect(lessonsRequests(engine)[0]?.body.tools).toBeUndefined();
     expect(outcome.stored).toMatchObject([{ text: 'Say the total.', evidence: [run.runId] }]);
   });

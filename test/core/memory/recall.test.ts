@@ -1,9 +1,11 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { ArchonStore } from '../../../src/core/store/archon-store';
-import { Embedder } from '../../../src/core/memory/embedder';
-import { FACT_BATCH_MAX, FACT_BATCH_MS, RunMemory, relevantMemorySection, withinBudget } from '../../../src/core/memory/recall';
+import { Embedder } from '../../../src/core/model/embedder';
+import { RunMemory, relevantMemorySection, withinBudget } from '../../../src/core/memory/recall';
 import { startModelServer, type ScriptedModelServer } from '../../kit/scripted-model-server';
 import { useTempDirs } from '../../support/temp-dir';
 
@@ -22,8 +24,15 @@ function capturedLog(): { log: pino.Logger; lines: string[] } {
 
 const STEP = { runId: 'run-now', planning: false };
 
+/** The runs the facts came from, and the run recalling them, all in one workspace (recall keeps to the run's workspace). */
+function runsInOneWorkspace(store: ArchonStore, ids: readonly string[]): void {
+  const insert = store.db.prepare("INSERT INTO runs (id, goal, status, policy, options_json, created_at, updated_at) VALUES (?, 'g', 'completed', 'balanced', ?, 'now', 'now')");
+  for (const id of ids) insert.run(id, JSON.stringify({ workspace: '/srv/workspace' }));
+}
+
 function storeWithFacts(): ArchonStore {
   const store = ArchonStore.open(tempDir());
+  runsInOneWorkspace(store, ['run-crane', 'run-ledger', 'run-now']);
   store.memory.add({ kind: 'fact', text: 'The harbour crane lifts 40 tonnes.', source: { runId: 'run-crane', stepId: 's1' } });
   store.memory.add({ kind: 'fact', text: 'Invoices are filed under /srv/ledger/2026.', source: { runId: 'run-ledger', stepId: 's2' } });
   return store;
@@ -84,7 +93,7 @@ describe('RunMemory', () => {
       expect(withinBudget(found, Math.floor(16_384 * 0.3))).toHaveLength(2);
       const section = relevantMemorySection(withinBudget(found, 600)) ?? '';
       expect(section.split('\n')[0]).toMatch(/^Relevant memory/);
-      expect(section).toContain(`- fact ${small.id} (source: the operator):\ncrane small fact`);
+      expect(section).toContain(`- fact ${small.id} (source: the operator), recalled data:\n\`\`\`recalled-data\ncrane small fact\n\`\`\``);
     } finally {
       store.close();
     }
@@ -134,52 +143,47 @@ describe('RunMemory', () => {
   });
 });
 
-describe('RunMemory: step results kept soon after, together', () => {
-  it('writes results that come within FACT_BATCH_MS of each other in one go, once they stop coming; a flush writes what waits at once', () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+describe("RunMemory: a step's fact in the write that completes the step", () => {
+  const OPTIONS = { modelUrl: 'http://127.0.0.1:1/v1', model: 'm', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10, verification: 'checks' as const, repairBudget: 2, maxReplans: 3 };
+  const fact = (stepId: string) => ({ kind: 'fact' as const, text: `result of ${stepId}`, source: { runId: 'run-a', stepId } });
+
+  it('is part of that commit: a completion that fails takes its fact with it', () => {
     const store = ArchonStore.open(tempDir());
     try {
       const memory = new RunMemory(store.memory, null, 4096);
-      const fact = (stepId: string) => ({ kind: 'fact' as const, text: `result of ${stepId}`, source: { runId: 'run-a', stepId } });
-      memory.rememberSoon(fact('s1'));
-      vi.advanceTimersByTime(FACT_BATCH_MS - 1);
-      memory.rememberSoon(fact('s2'));
-      vi.advanceTimersByTime(FACT_BATCH_MS - 1);
+      expect(() =>
+        store.runs.together(() => {
+          memory.remember(fact('s1'));
+          throw new Error('the step could not be completed');
+        }),
+      ).toThrow('the step could not be completed');
       expect(store.memory.count()).toBe(0);
-      vi.advanceTimersByTime(1);
-      expect(store.memory.list({ limit: 10 }).map((item) => item.source?.stepId)).toEqual(['s2', 's1']);
-
-      memory.rememberSoon(fact('s3'));
-      memory.flush();
-      expect(store.memory.count()).toBe(3);
-      vi.advanceTimersByTime(FACT_BATCH_MS);
-      expect(store.memory.count()).toBe(3);
-    } finally {
-      vi.useRealTimers();
-      store.close();
-    }
-  });
-
-  it('never holds more than FACT_BATCH_MAX results: the one that fills the batch writes it', () => {
-    const store = ArchonStore.open(tempDir());
-    try {
-      const memory = new RunMemory(store.memory, null, 4096);
-      for (let index = 1; index < FACT_BATCH_MAX; index++) memory.rememberSoon({ kind: 'fact', text: `result ${index}`, source: { runId: 'run-b', stepId: `s${index}` } });
-      expect(store.memory.count()).toBe(0);
-      memory.rememberSoon({ kind: 'fact', text: 'the last one', source: { runId: 'run-b', stepId: 'last' } });
-      expect(store.memory.count()).toBe(FACT_BATCH_MAX);
+      store.runs.together(() => memory.remember(fact('s2')));
+      expect(store.memory.list({ limit: 10 }).map((item) => item.source?.stepId)).toEqual(['s2']);
     } finally {
       store.close();
     }
   });
 
-  it('a store that fails loses the waiting results to the log, not the run', () => {
-    const store = ArchonStore.open(tempDir());
+  it('a fact that cannot be stored is undone alone and logged: the step still completes', () => {
+    const dataDir = tempDir();
+    const store = ArchonStore.open(dataDir);
     const { log, lines } = capturedLog();
-    const memory = new RunMemory(store.memory, null, 4096, log);
-    memory.rememberSoon({ kind: 'fact', text: 'kept in vain', source: { runId: 'run-c', stepId: 's1' } });
-    store.close();
-    expect(() => memory.flush()).not.toThrow();
-    expect(lines.join('')).toContain('a memory could not be stored');
+    try {
+      store.runs.createRun({ id: 'run-a', goal: 'g', policy: 'balanced', options: OPTIONS, now: '2026-11-23T00:00:00.000Z' });
+      const other = new Database(join(dataDir, 'archon.db'));
+      other.exec("CREATE TRIGGER refuse_facts BEFORE INSERT ON memory_items BEGIN SELECT RAISE(ABORT, 'no room for facts'); END");
+      other.close();
+      const memory = new RunMemory(store.memory, null, 4096, log);
+      store.runs.together(() => {
+        store.runs.putFact('run-a', 'answer', '42', '2026-11-23T00:00:01.000Z');
+        expect(memory.remember(fact('s1'))).toBeNull();
+      });
+      expect(store.runs.fact('run-a', 'answer')).toBe('42');
+      expect(store.memory.count()).toBe(0);
+      expect(lines.join('')).toContain('a memory could not be stored');
+    } finally {
+      store.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { probeEndpoint } from '../../../src/core/model/endpoint-probe';
+import type { ServerRequest } from '../../../src/core/model/server-request';
 import { startModelServer, type ScriptedModelServer } from '../../kit/scripted-model-server';
 
 let server: ScriptedModelServer | undefined;
@@ -8,6 +9,8 @@ afterEach(async () => {
   server = undefined;
 });
 const signal = () => new AbortController().signal;
+/** The probe's requests with tools (it asks for the models and the context besides). */
+const probeChats = () => (server?.requests ?? []).filter((request) => request.purpose === 'probe' && request.path === '/v1/chat/completions');
 
 describe('probeEndpoint', () => {
   it('reports models, native tool calling, and llama.cpp context length and slots', async () => {
@@ -24,7 +27,7 @@ describe('probeEndpoint', () => {
       parallelSlots: 6,
     });
     expect(server.chatRequests).toHaveLength(0);
-    expect(server.requests.find((request) => request.purpose === 'probe')?.body).toMatchObject({ stream: true, tools: [expect.objectContaining({ type: 'function' })] });
+    expect(probeChats()[0]?.body).toMatchObject({ stream: true, tools: [expect.objectContaining({ type: 'function' })] });
   });
 
   it('detects a server without tool calling', async () => {
@@ -45,13 +48,13 @@ describe('probeEndpoint', () => {
   it('llama.cpp that cannot stream with tools: native calls, sent whole', async () => {
     server = await startModelServer({ reply: [], refuse: 'llamacpp-no-tools-stream' });
     expect(await probeEndpoint({ baseUrl: server.url, signal: signal() })).toMatchObject({ toolCalling: true, streaming: false, reason: expect.stringContaining('Cannot use tools with stream') });
-    expect(server.requests.filter((request) => request.purpose === 'probe').map((request) => request.body.stream)).toEqual([true, false]);
+    expect(probeChats().map((request) => request.body.stream)).toEqual([true, false]);
   });
 
   it('an older llama.cpp without --jinja: refuses streaming first, then tools: the text protocol', async () => {
     server = await startModelServer({ reply: [], refuse: 'llamacpp-old-no-jinja' });
     expect(await probeEndpoint({ baseUrl: server.url, signal: signal() })).toMatchObject({ toolCalling: false, streaming: true, reason: expect.stringContaining('--jinja') });
-    expect(server.requests.filter((request) => request.purpose === 'probe').map((request) => request.body.stream)).toEqual([true, false]);
+    expect(probeChats().map((request) => request.body.stream)).toEqual([true, false]);
   });
 
   it('LM Studio with no model loaded: a configuration error that says to load one', async () => {
@@ -62,29 +65,29 @@ describe('probeEndpoint', () => {
   it('a model that fails to load once is probed again before deciding', async () => {
     server = await startModelServer({ reply: [], loadFailures: 1 });
     expect(await probeEndpoint({ baseUrl: server.url, signal: signal() })).toMatchObject({ toolCalling: true, streaming: true });
-    expect(server.requests.filter((request) => request.purpose === 'probe')).toHaveLength(2);
+    expect(probeChats()).toHaveLength(2);
   });
 
   it('llama.cpp still loading its model (503) is probed again before deciding', async () => {
     server = await startModelServer({ reply: [], loading: 2 });
     expect(await probeEndpoint({ baseUrl: server.url, signal: signal() })).toMatchObject({ toolCalling: true, streaming: true, reason: null });
-    expect(server.requests.filter((request) => request.purpose === 'probe')).toHaveLength(3);
+    expect(probeChats()).toHaveLength(3);
   });
 
   it('gives up on a model that keeps failing to load, after a bounded number of tries', async () => {
     server = await startModelServer({ reply: [], loadFailures: 10 });
     await expect(probeEndpoint({ baseUrl: server.url, signal: signal() })).rejects.toMatchObject({ code: 'MODEL_CALL_FAILED', message: expect.stringContaining('Failed to load model') });
-    expect(server.requests.filter((request) => request.purpose === 'probe')).toHaveLength(3);
+    expect(probeChats()).toHaveLength(3);
   });
 
   it('stops probing again at once when aborted', async () => {
     server = await startModelServer({ reply: [], loadFailures: 10 });
     const controller = new AbortController();
     const pending = probeEndpoint({ baseUrl: server.url, signal: controller.signal });
-    await expect.poll(() => server?.requests.filter((request) => request.purpose === 'probe').length).toBe(1);
+    await expect.poll(() => probeChats().length).toBe(1);
     controller.abort(new Error('stop'));
     await expect(pending).rejects.toThrow();
-    expect(server.requests.filter((request) => request.purpose === 'probe')).toHaveLength(1);
+    expect(probeChats()).toHaveLength(1);
   });
 
   it.each([
@@ -120,6 +123,51 @@ describe('probeEndpoint', () => {
     await expect(probeEndpoint({ baseUrl: url, signal: signal() })).rejects.toMatchObject({
       code: 'MODEL_UNREACHABLE',
       message: expect.stringMatching(new RegExp(`${url.replace(/[.]/g, '\\.')}.*ollama serve.*--model-url`)),
+    });
+  });
+
+  describe('tells of every request the server received, one each, with X-Archon-Purpose: probe', () => {
+    const probeRecording = async (options: Parameters<typeof probeEndpoint>[0]) => {
+      const told: ServerRequest[] = [];
+      const outcome = await probeEndpoint({ ...options, onRequest: (request) => void told.push(request) }).catch((error: unknown) => error);
+      return { told, outcome };
+    };
+
+    it('the models, the request with tools (with its tokens) and the context length endpoints', async () => {
+      server = await startModelServer({ reply: [], llamaCpp: { contextLength: 8192, slots: 2 } });
+      const { told } = await probeRecording({ baseUrl: server.url, signal: signal() });
+      expect(server.requests.map((request) => request.purpose)).toEqual(server.requests.map(() => 'probe'));
+      const pathOf = (told: ServerRequest) => /^[A-Z]+ ([^:]+):/.exec(told.request)?.[1];
+      expect(told.map(pathOf).sort()).toEqual(server.requests.map((request) => request.path).sort());
+      expect(told.every((request) => request.purpose === 'probe' && request.ok)).toBe(true);
+      const chat = told.find((request) => request.request.startsWith('POST /v1/chat/completions'));
+      expect(chat?.usage).toMatchObject({ estimated: false });
+      expect((chat?.usage.promptTokens ?? 0) + (chat?.usage.completionTokens ?? 0)).toBeGreaterThan(0);
+    });
+
+    it('a request the server refused is told as failed, the one after it as answered', async () => {
+      server = await startModelServer({ reply: [], loadFailures: 1 });
+      const { told } = await probeRecording({ baseUrl: server.url, signal: signal() });
+      expect(told).toHaveLength(server.requests.length);
+      const chats = told.filter((request) => request.request.startsWith('POST /v1/chat/completions'));
+      expect(chats.map((request) => request.ok)).toEqual([false, true]);
+      expect(chats[0]?.error).toContain('Failed to load model');
+    });
+
+    it('a probe that fails after the server answered still tells of what it sent', async () => {
+      server = await startModelServer({ reply: [], models: ['llama3.1'] });
+      const { told, outcome } = await probeRecording({ baseUrl: server.url, model: 'gpt-9', signal: signal() });
+      expect(outcome).toMatchObject({ code: 'CONFIG_INVALID' });
+      expect(told.map((request) => request.request)).toEqual(['GET /v1/models: HTTP 200']);
+      expect(server.requests).toHaveLength(1);
+    });
+
+    it('nothing listening: no request reached a server, none is told', async () => {
+      const closed = await startModelServer({ reply: [] });
+      await closed.close();
+      const { told, outcome } = await probeRecording({ baseUrl: closed.url, signal: signal() });
+      expect(outcome).toMatchObject({ code: 'MODEL_UNREACHABLE' });
+      expect(told).toEqual([]);
     });
   });
 });

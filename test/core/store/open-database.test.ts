@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ArchonError } from '../../../src/shared/errors';
 import { ArchonStore } from '../../../src/core/store/archon-store';
 import { MIGRATIONS } from '../../../src/core/store/migrations';
-import { openDatabase } from '../../../src/core/store/open-database';
+import { openDatabase, writeTransaction } from '../../../src/core/store/open-database';
 import { useTempDirs } from '../../support/temp-dir';
 
 const tempDir = useTempDirs();
@@ -136,7 +136,7 @@ describe('openDatabase', () => {
     }
   });
 
-  it('runs transactions through one shared wrapper with better-sqlite3\'s meaning: arguments, result, rollback, savepoints and modes', () => {
+  it('writes through one wrapper per connection: the result, a rollback, a nested savepoint, and the write lock taken before the first statement', () => {
     const file = join(tempDir(), 'archon.db');
     const db = openDatabase(file, { migrations: MIGRATIONS });
     const other = new Database(file, { timeout: 0 });
@@ -145,18 +145,18 @@ describe('openDatabase', () => {
       const insert = (value: string) => db.prepare('INSERT INTO t (v) VALUES (?)').run(value);
       const values = () => (db.prepare('SELECT v FROM t ORDER BY rowid').all() as { v: string }[]).map((row) => row.v);
 
-      expect(db.transaction((a: string, b: string) => (insert(a), insert(b), 'done'))('a', 'b')).toBe('done');
-      expect(() => db.transaction(() => (insert('lost'), (() => { throw new Error('no'); })()))()).toThrow('no');
-      db.transaction(() => {
+      expect(writeTransaction(db, () => (insert('a'), insert('b'), 'done'))).toBe('done');
+      expect(() => writeTransaction(db, () => (insert('lost'), (() => { throw new Error('no'); })()))).toThrow('no');
+      writeTransaction(db, () => {
         insert('kept');
-        expect(() => db.transaction(() => (insert('inner'), (() => { throw new Error('inner'); })()))()).toThrow('inner');
-      })();
+        expect(() => writeTransaction(db, () => (insert('inner'), (() => { throw new Error('inner'); })()))).toThrow('inner');
+      });
       expect(values()).toEqual(['a', 'b', 'kept']);
       expect(db.inTransaction).toBe(false);
 
-      // IMMEDIATE holds the write lock before the first write; DEFERRED leaves it free until then.
-      db.transaction(() => expect(() => other.prepare("INSERT INTO t (v) VALUES ('other')").run()).toThrow(/locked/)).immediate();
-      db.transaction(() => other.prepare("INSERT INTO t (v) VALUES ('other')").run()).deferred();
+      // IMMEDIATE: the write lock is held before anything is read or written.
+      writeTransaction(db, () => expect(() => other.prepare("INSERT INTO t (v) VALUES ('other')").run()).toThrow(/locked/));
+      other.prepare("INSERT INTO t (v) VALUES ('other')").run();
       expect(values()).toEqual(['a', 'b', 'kept', 'other']);
     } finally {
       other.close();

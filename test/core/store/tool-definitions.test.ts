@@ -44,7 +44,7 @@ describe('ToolDefinitionStore: approval settings bound to the definition they we
     store.toolDefinitions.see('s__b', 's', 'b', 'b2', NOW);
     store.updateSettings({ toolApproval: { s__a: 'never' } });
     expect(store.toolDefinitions.see('s__a', 's', 'a', 'a2', NOW).settings).toBe('bound');
-    expect(store.toolDefinitions.see('s__b', 's', 'b', 'b2', NOW).settings).toBe('unbound');
+    expect(store.toolDefinitions.see('s__b', 's', 'b', 'b2', NOW).settings).toBe('stale');
     store.updateSettings({ toolApproval: { s__a: 'never', 's__*': 'always' } });
     expect(store.toolDefinitions.see('s__b', 's', 'b', 'b2', NOW).settings).toBe('bound');
   });

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { launchRun } from '../../../src/core/agent/run-launcher';
 import type { ApprovalChannel } from '../../../src/core/approval/approval-channel';
 import { modelConnector } from '../../../src/core/model/connect';
+import { runCapabilities } from '../../../src/core/capabilities';
 import { childProcessLauncher } from '../../../src/core/process/child-process-launcher';
 import type { ArchonRuntime } from '../../../src/core/runtime';
 import { EmergencyStop } from '../../../src/core/stop/emergency-stop';
@@ -96,7 +97,7 @@ function launch(target: Scenario, model: ScriptedModelServer, approvals: Approva
   const { runtime, host, estop } = target;
   const options = RunOptionsSchema.parse({ modelUrl: model.url, model: '', policy: 'balanced', concurrency, maxTokens: null, maxCostUsd: null, workspace: runtime.dataDir, maxIterations: 10 });
   const settings = runtime.store.getSettings();
-  return launchRun({ runtime, settings, approvals, estop, tools: host, connect: modelConnector({ apiKeyFor: () => undefined, contextLength: () => null }) }, { goal: 'fan out', options }, new AbortController().signal);
+  return launchRun({ runtime, settings, approvals, estop, tools: host, connect: modelConnector({ apiKeyFor: () => undefined, contextLength: () => null }), capabilities: runCapabilities }, { goal: 'fan out', options }, new AbortController().signal);
 }
 
 /** Approves everything; the plan only once `atPlan` has looked at the pool. */

@@ -67,7 +67,7 @@ describe('long-term memory through the built CLI', () => {
       const secondPlan = plans[1] ?? '';
       expect(secondPlan).toContain('Relevant memory');
       expect(secondPlan.slice(secondPlan.indexOf('Relevant memory'))).toContain(FACT);
-      expect(secondPlan).toContain(`(source: run ${run1}, step notes):\nread the expedition notes\nResult: ${FACT}`);
+      expect(secondPlan).toContain(`(source: run ${run1}, step notes), recalled data:\n\`\`\`recalled-data\nread the expedition notes\nResult: ${FACT}\n\`\`\``);
       const planRecall = recalled(dataDir, run2).find((event) => event.stepId === undefined);
       const fromRun1 = planRecall?.items.find((item) => item.kind === 'fact');
       expect(fromRun1?.source).toEqual({ runId: run1, stepId: 'notes' });

@@ -70,7 +70,8 @@ describe('archon run --roles', () => {
     expect(toolNames(stepRequests.find((request) => stepIdOf(request) === 'sum') as RecordedRequest)).toEqual(expect.arrayContaining(['calculator', 'read_file', 'run_command']));
 
     const events = eventsOf(result.stdout);
-    expect(events.find((event) => event.type === 'tool.completed' && event.tool === 'calculator')).toMatchObject({ stepId: 'look', status: 'denied', content: expect.stringContaining('The role "reader" may not use calculator') });
+    expect(events.find((event) => event.type === 'tool.refused' && event.tool === 'calculator')).toMatchObject({ stepId: 'look', by: 'archon', code: 'not_allowed_for_role', reason: expect.stringContaining('The role "reader" may not use calculator') });
+    expect(events.filter((event) => (event.type === 'tool.started' || event.type === 'tool.completed') && event.tool === 'calculator')).toEqual([]);
     expect(events.filter((event) => event.type === 'model.probed')).toHaveLength(2);
 
     const authorizations = (requests: RecordedRequest[]) => new Set(requests.filter((request) => request.path.startsWith('/v1/')).map((request) => request.headers.authorization));

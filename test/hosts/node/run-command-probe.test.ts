@@ -68,7 +68,7 @@ describe('archon run: the probe classifies each server refusal', () => {
     const result = await run({ loadFailures: 1 }, nativeModel);
     expect(result.status, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/Model scripted-model: native tool calls, streamed; context unknown; parallel slots unknown\n/);
-    expect((server?.requests ?? []).filter((request) => request.purpose === 'probe')).toHaveLength(2);
+    expect((server?.requests ?? []).filter((request) => request.purpose === 'probe' && request.path === '/v1/chat/completions')).toHaveLength(2);
     expect(runRequests().every((request) => request.body.stream === true)).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 import type { ToolCallRequest } from '../chat';
-import { argumentsText, type DialectName, type OfferedTool } from './dialect';
+import { argumentsText, type OfferedTool } from './dialect';
+import { type DialectName } from './dialect-names';
 import { DIALECTS } from './families';
 import { plainContent, splitReasoning } from './reasoning';
 

@@ -1,14 +1,15 @@
 import { ArchonError, toErrorEnvelope } from '../../../shared/errors';
 import type { ConnectionState, Transport } from '../../../shared/ipc/client';
 import { parseJsonOrUndefined } from '../../../shared/json';
-import { ServerFrameSchema, TOKEN_PARAM, WS_PATH } from '../../../shared/ipc/ws-protocol';
+import { ServerFrameSchema, TOKEN_PROTOCOL_PREFIX, WS_PATH, WS_PROTOCOL } from '../../../shared/ipc/ws-protocol';
 
 const RECONNECT_DELAYS_MS = [250, 500, 1000, 2000, 5000];
 
-/** The headless host: commands and events over one WebSocket, reconnecting with backoff. */
-export function createWebSocketTransport(location: Location): Transport {
-  const token = new URLSearchParams(location.search).get(TOKEN_PARAM) ?? '';
-  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${WS_PATH}?${TOKEN_PARAM}=${encodeURIComponent(token)}`;
+/** The headless host: commands and events over one WebSocket, reconnecting with backoff; the token goes as a subprotocol. */
+export function createWebSocketTransport(location: Pick<Location, 'protocol' | 'host'>, token: string): Transport {
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${WS_PATH}`;
+  // The host's tokens are base64url; anything else could not be a subprotocol, and would make the constructor throw.
+  const protocols = /^[\w-]+$/.test(token) ? [WS_PROTOCOL, `${TOKEN_PROTOCOL_PREFIX}${token}`] : [WS_PROTOCOL];
   const pending = new Map<number, (envelope: unknown) => void>();
   const eventListeners = new Set<(event: unknown) => void>();
   const stateListeners = new Set<(state: ConnectionState) => void>();
@@ -32,7 +33,7 @@ export function createWebSocketTransport(location: Location): Transport {
 
   const connect = () => {
     setState('connecting');
-    socket = new WebSocket(url);
+    socket = new WebSocket(url, protocols);
     socket.addEventListener('open', () => {
       attempt = 0;
       setState('connected');

@@ -62,7 +62,8 @@ export function AuditView() {
             <article key={run.runId} className="audit-run">
               <h2>{run.goal ?? run.runId}</h2>
               <p>
-                Outcome {run.status}; steps {Object.entries(run.steps).map(([status, n]) => `${n} ${status}`).join(', ') || 'none'}; approvals {run.approvals.asked} asked ({Object.entries(run.approvals.answers).map(([status, n]) => `${n} ${status}`).join(', ') || 'none answered'}); {run.tokens} tokens; ${run.costUsd.toFixed(4)}.
+                Outcome {run.status}; steps {Object.entries(run.steps).map(([status, n]) => `${n} ${status}`).join(', ') || 'none'}; approvals {run.approvals.asked} asked ({Object.entries(run.approvals.answers).map(([status, n]) => `${n} ${status}`).join(', ') || 'none answered'}
+                {Object.keys(run.approvals.decidedBy).length > 0 && `; decided by ${Object.entries(run.approvals.decidedBy).map(([who, n]) => `${who} ×${n}`).join(', ')}`}); {run.tokens} tokens; ${run.costUsd.toFixed(4)}.
               </p>
             </article>
           ))}

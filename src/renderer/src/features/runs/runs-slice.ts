@@ -1,20 +1,26 @@
+import { foldEvents, runStateOf, type RunState } from '../../../../shared/run-state';
 import type { RunEvent } from '../../../../shared/schemas/events';
 import type { RunSummary, StepStatus } from '../../../../shared/schemas/run';
 import type { RunDetail, StartRunInput, StepView } from '../../../../shared/schemas/run-detail';
 import { latestOnly } from '../../store/latest-only';
 import type { SliceContext } from '../../store/slice';
 
+/** A run as the store holds it: its detail, whose events are those of the one fold of events (each `seq` once). */
+export interface LiveRun extends RunDetail {
+  state: RunState;
+}
+
 export interface RunsSlice {
   runs: RunSummary[];
   selectedRunId: string | null;
-  detail: RunDetail | null;
+  detail: LiveRun | null;
   selectedStepId: string | null;
   /** Which step each pending approval belongs to, so its node shows awaiting_approval. */
   approvalSteps: Record<string, string>;
   /** The selected run's events as they arrived, so a detail fetched meanwhile misses none of them. */
   arrived: RunEvent[];
   /** The sub-agent runs the selected run started (and theirs), by run id, kept current by their events. */
-  children: Record<string, RunDetail>;
+  children: Record<string, LiveRun>;
   refreshRuns(): Promise<void>;
   selectRun(runId: string | null): Promise<void>;
   selectStep(stepId: string | null): void;
@@ -35,12 +41,22 @@ function childRunIds(events: readonly RunEvent[]): string[] {
   return events.flatMap((event) => (event.type === 'subagent.started' ? [event.childRunId] : []));
 }
 
-/** A fetched detail with the events that arrived while it was on its way folded in on top of it. */
-function withLateEvents(fetched: RunDetail, arrived: readonly RunEvent[], approvalSteps: Record<string, string>): RunDetail {
-  const known = fetched.events.at(-1)?.seq ?? 0;
-  const late = arrived.filter((event) => event.runId === fetched.run.id && event.seq > known);
-  return { ...fetched, steps: foldStepEvents(fetched.steps, late, approvalSteps), events: [...fetched.events, ...late] };
+/** A fetched run with the events that arrived while it was on its way folded in on top of it. */
+function fetchedRun(fetched: RunDetail, arrived: readonly RunEvent[], approvalSteps: Record<string, string>): LiveRun {
+  const state = runStateOf(fetched.events);
+  return withEvents({ ...fetched, events: state.events, state }, arrived, approvalSteps);
 }
+
+/** The run with its `events` folded in: one it has already (by `seq`) changes nothing; only new ones move its steps. */
+function withEvents(run: LiveRun, events: readonly RunEvent[], approvalSteps: Record<string, string>): LiveRun {
+  const state = foldEvents(run.state, events.filter((event) => event.runId === run.run.id));
+  if (state === run.state) return run;
+  const added = state.events.slice(run.state.events.length);
+  return { ...run, state, events: state.events, steps: foldStepEvents(run.steps, added, approvalSteps) };
+}
+
+/** The events the fold took in going from one run to the next. */
+const addedEvents = (before: LiveRun, after: LiveRun): RunEvent[] => after.events.slice(before.events.length);
 
 function withStatus(steps: StepView[], stepId: string, status: StepStatus, extra: Partial<StepView> = {}): StepView[] {
   return steps.map((step) => (step.spec.id === stepId && (step.status !== status || Object.keys(extra).length > 0) ? { ...step, status, ...extra } : step));
@@ -75,7 +91,7 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
     const fetched = await client.commands['runs.get']({ runId: childRunId });
     const state = get();
     if (state.selectedRunId !== selected) return;
-    const child = withLateEvents(fetched, fetching.get(childRunId) ?? [], state.approvalSteps);
+    const child = fetchedRun(fetched, fetching.get(childRunId) ?? [], state.approvalSteps);
     fetching.delete(childRunId);
     set({ children: { ...state.children, [childRunId]: child } });
     trackChildren(child.events);
@@ -89,15 +105,14 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
     const events = all.filter((event) => children[event.runId] || fetching.has(event.runId));
     if (events.length === 0) return;
     const refetch = new Set<string>();
-    for (const event of events) {
-      const child = children[event.runId];
-      if (child) {
-        children[event.runId] = { ...child, steps: foldStepEvents(child.steps, [event], approvalSteps), events: [...child.events, event] };
-        if (REFETCH.has(event.type)) refetch.add(event.runId);
-      }
-      // A child being fetched (again) gets the events that arrive meanwhile on top of what it fetches.
-      fetching.get(event.runId)?.push(event);
+    for (const runId of new Set(events.map((event) => event.runId))) {
+      const child = children[runId];
+      if (!child) continue;
+      children[runId] = withEvents(child, events, approvalSteps);
+      if (addedEvents(child, children[runId]).some((event) => REFETCH.has(event.type))) refetch.add(runId);
     }
+    // A child being fetched (again) gets the events that arrive meanwhile on top of what it fetches.
+    for (const event of events) fetching.get(event.runId)?.push(event);
     set({ children });
     trackChildren(events);
     for (const childRunId of refetch) void attempt(() => loadChild(childRunId));
@@ -108,7 +123,7 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
       const state = get();
       if (state.selectedRunId !== runId) return;
       // Events that arrived while the detail was on its way are folded in on top of it.
-      const detail = withLateEvents(fetched, state.arrived, state.approvalSteps);
+      const detail = fetchedRun(fetched, state.arrived, state.approvalSteps);
       set({ detail });
       trackChildren(detail.events);
     },
@@ -166,8 +181,9 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
       if (mine.length > 0) set({ arrived: [...state.arrived, ...mine].slice(-5000) });
       const detail = state.detail;
       if (detail && mine.length > 0) {
-        const planChanged = mine.some((event) => event.type === 'plan.ready' || event.type === 'plan.revised' || event.type === 'run.resumed');
-        set({ detail: { ...detail, steps: foldStepEvents(detail.steps, mine, approvalSteps), events: [...detail.events, ...mine] } });
+        const next = withEvents(detail, mine, approvalSteps);
+        const planChanged = addedEvents(detail, next).some((event) => event.type === 'plan.ready' || event.type === 'plan.revised' || event.type === 'run.resumed');
+        set({ detail: next });
         if (planChanged && state.selectedRunId) void attempt(() => loadDetail(state.selectedRunId as string));
       }
       set({ approvalSteps });

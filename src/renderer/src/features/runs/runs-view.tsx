@@ -1,4 +1,5 @@
 import { inAppTerms } from '../../../../shared/app-advice';
+import { ApprovalHistory } from '../approvals/approval-history';
 import { BudgetMeter } from '../budget/budget-meter';
 import { GoalComposer } from '../composer/goal-composer';
 import { BusView } from '../bus/bus-view';
@@ -19,10 +20,11 @@ const NONE: readonly never[] = [];
 const RUN_TABS = [
   { id: 'graph', label: 'Graph' },
   { id: 'bus', label: 'Bus' },
+  { id: 'approvals', label: 'Approvals' },
 ] as const;
 type RunTab = (typeof RUN_TABS)[number]['id'];
 
-/** The selected run's graph or its bus, one at a time. */
+/** The selected run's graph, its bus or its approvals, one at a time. */
 function RunTabs({ tab, onTab, panelId }: { tab: RunTab; onTab(tab: RunTab): void; panelId: string }) {
   return (
     <div role="tablist" aria-label="Run views" className="run-tabs">
@@ -110,6 +112,8 @@ export function RunsView() {
             <div role="tabpanel" id={panelId} aria-labelledby={`${panelId}-${tab}`} className="run-tab-panel">
               {tab === 'bus' ? (
                 <BusView events={detail.events} selectedStepId={selectedStepId} onSelectStep={selectStep} />
+              ) : tab === 'approvals' ? (
+                <ApprovalHistory events={detail.events} />
               ) : steps.length > 0 ? (
                 <DagView steps={steps} events={detail.events} children={children} selectedStepId={selectedStepId} waitingStepId={waitingStepId} onSelectStep={selectStep} colorMode={theme} />
               ) : (

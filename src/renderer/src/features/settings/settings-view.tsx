@@ -91,6 +91,7 @@ function ModelProvider({ settings, info }: { settings: Settings; info: AppInfo |
       <input id={ids.apiKey} type="password" autoComplete="off" aria-describedby={ids.keyNote} value={apiKey} onChange={(event) => setApiKey(event.target.value)} />
       <p className="span-2 host-flag" id={ids.keyNote}>
         Saved for this model server when you press Test connection; runs against it use it. It is never shown again.
+        {info?.keyStorageNote ? ` ${info.keyStorageNote}` : ''}
       </p>
       <span />
       <button

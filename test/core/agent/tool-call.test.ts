@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { StepConversation } from '../../../src/core/run/step-conversation';
+import type { ApprovalChannel } from '../../../src/core/approval/approval-channel';
+import { toolResult } from '../../../src/core/tools/tool-registry';
+import type { ApprovalDecision, ApprovalRequest } from '../../../src/shared/schemas/approval';
+import type { RunEvent } from '../../../src/shared/schemas/events';
+import { planReply, toolMessagesOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
+import { useEngine } from '../../support/engine';
+
+const startEngine = useEngine();
+
+const write = (name: string): ScriptedReply => ({ toolCalls: [{ name: 'write_file', arguments: { path: `${name}.txt`, content: name } }] });
+
+/** One step whose model makes `turns` in order, then answers. */
+function oneStep(turns: ScriptedReply[]) {
+  return {
+    reply: (request: RecordedRequest) => {
+      if (request.purpose === 'plan') return planReply([{ id: 'w', description: 'write files' }]);
+      if (request.purpose !== 'step') return { content: 'Nothing was written.' };
+      return turns[toolMessagesOf(request).length] ?? { content: 'Nothing was written.' };
+    },
+  };
+}
+
+const refusals = (events: RunEvent[]) => events.flatMap((event) => (event.type === 'tool.refused' ? [{ tool: event.tool, by: event.by, code: event.code }] : []));
+const startedTools = (events: RunEvent[]) => events.flatMap((event) => (event.type === 'tool.started' ? [event.tool] : []));
+
+describe('tool calls that never start', () => {
+  it('a call a rule rejects (as `--approve deny` does) is refused by the rule, never started, and the model is told', async () => {
+    const rule = (request: ApprovalRequest): ApprovalDecision => (request.kind === 'tool_call' ? { verdict: 'reject', feedback: 'Denied by rule.' } : { verdict: 'approve' });
+    const approvals: ApprovalChannel = { canRaiseBudgets: false, rule, decide: async (request) => rule(request) };
+    const engine = await startEngine(oneStep([write('a')]), { approvals });
+    expect((await engine.run('write a')).status).toBe('completed');
+    expect(refusals(engine.events)).toEqual([{ tool: 'write_file', by: 'rule', code: 'rejected' }]);
+    expect(startedTools(engine.events)).toEqual([]);
+    const last = engine.server.chatRequests.filter((request) => request.purpose === 'step').at(-1) as RecordedRequest;
+    expect(toolMessagesOf(last)[0]).toMatch(/did NOT approve this call, so it did not run\. Their feedback: Denied by rule\./);
+  });
+
+  it('a person’s lock refuses the call it answers (rejected) and every later call of the tool (locked), neither started', async () => {
+    const approvals: ApprovalChannel = {
+      canRaiseBudgets: false,
+      decide: async (request) => (request.kind === 'tool_call' ? { verdict: 'lock', constraint: { kind: 'never_tool', tool: 'write_file' }, feedback: 'no writing' } : { verdict: 'approve' }),
+    };
+    const engine = await startEngine(oneStep([write('a'), write('b')]), { approvals });
+    expect((await engine.run('write twice')).status).toBe('completed');
+    expect(refusals(engine.events)).toEqual([
+      { tool: 'write_file', by: 'operator', code: 'rejected' },
+      { tool: 'write_file', by: 'operator', code: 'locked' },
+    ]);
+    expect(startedTools(engine.events)).toEqual([]);
+  });
+
+  it('a call with invalid arguments is refused; its corrected call is the one started, then completed', async () => {
+    const engine = await startEngine(oneStep([{ toolCalls: [{ name: 'calculator', arguments: { expression: 6 } }] }, { toolCalls: [{ name: 'calculator', arguments: { expression: '6*7' } }] }]));
+    expect((await engine.run('multiply')).status).toBe('completed');
+    const calls = engine.events.filter((event) => event.type.startsWith('tool.')).map((event) => `${event.type} ${'code' in event ? event.code : ''}`.trim());
+    expect(calls).toEqual(['tool.refused invalid_arguments', 'tool.started', 'tool.completed']);
+  });
+});
+
+describe('resuming a step whose calls never started or were cut off', () => {
+  /** A run a crash left in step w, after the model's reply calling `name` with `args`; `journal` as the call's row then stood. */
+  async function crashed(name: string, args: Record<string, unknown>, journal: 'refused' | 'started' | 'none') {
+    const reply = (request: RecordedRequest) => (request.purpose === 'final' ? { content: 'finished' } : { content: 'step done' });
+    const approvals: ApprovalChannel = { canRaiseBudgets: false, decide: async (request) => (request.kind === 'uncertain_repeat' ? { verdict: 'reject', feedback: 'no' } : { verdict: 'approve' }) };
+    const engine = await startEngine({ reply }, { approvals });
+    const runs = engine.runtime.store.runs;
+    const now = new Date().toISOString();
+    runs.createRun({ id: 'crashed', goal: 'g', policy: 'balanced', options: { modelUrl: engine.server.url, model: '', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: engine.workspace, maxIterations: 10, verification: 'checks', repairBudget: 2, maxReplans: 3 }, now });
+    runs.savePlan('crashed', [{ id: 'w', description: 'write it', dependencies: [] }]);
+    runs.setStepStatus('crashed', 'w', 'running', now);
+    runs.setRunStatus('crashed', 'running', now);
+    const messages = [
+      { role: 'system' as const, content: 'you carry out a step' },
+      { role: 'user' as const, content: 'Step w: write it' },
+      { role: 'assistant' as const, content: null, toolCalls: [{ id: 'model-call-1', name, arguments: JSON.stringify(args) }] },
+    ];
+    const callId = StepConversation.open(runs, { runId: 'crashed', stepId: 'w', attempt: 1 }, () => messages).callId(2, 0, { name, args });
+    if (journal !== 'none') await runs.startToolCall({ id: callId, runId: 'crashed', stepId: 'w', tool: name, args, sideEffects: 'reversible', idempotent: false, now });
+    if (journal === 'refused') runs.finishToolCall({ runId: 'crashed', id: callId }, toolResult('error', 'Unknown tool "no_such_tool". Available tools: calculator.'), now);
+    expect((await engine.resume('crashed')).status).toBe('completed');
+    return { engine, told: toolMessagesOf(engine.server.chatRequests.find((request) => request.purpose === 'step') as RecordedRequest) };
+  }
+
+  it('a refusal already journalled is fed back as it was, not announced again', async () => {
+    const { engine, told } = await crashed('no_such_tool', { x: 1 }, 'refused');
+    expect(told).toEqual(['error: Unknown tool "no_such_tool". Available tools: calculator.']);
+    expect(engine.events.filter((event) => event.type.startsWith('tool.'))).toEqual([]);
+  });
+
+  it('a call the crash caught before it was journalled is refused now, once', async () => {
+    const { engine, told } = await crashed('no_such_tool', { x: 1 }, 'none');
+    expect(told).toEqual([expect.stringMatching(/^error: Unknown tool "no_such_tool"/)]);
+    expect(refusals(engine.events)).toEqual([{ tool: 'no_such_tool', by: 'archon', code: 'unknown_tool' }]);
+  });
+
+  it('an interrupted call not run again ends with its outcome unknown and is not announced as started a second time', async () => {
+    const { engine, told } = await crashed('write_file', { path: 'a.txt', content: 'a' }, 'started');
+    expect(told).toEqual([expect.stringMatching(/^error: Outcome unknown/)]);
+    expect(engine.events.filter((event) => event.type.startsWith('tool.')).map((event) => event.type)).toEqual(['tool.completed']);
+  });
+});

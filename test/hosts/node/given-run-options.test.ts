@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { resolve } from 'node:path';
+import { DEFAULT_SETTINGS } from '../../../src/shared/schemas/settings';
+import { givenRunOptions, runOptionsFromFlags } from '../../../src/hosts/node/run-command';
+
+describe('run flags as run options', () => {
+  it('are only what was typed, so a resume keeps the rest of its own options', () => {
+    expect(givenRunOptions({ policy: 'strict', workspace: 'here', memory: false })).toEqual({ policy: 'strict', workspace: resolve('here'), memory: false });
+    expect(givenRunOptions({})).toEqual({});
+  });
+
+  it('take the run token cap from a budget preset unless --max-tokens gives one', () => {
+    expect(givenRunOptions({ budgetPreset: 'small' }).maxTokens).toBe(2000);
+    expect(givenRunOptions({ budgetPreset: 'small', maxTokens: 700 }).maxTokens).toBe(700);
+  });
+
+  it('win over Settings for a new run, Settings over the defaults', () => {
+    const options = runOptionsFromFlags({ ...DEFAULT_SETTINGS, policy: 'strict', maxPlanSteps: 20 }, { modelUrl: 'vllm', maxSteps: 5 });
+    expect(options).toMatchObject({ modelUrl: 'http://127.0.0.1:8000/v1', maxPlanSteps: 5, policy: 'strict', maxIterations: 10 });
+  });
+});
