@@ -72,7 +72,7 @@ describe('a finished run in the app: Continue and Undo file changes', () => {
     expect(plans[1]).toContain(EARLIER_ANSWER);
     expect(plans[1]).toContain('Goal: rewrite the notes');
     const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
-    const rows = db.prepare('SELECT id, goal, follow_up_of FROM runs ORDER BY created_at').all() as { id: string; goal: string; follow_up_of: string | null }[];
+    const rows = db.prepare("SELECT id, goal, follow_up_of FROM runs WHERE kind = 'goal' ORDER BY created_at").all() as { id: string; goal: string; follow_up_of: string | null }[];
     db.close();
     expect(rows.map((row) => [row.goal, row.follow_up_of])).toEqual([
       ['rewrite the notes', null],

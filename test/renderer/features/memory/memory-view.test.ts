@@ -28,7 +28,8 @@ describe('the Memory view (Chromium through archon serve)', () => {
     await page.getByRole('dialog', { name: 'Approval: plan' }).getByRole('button', { name: 'Approve' }).click();
     await page.getByRole('dialog', { name: 'Approval: final answer' }).getByRole('button', { name: 'Approve' }).click();
     await page.locator('.run-header .status-completed').waitFor();
-    const runId = withStore(dataDir, (store) => store.runs.listRuns(1)[0]?.id ?? '');
+    // The app dreams after a run in a run of its own: the goal's run is found by its goal.
+    const runId = withStore(dataDir, (store) => store.runs.listRuns(10).find((run) => run.goal === 'Collect the invoices')?.id ?? '');
     const [fact, lesson, preference] = withStore(dataDir, (store) => [
       store.memory.add({ kind: 'fact', text: 'The invoices of March total 60 euros.', source: { runId, stepId: 'collect' } }),
       store.memory.add({ kind: 'lesson', text: 'Give the total, not only the amounts.', source: { runId, stepId: null }, evidence: [runId], appliesTo: 'sums' }),
@@ -77,7 +78,7 @@ describe('the Memory view (Chromium through archon serve)', () => {
 
     await entry(fact).getByRole('button', { name: 'step collect' }).click();
     await page.getByRole('region', { name: 'Step collect' }).waitFor();
-    expect(await page.getByRole('button', { name: 'Runs' }).getAttribute('aria-current')).toBe('page');
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Runs' }).getAttribute('aria-current')).toBe('page');
   });
 
   it("the step inspector lists the memories the step recalled, with where each came from and its text (or that it was forgotten)", async () => {
