@@ -10,6 +10,7 @@ import { runPlan } from '../src/core/agent/scheduler';
 import { modelConnector } from '../src/core/model/connect';
 import { ToolRegistry } from '../src/core/tools/tool-registry';
 import { BudgetMeter } from '../src/core/budget/budget-meter';
+import { ToolLocks } from '../src/core/run/tool-locks';
 import type { ModelClient } from '../src/core/model/chat';
 import { RoleModels } from '../src/core/roles/role-models';
 import { DEFAULT_STEP_ROLE, RoleRegistry } from '../src/core/roles/role-registry';
@@ -63,7 +64,7 @@ export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]
     stopRun: () => undefined,
     tools,
     warmTools: () => undefined,
-    lockedTools: new Set(),
+    lockedTools: new ToolLocks(),
     toolGrants: new Set(),
     expiryMs: {},
     budget: new BudgetMeter({ maxTokens: null, maxCostUsd: null, dayMaxTokens: null, dayMaxCostUsd: null, maxModelCalls: 1e6, maxToolCalls: 1e6 }, { tokens: 0, costUsd: 0, dayTokens: 0, dayCostUsd: 0, modelCalls: 0, toolCalls: 0 }, { inputPerMillion: 0, outputPerMillion: 0, known: true }),

@@ -3,7 +3,7 @@ import { ArchonEventSchema, type RunEvent } from '../shared/schemas/events';
 import type { AuditLog } from './audit-log';
 import type { AuditReport, AuditRunSummary, Finding } from '../shared/schemas/audit';
 import { escalationFindings, replanFindings, roleDriftFindings, spawnFindings } from './course-detectors';
-import { boundaryViolations, budgetAndStops, convergenceFailures, DEFAULT_THRESHOLDS, rateDrift, type AuditedEvent, type Thresholds } from './detectors';
+import { boundaryViolations, budgetAndStops, convergenceFailures, DEFAULT_THRESHOLDS, inheritedLockViolations, rateDrift, type AuditedEvent, type Thresholds } from './detectors';
 
 const SEVERITY_ORDER = ['critical', 'high', 'medium', 'low', 'info'];
 
@@ -47,8 +47,9 @@ function summarize(runId: string, events: readonly AuditedEvent[]): AuditRunSumm
   return summary;
 }
 
-function findingsFor(events: readonly AuditedEvent[], baseline: readonly AuditedEvent[], thresholds: Thresholds): Finding[] {
-  return [...boundaryViolations(events), ...convergenceFailures(events, thresholds), ...rateDrift(events, baseline, thresholds), ...roleDriftFindings(events), ...replanFindings(events), ...escalationFindings(events), ...spawnFindings(events), ...budgetAndStops(events)].sort(
+function findingsFor(events: readonly AuditedEvent[], context: { baseline: readonly AuditedEvent[]; ancestors: readonly AuditedEvent[] }, thresholds: Thresholds): Finding[] {
+  const { baseline, ancestors } = context;
+  return [...boundaryViolations(events), ...inheritedLockViolations(events, ancestors), ...convergenceFailures(events, thresholds), ...rateDrift(events, baseline, thresholds), ...roleDriftFindings(events), ...replanFindings(events), ...escalationFindings(events), ...spawnFindings(events), ...budgetAndStops(events)].sort(
     (a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity),
   );
 }
@@ -64,6 +65,22 @@ function withSubagents(runId: string, byRun: ReadonlyMap<string, readonly Audite
   return ids.filter((id) => byRun.has(id));
 }
 
+const parentOf = (events: readonly AuditedEvent[] | undefined): string | undefined => {
+  const started = events?.find((item) => item.event.type === 'run.started')?.event;
+  return started?.type === 'run.started' ? started.parentRunId : undefined;
+};
+
+/** The events of the runs above `runId` (its parent's, theirs, …), as each one's `run.started` names its parent. */
+function ancestorEvents(runId: string, byRun: ReadonlyMap<string, readonly AuditedEvent[]>): AuditedEvent[] {
+  const seen = new Set([runId]);
+  const above: AuditedEvent[] = [];
+  for (let parent = parentOf(byRun.get(runId)); parent && !seen.has(parent); parent = parentOf(byRun.get(parent))) {
+    seen.add(parent);
+    above.push(...(byRun.get(parent) ?? []));
+  }
+  return above;
+}
+
 /** The auditor's report on one run (its sub-agents' runs included), or on every run of a day: a summary and findings with evidence. */
 export function buildReport(log: AuditLog, scope: { runId: string } | { day: string }, now: Date = new Date()): AuditReport {
   const thresholds = { ...DEFAULT_THRESHOLDS, ...log.thresholdOverrides() };
@@ -77,7 +94,7 @@ export function buildReport(log: AuditLog, scope: { runId: string } | { day: str
     const events = byRun.get(runId) ?? [];
     const baseline = all.filter((item) => item.event.runId !== runId && item.seq < (events[0]?.seq ?? 0));
     runs.push(summarize(runId, events));
-    findings.push(...findingsFor(events, baseline, thresholds));
+    findings.push(...findingsFor(events, { baseline, ancestors: ancestorEvents(runId, byRun) }, thresholds));
   }
   return { scope, generatedAt: now.toISOString(), runs, findings };
 }

@@ -99,6 +99,33 @@ export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
   return findings;
 }
 
+type Locked = AuditedEvent & { event: Extract<RunEvent, { type: 'constraint.locked' }> };
+
+/**
+ * A tool a sub-agent started after a run above it locked it: a lock holds for the whole run tree. Runs log their events
+ * apart, so "after" is by time; a tool the run itself had locked is `boundaryViolations`' finding.
+ */
+export function inheritedLockViolations(events: readonly AuditedEvent[], ancestors: readonly AuditedEvent[]): Finding[] {
+  const locks = ancestors.filter((item): item is Locked => item.event.type === 'constraint.locked');
+  const own = new Set<string>();
+  const findings: Finding[] = [];
+  for (const item of events) {
+    const event = item.event;
+    if (event.type === 'constraint.locked') own.add(event.constraint.tool);
+    if (event.type !== 'tool.started' || own.has(event.tool)) continue;
+    const lock = locks.find((above) => above.event.constraint.tool === event.tool && above.event.ts <= event.ts);
+    if (!lock) continue;
+    findings.push({
+      detector: 'boundary',
+      severity: 'high',
+      title: `${event.tool} ran in a sub-agent after it was locked above it`,
+      explanation: `The operator locked "never use ${event.tool}" in run ${lock.event.runId}, yet its sub-agent run ${event.runId} started it in step ${event.stepId}.`,
+      evidence: [cite(lock), cite(item)],
+    });
+  }
+  return findings;
+}
+
 /** Repeated identical actions, loops and caps hit, re-plans that do not converge. */
 export function convergenceFailures(events: readonly AuditedEvent[], thresholds: Thresholds): Finding[] {
   const findings: Finding[] = [];

@@ -145,6 +145,27 @@ describe('the auditor’s detectors and reports', () => {
     ]);
   });
 
+  it('a tool a sub-agent (or its own sub-agent) started after a run above it locked the tool is high, citing the lock and the call; one started before is not', () => {
+    const command = (callId: string) => ({ type: 'tool.started', stepId: 'cmd', tool: 'run_command', callId, args: { command: 'touch marker' } }) as const;
+    const locked = (findings: AuditReport['findings']) => findings.filter((finding) => finding.title.includes('locked'));
+    const report = injected([
+      started,
+      { type: 'subagent.started', stepId: 'research', childRunId: 'child', goal: 'sub-goal', role: null, depth: 1 },
+      ['child', { ...started, goal: 'sub-goal', parentRunId: 'injected', parentStepId: 'research' }],
+      ['child', command('before')],
+      { type: 'constraint.locked', constraint: { kind: 'never_tool', tool: 'run_command' } },
+      ['child', command('after')],
+      ['child', { type: 'subagent.started', stepId: 'cmd', childRunId: 'grandchild', goal: 'sub-sub-goal', role: null, depth: 2 }],
+      ['grandchild', { ...started, goal: 'sub-sub-goal', parentRunId: 'child', parentStepId: 'cmd' }],
+      ['grandchild', command('deeper')],
+    ]);
+    const lock = expect.objectContaining({ record: 5, event: 'constraint.locked' });
+    expect(locked(report.findings)).toEqual([
+      expect.objectContaining({ detector: 'boundary', severity: 'high', title: 'run_command ran in a sub-agent after it was locked above it', explanation: expect.stringContaining('sub-agent run child'), evidence: [lock, expect.objectContaining({ record: 6, event: 'tool.started' })] }),
+      expect.objectContaining({ detector: 'boundary', severity: 'high', title: 'run_command ran in a sub-agent after it was locked above it', explanation: expect.stringContaining('sub-agent run grandchild'), evidence: [lock, expect.objectContaining({ record: 9, event: 'tool.started' })] }),
+    ]);
+  });
+
   it("lists the run's agents and their messages per kind (built CLI, scripted server)", async () => {
     server = await startModelServer({
       reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hi' }, { id: 'b', description: 'say bye', dependencies: ['a'] }]) : { content: 'ok' }),

@@ -8,6 +8,7 @@ import type { ToolApprovalOverride } from '../../shared/schemas/settings';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import { measureAutonomySignals, TRUST_WINDOW } from '../approval/autonomy-signals';
 import { approveFinalAnswer, approvePlan, confirmRerun } from '../approval/checkpoints';
+import { inheritLocks } from '../approval/approval-gate';
 import { announcePlanVerdict } from '../planner/meta-validator';
 import { adaptPolicy } from '../approval/policy';
 import { BudgetMeter, callCapsFor, startOfToday, type BudgetCaps } from '../budget/budget-meter';
@@ -20,6 +21,8 @@ import { DIALECT_NAMES, type DialectName } from '../model/dialects/dialect-names
 import { CAP_NAMES, type CapName } from '../../shared/budget-cap';
 import { runStateOf } from '../../shared/run-state';
 import { Slots } from '../run/slots';
+import { ToolLocks } from '../run/tool-locks';
+import { MAX_SUBAGENT_DEPTH } from '../../shared/schemas/roles';
 import { asStoreError } from '../store/open-database';
 import type { ModelClient } from '../model/chat';
 import type { EndpointProbe } from '../../shared/schemas/endpoint';
@@ -274,7 +277,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     stopRun: (reason) => controller.abort(reason),
     tools: run.tools,
     warmTools: (count) => dependencies.warmTools?.(count, context.signal),
-    lockedTools: new Set(),
+    lockedTools: new ToolLocks(parent?.context.lockedTools ?? storedLocksAbove(dependencies.runs, run.options.parentRunId)),
     toolGrants: new Set(),
     model: run.roles.binding(DEFAULT_STEP_ROLE).server.model,
     role: DEFAULT_STEP_ROLE,
@@ -298,6 +301,16 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     newId: dependencies.newId ?? randomUUID,
   };
   return context;
+}
+
+/** The locks the stored events of the runs above hold: a sub-agent resumed on its own, without its parent's live locks, keeps them too. */
+function storedLocksAbove(runs: RunStore, parentRunId: string | undefined): ToolLocks | null {
+  if (!parentRunId) return null;
+  const above = new ToolLocks();
+  for (let id: string | undefined = parentRunId, hops = 0; id && hops < MAX_SUBAGENT_DEPTH; id = runs.getRun(id)?.options.parentRunId, hops++) {
+    for (const tool of runStateOf(runs.events(id, Number.MAX_SAFE_INTEGER)).lockedTools) above.add(tool);
+  }
+  return above;
 }
 
 /** The role a run's steps take when its plan names none: a sub-agent's are its parent step's role (else executor). */
@@ -450,11 +463,12 @@ function capsSetOnResume(context: RunContext): CapName[] {
   return caps;
 }
 
-/** What a run decided along the way, as the fold of its stored events has it (shared/run-state.ts): locks, grants, the dialect, raised caps. */
+/** What a run decided along the way, as the fold of its stored events has it (shared/run-state.ts): locks (and those above it, recorded now), grants, the dialect, raised caps. */
 function restoreRunState(context: RunContext): void {
   context.events.flush();
   const state = runStateOf(context.runs.events(context.runId, Number.MAX_SAFE_INTEGER));
   for (const tool of state.lockedTools) context.lockedTools.add(tool);
+  inheritLocks(context);
   for (const grant of state.toolGrants) context.toolGrants.add(grant);
   if (state.dialect !== null && isDialectName(state.dialect)) context.dialect = state.dialect;
   const setOnResume = capsSetOnResume(context);
@@ -614,6 +628,7 @@ async function driveChild(dependencies: RunEngineDependencies, parent: ParentLin
     lease.onControl((control) => context.stopRun(runControlError(request.runId, control)));
     if (!stored) {
       context.events.append(request.runId, 'run.started', { goal: request.goal, policy: options.policy, toolApproval: { ...context.toolApproval }, parentRunId: parent.context.runId, parentStepId: request.stepId, maxReplans: options.maxReplans });
+      inheritLocks(context);
       return await drive(context, context.roles.models.fanOut(options.concurrency), null);
     }
     return await continueRun(context);

@@ -181,10 +181,16 @@ export function runRejected(reason: string): ArchonError {
   return new ArchonError('APPROVAL_REJECTED', reason, { details: { stop: true } });
 }
 
-/** Applies a lock decision: the tool is gone for the rest of the run, in code, not in a prompt. */
+/** Applies a lock decision: the tool is gone for the rest of the run and the runs below it, in code, not in a prompt. */
 export function applyLock(context: GateContext, decision: ApprovalDecision): void {
-  if (decision.verdict !== 'lock') return;
-  if (context.lockedTools.has(decision.constraint.tool)) return;
-  context.lockedTools.add(decision.constraint.tool);
-  context.events.append(context.runId, 'constraint.locked', { constraint: decision.constraint });
+  if (decision.verdict === 'lock') lock(context, decision.constraint.tool);
+}
+
+/** Records the locks of the runs above as this run's own (a sub-agent's start and resume), so its events name every lock it holds. */
+export function inheritLocks(context: GateContext): void {
+  for (const tool of context.lockedTools.inherited()) lock(context, tool);
+}
+
+function lock(context: GateContext, tool: string): void {
+  if (context.lockedTools.add(tool)) context.events.append(context.runId, 'constraint.locked', { constraint: { kind: 'never_tool', tool } });
 }

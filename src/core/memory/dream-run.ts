@@ -19,6 +19,7 @@ import type { ArchonRuntime } from '../runtime';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import { ToolRegistry } from '../tools/tool-registry';
 import { dream, dreamInputs, type DreamInput, type DreamOutcome } from './dreamer';
+import { ToolLocks } from '../run/tool-locks';
 
 /** The role a dream's model calls are made as: the planner's (the run's own model; a dream has no roles file). */
 const DREAMER_ROLE = 'planner';
@@ -67,7 +68,7 @@ function dreamContext(deps: DreamRunDependencies, run: { runId: string; goal: st
     stopRun: (reason) => controller.abort(reason),
     tools,
     warmTools: () => undefined,
-    lockedTools: new Set(),
+    lockedTools: new ToolLocks(),
     toolGrants: new Set(),
     model: models.own.model,
     contextWindow: contextWindowOf(run.connected.probe),

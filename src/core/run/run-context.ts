@@ -15,6 +15,7 @@ import type { RoleRegistry } from '../roles/role-registry';
 import type { RunStore } from '../store/run-store';
 import type { ToolRegistry } from '../tools/tool-registry';
 import type { Capability, Hooks } from './hooks';
+import type { ToolLocks } from './tool-locks';
 import type { RunMemory } from '../memory/recall';
 
 /** A capability of a run: its hooks, handed the run's context. */
@@ -61,8 +62,8 @@ export interface RunContext {
   tools: ToolRegistry;
   /** Starts tool workers for `count` calls at once ahead of need (capped by the host); the run's stop ends the warming. */
   warmTools(count: number): void;
-  /** Tools a person locked out for the rest of the run. */
-  lockedTools: Set<string>;
+  /** Tools a person locked out for the rest of the run, on it or on a run above it. */
+  lockedTools: ToolLocks;
   /** Tools whose later calls a person approved for the rest of the run ("approve all like this"), with their side-effect class. */
   toolGrants: Set<string>;
   model: ModelClient;
@@ -103,7 +104,8 @@ export function fitCallCaps(context: RunContext, steps: number): void {
 
 /** The tools the model may still use: the registry less anything locked. */
 export function availableTools(context: RunContext): ToolRegistry {
-  return context.lockedTools.size === 0 ? context.tools : context.tools.without([...context.lockedTools]);
+  const locked = context.lockedTools.tools();
+  return locked.length === 0 ? context.tools : context.tools.without(locked);
 }
 
 /**
