@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { parseJsonOrUndefined } from '../shared/json';
-import type { AuditEntry } from './audit-log';
+import { RUN_DELETED_TYPE, type AuditEntry } from './audit-log';
 
 /** The runtime's database, as the auditor sees it: read-only, and only its events and emergency stops. */
 const ARCHON_DB = 'archon.db';
@@ -46,6 +46,11 @@ export class ArchonEvents {
     return this.db;
   }
 
+  /** Whether archon.db exists and holds events (a data dir with only audit.db has nothing to compare the log with). */
+  present(): boolean {
+    return this.open() !== null;
+  }
+
   /** Whether another connection committed since the last call (cheap: SQLite's data_version). */
   changed(): boolean {
     const db = this.open();
@@ -86,6 +91,15 @@ export class ArchonEvents {
       const state = { latched: row.action === 'trigger', since: row.ts, triggeredBy: row.action === 'trigger' ? row.triggered_by : null, reason: row.reason };
       return { runId: null, eventSeq: row.id, type: ESTOP_TYPE, ts: row.ts, body: { type: ESTOP_TYPE, ts: row.ts, state } };
     });
+  }
+
+  /** Runs Archon deleted (`runs.delete`), from the tombstones it leaves; none in an archon.db older than them. */
+  deletions(): AuditEntry[] {
+    const db = this.open();
+    const hasTable = db?.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'run_deletions'").get() as { n: number } | undefined;
+    if (!db || !hasTable?.n) return [];
+    const rows = db.prepare('SELECT run_id, last_seq, ts FROM run_deletions ORDER BY id').all() as { run_id: string; last_seq: number; ts: string }[];
+    return rows.map((row) => ({ runId: row.run_id, eventSeq: null, type: RUN_DELETED_TYPE, ts: row.ts, body: { type: RUN_DELETED_TYPE, ts: row.ts, runId: row.run_id, lastSeq: row.last_seq } }));
   }
 
   lastEstop(): number {

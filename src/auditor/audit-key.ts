@@ -25,6 +25,8 @@ export interface AuditSecrets {
   keyFile: string;
   /** Where the signed head of the chain is kept, beside the key. */
   headFile: string;
+  /** The highest head ever signed, beside the key: never lowered but by a reset, so an older log and head restored together are caught. */
+  anchorFile: string;
 }
 
 function writeOnce(file: string, content: string): void {
@@ -47,7 +49,7 @@ export function findAuditSecrets(dataDir: string, keyDir = defaultAuditKeyDir())
   const id = dataDirId(dataDir);
   const keyFile = join(keyDir, `${id}.key`);
   const key = existsSync(keyFile) ? Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'hex') : null;
-  return { id, key, keyFile, headFile: join(keyDir, `${id}.head`) };
+  return { id, key, keyFile, headFile: join(keyDir, `${id}.head`), anchorFile: join(keyDir, `${id}.anchor`) };
 }
 
 /** A new key, for a data dir that has no audit chain yet or whose reset the operator acknowledged. */

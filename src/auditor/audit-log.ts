@@ -11,6 +11,8 @@ import type { AuditSecrets } from './audit-key';
 
 export const AUDIT_DB_FILE = 'audit.db';
 const GENESIS = '0'.repeat(64);
+/** Archon's own deletion of a run (`runs.delete`), recorded once per run from archon.db's tombstones. */
+export const RUN_DELETED_TYPE = 'run.deleted';
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS records (
@@ -25,6 +27,7 @@ const SCHEMA = `
     hmac TEXT NOT NULL
   );
   CREATE UNIQUE INDEX IF NOT EXISTS records_run_event ON records (run_id, event_seq);
+  CREATE INDEX IF NOT EXISTS records_deleted_run ON records (run_id) WHERE type = '${RUN_DELETED_TYPE}';
   CREATE UNIQUE INDEX IF NOT EXISTS records_estop ON records (event_seq) WHERE run_id IS NULL AND event_seq IS NOT NULL;
   CREATE TABLE IF NOT EXISTS thresholds (name TEXT PRIMARY KEY, value REAL NOT NULL);
   CREATE TRIGGER IF NOT EXISTS records_no_update BEFORE UPDATE ON records BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
@@ -54,7 +57,8 @@ export interface AuditEntry {
   body: unknown;
 }
 
-const HeadSchema = z.object({ seq: z.int().nonnegative(), hash: z.string(), hmac: z.string() });
+/** `anchored`: signed by an auditor that keeps the anchor, so a head without its anchor beside it means the anchor was removed. */
+const HeadSchema = z.object({ seq: z.int().nonnegative(), hash: z.string(), anchored: z.literal(true).optional(), hmac: z.string() });
 export type SignedHead = z.infer<typeof HeadSchema>;
 
 type Hashed = Pick<AuditRecord, 'seq' | 'ts' | 'run_id' | 'event_seq' | 'type' | 'canonical_json'>;
@@ -64,11 +68,27 @@ function hashOf(prevHash: string, record: Hashed): string {
   return digest('sha256', `${prevHash}\n${record.seq}\n${record.ts}\n${record.run_id ?? ''}\n${record.event_seq ?? ''}\n${record.type}\n${record.canonical_json}`);
 }
 
-/** Reads the head file as stored, signed or not (a reset quotes it either way). */
+/** Reads the head (or anchor) file as stored, signed or not (a reset quotes it either way). */
 export function readStoredHead(headFile: string): SignedHead | null {
   if (!existsSync(headFile)) return null;
   const parsed = HeadSchema.safeParse(parseJsonOrUndefined(readFileSync(headFile, 'utf8')));
   return parsed.success ? parsed.data : { seq: -1, hash: 'unreadable', hmac: '' };
+}
+
+const headMessage = (head: { seq: number; hash: string; anchored?: true }) => `${head.seq}:${head.hash}${head.anchored ? ':anchored' : ''}`;
+const anchorMessage = (anchor: { seq: number; hash: string }) => `anchor:${anchor.seq}:${anchor.hash}`;
+
+/** Temp file, fsync, rename: the file holds the old content or the new, never half of either. */
+function writeAtomically(file: string, content: string): void {
+  const temporary = `${file}.${process.pid}.tmp`;
+  const fd = openSync(temporary, 'w', 0o600);
+  try {
+    writeSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temporary, file);
 }
 
 function openFile(file: string, readonly: boolean): Database.Database {
@@ -138,8 +158,14 @@ export class AuditLog {
 
   /** The last run-event seq recorded for each run: where the auditor goes on from. */
   cursors(): Map<string, number> {
-    const rows = this.db.prepare('SELECT run_id, MAX(event_seq) AS seq FROM records WHERE run_id IS NOT NULL GROUP BY run_id').all() as { run_id: string; seq: number }[];
+    const rows = this.db.prepare('SELECT run_id, MAX(event_seq) AS seq FROM records WHERE run_id IS NOT NULL AND event_seq IS NOT NULL GROUP BY run_id').all() as { run_id: string; seq: number }[];
     return new Map(rows.map((row) => [row.run_id, row.seq]));
+  }
+
+  /** The runs whose deletion by Archon the log has recorded. */
+  deletedRuns(): Set<string> {
+    const rows = this.db.prepare(`SELECT run_id FROM records WHERE type = '${RUN_DELETED_TYPE}'`).all() as { run_id: string }[];
+    return new Set(rows.map((row) => row.run_id));
   }
 
   /** The last run-event seq recorded for a run, or with no run, the last emergency stop's id. */
@@ -161,8 +187,13 @@ export class AuditLog {
     const appended = this.db.transaction(() => {
       let { seq, hash } = this.lastRecord();
       const cursors = new Map<string | null, number>();
+      const deleted = entries.some((entry) => entry.type === RUN_DELETED_TYPE) ? this.deletedRuns() : new Set<string>();
       let count = 0;
       for (const entry of entries) {
+        if (entry.type === RUN_DELETED_TYPE && entry.runId !== null) {
+          if (deleted.has(entry.runId)) continue;
+          deleted.add(entry.runId);
+        }
         if (entry.eventSeq !== null) {
           const cursor = cursors.get(entry.runId) ?? this.cursorOf(entry.runId);
           cursors.set(entry.runId, cursor);
@@ -182,26 +213,39 @@ export class AuditLog {
     return appended;
   }
 
-  /** Signs the head at the last committed record; the write lock keeps a slower process from signing an older one. */
+  /**
+   * Signs the head at the last committed record, then raises the anchor to it; the write lock keeps a
+   * slower process from signing an older one. A crash between the two leaves the anchor behind the head.
+   * The first anchor is written before the head, so an anchored head never stands without one.
+   */
   signHead(): void {
     this.db.transaction(() => this.writeHead(this.lastRecord())).immediate();
+  }
+
+  private writeHead(last: { seq: number; hash: string }): void {
+    const anchor = readStoredHead(this.secrets.anchorFile);
+    if (!anchor) this.writeAnchor(last);
+    writeAtomically(this.secrets.headFile, JSON.stringify({ ...last, anchored: true, hmac: this.sign(headMessage({ ...last, anchored: true })) }));
+    if (anchor && last.seq > anchor.seq) this.writeAnchor(last);
+  }
+
+  /** Only a reset lowers the anchor: the new chain starts from nothing (its first record quotes the old anchor). */
+  restartAnchor(): void {
+    this.writeAnchor({ seq: 0, hash: GENESIS });
+  }
+
+  /** Whether the head was signed by an auditor that keeps the anchor (a log from before the anchor gets one on start). */
+  anchored(): boolean {
+    return readStoredHead(this.secrets.headFile)?.anchored === true && existsSync(this.secrets.anchorFile);
+  }
+
+  private writeAnchor(anchor: { seq: number; hash: string }): void {
+    writeAtomically(this.secrets.anchorFile, JSON.stringify({ seq: anchor.seq, hash: anchor.hash, hmac: this.sign(anchorMessage(anchor)) }));
   }
 
   private lastRecord(): { seq: number; hash: string } {
     const last = this.db.prepare('SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1').get() as { seq: number; hash: string } | undefined;
     return last ?? { seq: 0, hash: GENESIS };
-  }
-
-  private writeHead(head: { seq: number; hash: string }): void {
-    const temporary = `${this.secrets.headFile}.${process.pid}.tmp`;
-    const fd = openSync(temporary, 'w', 0o600);
-    try {
-      writeSync(fd, JSON.stringify({ ...head, hmac: this.sign(`${head.seq}:${head.hash}`) }));
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temporary, this.secrets.headFile);
   }
 
   /** Thresholds the operator set (audit.db is the auditor's; no agent reads it). */
@@ -241,8 +285,12 @@ export class AuditLog {
       if (records > 0) return { problem: `the auditor's key for this data dir is missing (${this.secrets.keyFile}) but audit.db holds ${records} records: they cannot be verified`, seq: null };
       return head ? { problem: `the auditor's key for this data dir is missing (${this.secrets.keyFile}) but its signed head is still there`, seq: null } : null;
     }
-    if (!head) return records > 0 ? { problem: `the signed head of the log is missing (${this.secrets.headFile})`, seq: null } : null;
-    if (head.hmac !== this.sign(`${head.seq}:${head.hash}`)) return { problem: 'the signed head of the log was altered', seq: null };
+    if (!head) {
+      if (records > 0) return { problem: `the signed head of the log is missing (${this.secrets.headFile})`, seq: null };
+      const anchor = readStoredHead(this.secrets.anchorFile);
+      return anchor && anchor.seq > 0 ? { problem: `audit.db and its signed head are gone while the anchor says ${anchor.seq} records were written`, seq: 1 } : null;
+    }
+    if (head.hmac !== this.sign(headMessage(head))) return { problem: 'the signed head of the log was altered', seq: null };
     const last = this.lastRecord();
     if (head.seq > 0 && records === 0) {
       return { problem: `audit.db is ${this.existed ? 'empty' : 'missing'}, but its signed head says ${head.seq} records were written`, seq: 1 };
@@ -252,6 +300,18 @@ export class AuditLog {
     }
     const atHead = this.db.prepare('SELECT hash FROM records WHERE seq = ?').get(head.seq) as { hash: string } | undefined;
     if (head.seq > 0 && atHead?.hash !== head.hash) return { problem: `record ${head.seq} does not match the signed head: audit.db was replaced or rewritten`, seq: head.seq };
+    return this.anchorProblem(head, last);
+  }
+
+  /** A log or head older than the anchor: the pair was rolled back to an older copy. */
+  private anchorProblem(head: SignedHead, last: { seq: number }): { problem: string; seq: number | null } | null {
+    const anchor = readStoredHead(this.secrets.anchorFile);
+    if (!anchor) return head.anchored ? { problem: `the anchor of the log (${this.secrets.anchorFile}) was removed, though its signed head was written beside it`, seq: null } : null;
+    if (anchor.hmac !== this.sign(anchorMessage(anchor))) return { problem: `the anchor of the log (${this.secrets.anchorFile}) was altered`, seq: null };
+    if (last.seq < anchor.seq) return { problem: `audit.db was rolled back to record ${last.seq} while the anchor says ${anchor.seq} records were written (an older copy of the log${head.seq < anchor.seq ? ' and its signed head' : ''} was restored, or its end was cut off)`, seq: last.seq + 1 };
+    if (head.anchored && head.seq < anchor.seq) return { problem: `the signed head was rolled back to record ${head.seq} while the anchor says ${anchor.seq} records were written`, seq: head.seq + 1 };
+    const atAnchor = this.db.prepare('SELECT hash FROM records WHERE seq = ?').get(anchor.seq) as { hash: string } | undefined;
+    if (anchor.seq > 0 && atAnchor?.hash !== anchor.hash) return { problem: `record ${anchor.seq} does not match the anchor: audit.db was replaced or rewritten`, seq: anchor.seq };
     return null;
   }
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { ArchonError } from '../shared/errors';
 import type { AuditReport, VerifyResult } from '../shared/schemas/audit';
 import { createAuditKey, DATA_DIR_ID_FILE, defaultAuditKeyDir, findAuditSecrets } from './audit-key';
-import { AUDIT_DB_FILE, AuditLog, readStoredHead, type AuditEntry } from './audit-log';
+import { AUDIT_DB_FILE, AuditLog, readStoredHead, type AuditEntry, type SignedHead } from './audit-log';
 import { buildReport } from './audit-report';
 import { ArchonEvents } from './archon-events';
 
@@ -28,6 +28,8 @@ export class Auditor {
   private readonly cursors: Map<string, number>;
   private estopCursor: number;
   private readonly recent = new Set<string>();
+  /** Runs whose deletion by Archon is recorded. */
+  private readonly deleted: Set<string>;
 
   private constructor(
     private readonly log: AuditLog,
@@ -36,6 +38,7 @@ export class Auditor {
   ) {
     this.cursors = log.cursors();
     this.estopCursor = log.cursorOf(null);
+    this.deleted = log.deletedRuns();
   }
 
   /** The auditor that writes: makes the key of a data dir that has no chain yet, refuses one whose chain is broken. */
@@ -46,7 +49,7 @@ export class Auditor {
     inspected.log.close();
     const found = findAuditSecrets(dataDir, keyDir);
     const log = AuditLog.open(dataDir, found.key ? found : createAuditKey(found));
-    if (!log.hasHead()) log.signHead();
+    if (!log.anchored()) log.signHead();
     return new Auditor(log, inspected.events, null);
   }
 
@@ -98,7 +101,10 @@ export class Auditor {
     };
     take(null, (seq) => this.events.estopsAfter(seq, PAGE));
     for (const runId of runIds) take(runId, (seq) => this.events.eventsAfter(runId, seq, PAGE));
+    const deletions = this.events.deletions().filter((entry) => entry.runId !== null && !this.deleted.has(entry.runId));
+    batch.push(...deletions);
     commit();
+    for (const entry of deletions) this.deleted.add(entry.runId as string);
     return added;
   }
 
@@ -116,13 +122,28 @@ export class Auditor {
     return this.follow(candidates);
   }
 
-  /** The chain and the signed head (tampering), then how far the log lags behind archon.db (a lag, not tampering: recorded later). */
+  /** The chain and the signed head (tampering), runs gone from archon.db unrecorded (tampering), then how far the log lags behind archon.db (a lag, not tampering: recorded later). */
   verify(): VerifyResult {
     const result = this.log.verify();
     if (!result.intact) return result;
-    if (this.problem) return { intact: false, records: result.records, problem: this.problem, seq: null };
+    const problem = this.problem ?? this.vanished();
+    if (problem) return { intact: false, records: result.records, problem, seq: null };
     const behind = this.behind();
     return behind ? { ...result, behind } : result;
+  }
+
+  /** Events the log recorded that archon.db no longer holds, of runs Archon did not delete: removed behind its back. */
+  private vanished(): string | null {
+    if (!this.events.present()) return null;
+    const held = this.events.lastSeqs();
+    const deleted = new Set([...this.log.deletedRuns(), ...this.events.deletions().map((entry) => entry.runId)]);
+    const gone = [...this.log.cursors()]
+      .filter(([runId, seq]) => !deleted.has(runId) && (held.get(runId) ?? 0) < seq)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([runId, seq]) => `run ${runId} ${held.has(runId) ? `from event ${(held.get(runId) ?? 0) + 1} to ${seq}` : `(all ${seq} events)`}`);
+    if (gone.length === 0) return null;
+    const named = gone.length > 3 ? [...gone.slice(0, 3), `${gone.length - 3} more runs`] : gone;
+    return `archon.db no longer holds events the log recorded, and Archon recorded no deletion of them: ${named.join(', ')}. They were removed from archon.db outside Archon; the log still holds them (\`archon audit report <run>\`)`;
   }
 
   /** Events (and emergency stops) archon.db holds past what the log has recorded. */
@@ -173,7 +194,7 @@ export function resetAudit(dataDir: string, reason: string, keyDir = defaultAudi
   if (!reason.trim()) throw new ArchonError('VALIDATION_FAILED', 'Say why: `archon audit reset --acknowledge "<reason>"`.');
   const problem = verdictBefore(dataDir, keyDir);
   const secrets = findAuditSecrets(dataDir, keyDir);
-  const oldHead = readStoredHead(secrets.headFile);
+  const [oldHead, oldAnchor] = [readStoredHead(secrets.headFile), readStoredHead(secrets.anchorFile)];
   const file = join(dataDir, AUDIT_DB_FILE);
   const setAside = existsSync(file) ? `${AUDIT_DB_FILE}.before-reset-${now.toISOString().replace(/[:.]/g, '-')}` : null;
   if (setAside) {
@@ -181,7 +202,9 @@ export function resetAudit(dataDir: string, reason: string, keyDir = defaultAudi
   }
   const log = AuditLog.open(dataDir, secrets.key ? secrets : createAuditKey(secrets));
   try {
-    const body = { type: 'audit.reset', ts: now.toISOString(), reason, problem, oldHead: oldHead ? { seq: oldHead.seq, hash: oldHead.hash } : null, setAside, keyRecreated: secrets.key === null };
+    log.restartAnchor();
+    const quoted = (head: SignedHead | null) => (head ? { seq: head.seq, hash: head.hash } : null);
+    const body = { type: 'audit.reset', ts: now.toISOString(), reason, problem, oldHead: quoted(oldHead), oldAnchor: quoted(oldAnchor), setAside, keyRecreated: secrets.key === null };
     log.append([{ runId: null, eventSeq: null, type: 'audit.reset', ts: body.ts, body }]);
   } finally {
     log.close();

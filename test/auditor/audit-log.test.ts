@@ -1,4 +1,5 @@
-import { readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
+import { readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -180,6 +181,30 @@ describe('the audit log', () => {
     expect(refused.stderr).toMatch(/written by an older Archon.*archon audit reset --acknowledge/s);
     expect(runArchon(['audit', 'reset', '--acknowledge', 'upgrade', '--data-dir', dataDir]).status).toBe(0);
     expect(runArchon(['audit', 'verify', '--data-dir', dataDir]).status).toBe(0);
+  });
+
+  it('an anchor removed or lowered beside an anchored head: verify exits 1 naming it', () => {
+    const dataDir = writeLog();
+    const { anchorFile } = findAuditSecrets(dataDir);
+    const anchor = readFileSync(anchorFile, 'utf8');
+    writeFileSync(anchorFile, JSON.stringify({ ...(JSON.parse(anchor) as object), seq: 3 }));
+    expect(verify(dataDir)).toMatchObject({ intact: false, problem: expect.stringMatching(/anchor of the log .* was altered/) });
+    rmSync(anchorFile);
+    expect(verify(dataDir)).toMatchObject({ intact: false, problem: expect.stringMatching(/anchor of the log .* was removed/) });
+  });
+
+  it('a log from before the anchor (its head unanchored, no anchor) is intact, and the auditor anchors it on start', () => {
+    const dataDir = writeLog();
+    const secrets = findAuditSecrets(dataDir);
+    const head = JSON.parse(readFileSync(secrets.headFile, 'utf8')) as { seq: number; hash: string };
+    const hmac = createHmac('sha256', secrets.key as Buffer).update(`${head.seq}:${head.hash}`).digest('hex');
+    writeFileSync(secrets.headFile, JSON.stringify({ seq: head.seq, hash: head.hash, hmac }));
+    rmSync(secrets.anchorFile);
+    expect(verify(dataDir)).toEqual({ intact: true, records: 10 });
+    Auditor.start(dataDir).close();
+    expect(JSON.parse(readFileSync(secrets.anchorFile, 'utf8'))).toMatchObject({ seq: 10, hash: head.hash });
+    expect(JSON.parse(readFileSync(secrets.headFile, 'utf8'))).toMatchObject({ seq: 10, anchored: true });
+    expect(verify(dataDir)).toEqual({ intact: true, records: 10 });
   });
 
   it('`archon audit verify` exits 1 when the signed head was forged', () => {

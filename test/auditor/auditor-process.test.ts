@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, truncateSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, truncateSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +32,15 @@ const verify = (dataDir: string) => archon(['audit', 'verify', '--data-dir', dat
 
 function removeLog(dataDir: string): void {
   for (const suffix of ['', '-wal', '-shm']) rmSync(join(dataDir, AUDIT_DB_FILE + suffix), { force: true });
+}
+
+function runIds(dataDir: string): string[] {
+  const archonDb = new Database(join(dataDir, 'archon.db'), { readonly: true });
+  try {
+    return (archonDb.prepare('SELECT id FROM runs ORDER BY created_at, rowid').all() as { id: string }[]).map((row) => row.id);
+  } finally {
+    archonDb.close();
+  }
 }
 
 /** (run, seq) of every event in archon.db that audit.db lacks. */
@@ -84,6 +93,38 @@ describe('the auditor process', { timeout: 180_000 }, () => {
     removeLog(dataDir);
     copyFileSync(copy, join(dataDir, AUDIT_DB_FILE));
     await expectResetNeeded(dataDir, /audit\.db is older than its signed head: it ends at record \d+ but \d+ were written/);
+  });
+
+  it('an older audit.db restored with its older signed head, after a run was deleted from archon.db: verify names the rollback the anchor shows', async () => {
+    const dataDir = tempDir();
+    const { headFile, anchorFile } = findAuditSecrets(dataDir);
+    expect((await run(dataDir)).status).toBe(0);
+    expect((await verify(dataDir)).status).toBe(0);
+    const aside = tempDir();
+    copyFileSync(join(dataDir, AUDIT_DB_FILE), join(aside, AUDIT_DB_FILE));
+    copyFileSync(headFile, join(aside, 'head'));
+    const [runA] = runIds(dataDir);
+    expect((await run(dataDir)).status).toBe(0);
+    const intact = await verify(dataDir);
+    expect(intact.status).toBe(0);
+    const written = Number(/intact: (\d+) records/.exec(intact.stdout)?.[1]);
+
+    const runB = runIds(dataDir).find((id) => id !== runA) as string;
+    const archonDb = new Database(join(dataDir, 'archon.db'));
+    archonDb.pragma('foreign_keys = ON');
+    archonDb.prepare('DELETE FROM runs WHERE id = ?').run(runB);
+    archonDb.close();
+    removeLog(dataDir);
+    copyFileSync(join(aside, AUDIT_DB_FILE), join(dataDir, AUDIT_DB_FILE));
+    copyFileSync(join(aside, 'head'), headFile);
+    const restored = new Database(join(dataDir, AUDIT_DB_FILE), { readonly: true });
+    const older = (restored.prepare('SELECT count(*) AS n FROM records').get() as { n: number }).n;
+    restored.close();
+
+    const rollback = new RegExp(`audit\\.db was rolled back to record ${older} while the anchor says ${written} records were written`);
+    await expectResetNeeded(dataDir, rollback);
+    const [anchor, head] = [anchorFile, headFile].map((file) => JSON.parse(readFileSync(file, 'utf8')) as { seq: number; hash: string });
+    expect({ seq: anchor?.seq, hash: anchor?.hash }).toEqual({ seq: head?.seq, hash: head?.hash });
   });
 
   it('a moved data dir keeps its key: verify says intact and runs go on', async () => {
@@ -143,7 +184,7 @@ async function expectResetNeeded(dataDir: string, verdict: RegExp): Promise<void
   const first = auditDb.prepare('SELECT type, canonical_json FROM records WHERE seq = 1').get() as { type: string; canonical_json: string };
   auditDb.close();
   expect(first.type).toBe('audit.reset');
-  expect(JSON.parse(first.canonical_json)).toMatchObject({ reason: 'restored after a disk failure', problem: expect.stringMatching(verdict), oldHead: headKept ? { seq: expect.any(Number), hash: expect.any(String) } : null });
+  expect(JSON.parse(first.canonical_json)).toMatchObject({ reason: 'restored after a disk failure', problem: expect.stringMatching(verdict), oldHead: headKept ? { seq: expect.any(Number), hash: expect.any(String) } : null, oldAnchor: headKept ? { seq: expect.any(Number), hash: expect.any(String) } : null });
   expect(missingFromLog(dataDir)).toEqual([]);
   expect((await run(dataDir)).status).toBe(0);
   expect((await verify(dataDir)).status).toBe(0);

@@ -108,7 +108,7 @@ export class RunManager {
     const driver = this.driverOf(runId);
     if (driver === runId) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is still running; stop it before deleting it.`);
     if (driver) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is a sub-agent of run ${driver}, which is running; stop that run first to delete it.`);
-    if (!this.runs.deleteRun(runId)) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
+    if (!this.runs.deleteRun(runId, this.options.runtime.now().toISOString())) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
   }
 
   /** The runs this manager holds in memory: only those still running (or closing their tools); a finished run lives in the store alone. */

@@ -360,4 +360,15 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "why a write's previous content was not kept for undo (it held a known secret), when it was not",
     sql: `ALTER TABLE file_effects ADD COLUMN previous_withheld TEXT;`,
   },
+  {
+    name: 'a deleted run leaves a tombstone (no cascade): the auditor tells a deletion by Archon from rows removed behind its back',
+    sql: `
+      CREATE TABLE run_deletions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL,
+        last_seq INTEGER NOT NULL,
+        ts TEXT NOT NULL
+      );
+    `,
+  },
 ];

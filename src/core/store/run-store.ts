@@ -201,9 +201,15 @@ export class RunStore {
     return rows.map((row) => RunRowSchema.parse(row));
   }
 
-  /** Deletes a run and everything recorded for it, with its sub-agents' runs all the way down (ON DELETE CASCADE); its audit records stay in the auditor's log. */
-  deleteRun(id: string): boolean {
-    return this.db.prepare(`${RUN_TREE} DELETE FROM runs WHERE id IN (SELECT id FROM tree)`).run(id).changes > 0;
+  /**
+   * Deletes a run and everything recorded for it, with its sub-agents' runs all the way down (ON DELETE
+   * CASCADE); its audit records stay in the auditor's log, and a tombstone per run tells the auditor Archon deleted it.
+   */
+  deleteRun(id: string, now: string): boolean {
+    return writeTransaction(this.db, () => {
+      this.db.prepare(`${RUN_TREE} INSERT INTO run_deletions (run_id, last_seq, ts) SELECT tree.id, COALESCE((SELECT MAX(seq) FROM events WHERE run_id = tree.id), 0), ? FROM tree JOIN runs ON runs.id = tree.id`).run(id, now);
+      return this.db.prepare(`${RUN_TREE} DELETE FROM runs WHERE id IN (SELECT id FROM tree)`).run(id).changes > 0;
+    });
   }
 
   events(runId: string, limit = 5000): RunEvent[] {
