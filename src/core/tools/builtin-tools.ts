@@ -19,7 +19,7 @@ type Preview = (args: never, pool: ToolWorkerPool, context: PreviewContext) => P
 const PREVIEWS: Partial<Record<BuiltinToolName, Preview>> = {
   write_file: async (args: { path: string; content: string }, pool, context) =>
     writePreview(args.path, args.content, await pool.call('read_file', { path: args.path }, { signal: context.signal, timeoutMs: TOOL_CATALOGUE.read_file.timeoutMs, readOnly: true })),
-  run_command: (args: { command: string }, _pool, context) => Promise.resolve(commandPreview(args.command, context.workspace)),
+  run_command: (args: { command: string }, _pool, context) => commandPreview(args.command, context.workspace),
 };
 
 function builtinTool(name: BuiltinToolName, pool: ToolWorkerPool, sandbox: Settings['sandbox']): ToolDefinition {

@@ -1,7 +1,7 @@
 import { formatPatch, OMIT_HEADERS, structuredPatch } from 'diff';
-import { commandHazards } from '../../shared/command-hazards';
 import type { ApprovalPreview } from '../../shared/schemas/approval';
 import type { ToolResult } from '../../shared/schemas/tool';
+import { readCommandHazards } from './shell-parser';
 
 /*
  * What a call will do, shown with its approval: worked out here, on the trusted side, from what the
@@ -32,6 +32,6 @@ export function writePreview(path: string, content: string, current: ToolResult)
 }
 
 /** A command: where it runs and its dangerous parts. */
-export function commandPreview(command: string, cwd: string): ApprovalPreview {
-  return { kind: 'command', cwd, hazards: commandHazards(command) };
+export async function commandPreview(command: string, cwd: string): Promise<ApprovalPreview> {
+  return { kind: 'command', cwd, hazards: await readCommandHazards(command) };
 }

@@ -57,7 +57,7 @@ export const DeciderSchema = z.object({ decidedBy: DecidedBySchema, channel: Ope
 export type Decider = z.infer<typeof DeciderSchema>;
 
 /** A dangerous part of a shell command: it deletes, writes outside the workspace, pipes into a shell, or raises privileges. */
-export const CommandHazardSchema = z.object({ kind: z.enum(['deletion', 'outside_redirect', 'pipe_to_shell', 'sudo']), text: z.string() });
+export const CommandHazardSchema = z.object({ kind: z.enum(['deletion', 'outside_redirect', 'pipe_to_shell', 'sudo', 'network', 'runs_code', 'renames_commands', 'unreadable']), text: z.string() });
 export type CommandHazard = z.infer<typeof CommandHazardSchema>;
 
 /**

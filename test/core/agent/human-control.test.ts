@@ -182,6 +182,7 @@ describe('what a person judges', () => {
       cwd: engine.workspace,
       hazards: [
         { kind: 'deletion', text: 'rm -rf build' },
+        { kind: 'network', text: 'curl https://x.example' },
         { kind: 'pipe_to_shell', text: 'sh' },
       ],
     });

@@ -43,7 +43,7 @@ export function CallPreview({ preview, reversibility }: { preview: ApprovalPrevi
             ))}
           </ul>
         ) : (
-          <p>No deletions, writes outside the workspace, pipes into a shell or sudo found.</p>
+          <p>No deletions, writes outside the workspace, shells, hidden code, network use or sudo found.</p>
         )}
       </section>
     );
