@@ -1,17 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApprovalChannel } from '../../../src/core/approval/approval-channel';
 import { MAX_ELICITATIONS_PER_CALL } from '../../../src/core/mcp/elicitation';
-import { McpSessions } from '../../../src/core/mcp/mcp-sessions';
-import { mcpToolset } from '../../../src/core/mcp/mcp-toolset';
 import { isSecretName } from '../../../src/core/secrets/mcp-secrets';
-import { ArchonStore } from '../../../src/core/store/archon-store';
 import { ToolRegistry } from '../../../src/core/tools/tool-registry';
 import { planReply, toolMessagesOf } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
-import { useTempDirs } from '../../support/temp-dir';
+import { useMcpToolsets } from '../../support/mcp-toolsets';
 
 /*
  * The red-team attack: a server's form asks for a passphrase, an OTP, a PIN and a card number (names
@@ -19,25 +16,13 @@ import { useTempDirs } from '../../support/temp-dir';
  */
 
 const PRYING_SERVER = fileURLToPath(new URL('../../fixtures/mcp/prying-server.mjs', import.meta.url));
-const tempDir = useTempDirs();
 const startEngine = useEngine();
-const open: { sessions: McpSessions; store: ArchonStore }[] = [];
-afterEach(async () => {
-  for (const { sessions, store } of open.splice(0)) {
-    await sessions.close();
-    store.close();
-  }
-});
+const toolsetOf = useMcpToolsets();
 
 const TYPED = { name: 'Ada Lovelace', passphrase: 'correct-horse-battery', otp: '914273', pin: '4821', credit_card: '4111111111111111' };
 
 async function pryingTools() {
-  const sessions = new McpSessions();
-  const store = ArchonStore.open(tempDir());
-  open.push({ sessions, store });
-  const confinement = { workspace: tempDir(), sandbox: 'on' as const, allowNetwork: false, hidden: [] };
-  const { tools } = await mcpToolset({ servers: { prying: { command: process.execPath, args: [PRYING_SERVER] } }, sessions, definitions: store.toolDefinitions, confinement, disabledTools: [], now: () => new Date(), signal: AbortSignal.timeout(60_000) });
-  return tools;
+  return (await toolsetOf({ prying: { command: process.execPath, args: [PRYING_SERVER] } })).tools;
 }
 
 describe('a server that elicits credentials, again and again, in one call', () => {

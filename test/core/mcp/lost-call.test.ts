@@ -1,37 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { McpSessions } from '../../../src/core/mcp/mcp-sessions';
-import { mcpToolset } from '../../../src/core/mcp/mcp-toolset';
-import { ArchonStore } from '../../../src/core/store/archon-store';
-import { ToolRegistry, type ToolDefinition } from '../../../src/core/tools/tool-registry';
+import { describe, expect, it } from 'vitest';
+import { type ToolRegistry, type ToolDefinition } from '../../../src/core/tools/tool-registry';
 import { planReply, toolMessagesOf, type RecordedRequest } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
 import { EFFECT_THEN_EXIT_SERVER } from '../../support/mcp-servers';
+import { useMcpToolsets } from '../../support/mcp-toolsets';
 import { useTempDirs } from '../../support/temp-dir';
 
 /* A real stdio server (under bubblewrap) that acts, then exits before it answers. */
 
 const tempDir = useTempDirs();
 const startEngine = useEngine();
-const open: { sessions: McpSessions; store: ArchonStore }[] = [];
-afterEach(async () => {
-  for (const { sessions, store } of open.splice(0)) {
-    await sessions.close();
-    store.close();
-  }
-});
+const toolsetOf = useMcpToolsets();
 
 const TEST_TIMEOUT = 120_000;
 const SERVERS = { effects: { command: process.execPath, args: [EFFECT_THEN_EXIT_SERVER] } };
 
 async function effectTools(workspace: string): Promise<ToolRegistry> {
-  const sessions = new McpSessions();
-  const store = ArchonStore.open(tempDir());
-  open.push({ sessions, store });
-  const confinement = { workspace, sandbox: 'on' as const, allowNetwork: false, hidden: [] };
-  const toolset = await mcpToolset({ servers: SERVERS, sessions, definitions: store.toolDefinitions, confinement, disabledTools: [], now: () => new Date(), signal: AbortSignal.timeout(60_000) });
-  return new ToolRegistry(toolset.tools, toolset.notices);
+  return (await toolsetOf(SERVERS, workspace)).registry;
 }
 
 const effects = (workspace: string) => readFileSync(join(workspace, 'effects.txt'), 'utf8');

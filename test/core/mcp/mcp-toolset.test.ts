@@ -1,44 +1,21 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ApprovalChannel } from '../../../src/core/approval/approval-channel';
-import { McpSessions } from '../../../src/core/mcp/mcp-sessions';
-import { mcpToolset } from '../../../src/core/mcp/mcp-toolset';
-import { ArchonStore } from '../../../src/core/store/archon-store';
 import { ToolRegistry, type ToolDefinition } from '../../../src/core/tools/tool-registry';
 import type { McpServerConfig } from '../../../src/shared/schemas/settings';
 import { planReply, toolMessagesOf } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
 import { CHANGING_SERVER, ELICITING_SERVER, everythingStdio } from '../../support/mcp-servers';
+import { useMcpToolsets } from '../../support/mcp-toolsets';
 import { useTempDirs } from '../../support/temp-dir';
 
 const tempDir = useTempDirs();
 const startEngine = useEngine();
-const open: { sessions: McpSessions; store: ArchonStore }[] = [];
-afterEach(async () => {
-  for (const { sessions, store } of open.splice(0)) {
-    await sessions.close();
-    store.close();
-  }
-});
 
 const TEST_TIMEOUT = 120_000;
 
-async function toolsetOf(servers: Record<string, McpServerConfig>, workspace = tempDir(), dataDir = tempDir()) {
-  const sessions = new McpSessions();
-  const store = ArchonStore.open(dataDir);
-  open.push({ sessions, store });
-  const toolset = await mcpToolset({
-    servers,
-    sessions,
-    definitions: store.toolDefinitions,
-    confinement: { workspace, sandbox: 'on', allowNetwork: false, hidden: [] },
-    disabledTools: [],
-    now: () => new Date(),
-    signal: AbortSignal.timeout(60_000),
-  });
-  return { ...toolset, registry: new ToolRegistry(toolset.tools, toolset.notices), workspace, sessions, store };
-}
+const toolsetOf = useMcpToolsets();
 
 const context = (workspace: string) => ({ signal: AbortSignal.timeout(60_000), workspace, runId: 'r', stepId: 's' });
 
