@@ -9,6 +9,8 @@
  *   hosts    compose core (and the auditor) for the CLI and the headless host; never electron
  *   auditor  imports shared only; nothing but the hosts may import it, so the runtime has no path
  *            to the audit log or its key
+ *   engine   (the built-in engine's process) imports shared only; it alone imports node-llama-cpp, and
+ *            nothing imports it: hosts start it by path
  *   core     has no import circle, not even through type-only imports; only core/model talks to model
  *            servers and only core/tools to tool processes
  *   core's capabilities (memory, validation, sub-agents, recovery, conflicts) plug into the run kernel
@@ -36,6 +38,7 @@ module.exports = {
     layer('executor', ['shared']),
     layer('main', ['shared', 'core']),
     layer('auditor', ['shared']),
+    layer('engine', ['shared']),
     layer('preload', ['shared']),
     layer('renderer', ['shared']),
     layer('hosts', ['shared', 'core', 'auditor']),
@@ -50,6 +53,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(shared|renderer)/' },
       to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'llama-cpp-only-in-the-engine',
+      comment: 'node-llama-cpp runs models inside the built-in engine\'s own process; everything else reaches it over HTTP, through the model gateway.',
+      severity: 'error',
+      from: { pathNot: '^src/engine/' },
+      to: { path: 'node_modules/node-llama-cpp/|^node-llama-cpp$' },
+    },
+    {
+      name: 'engine-only-by-path',
+      comment: 'Hosts start the engine as a process (out/node/engine.js); no module imports it.',
+      severity: 'error',
+      from: { pathNot: '^src/engine/' },
+      to: { path: '^src/engine/' },
     },
     {
       name: 'model-servers-only-through-the-model-gateway',

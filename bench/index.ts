@@ -8,6 +8,7 @@ import { validationBenchmarks } from './validation.bench';
 import { memoryBenchmarks } from './memory.bench';
 import { startBenchmarks } from './start.bench';
 import { scaleBenchmarks } from './scale.bench';
+import { engineBenchmarks } from './engines.bench';
 
 /** `npm run bench`: every performance figure the issues ask for, printed; none is asserted here. */
 process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
@@ -21,3 +22,4 @@ await crashLoopBenchmarks();
 await uiBenchmarks();
 await memoryBenchmarks();
 await scaleBenchmarks();
+await engineBenchmarks();

@@ -1,5 +1,6 @@
 import { ArchonError, toErrorEnvelope } from '../shared/errors';
 import { ToAuditorSchema, type FromAuditor, type ToAuditor } from '../shared/auditor-protocol';
+import { parentChannel, type ParentChannel } from '../shared/parent-channel';
 import { Auditor } from './auditor';
 
 /**
@@ -10,42 +11,7 @@ import { Auditor } from './auditor';
  */
 const POLL_MS = 250;
 
-interface ParentPort {
-  postMessage(message: unknown): void;
-  on(event: 'message', listener: (event: { data: unknown }) => void): void;
-}
-
-interface ParentChannel {
-  /** Resolves once the message is handed over, so the process may exit after it. */
-  send(message: FromAuditor): Promise<void>;
-  onMessage(listener: (raw: unknown) => void): void;
-  onGone(listener: () => void): void;
-}
-
-function parentChannel(): ParentChannel {
-  const port = (process as { parentPort?: ParentPort }).parentPort;
-  if (port) {
-    return {
-      send: (message) => {
-        port.postMessage(message);
-        return new Promise((done) => setImmediate(done));
-      },
-      onMessage: (listener) => port.on('message', (event) => listener(event.data)),
-      onGone: () => undefined,
-    };
-  }
-  return {
-    send: (message) =>
-      new Promise((done) => {
-        if (!process.connected || !process.send) return done();
-        process.send(message, () => done());
-      }),
-    onMessage: (listener) => process.on('message', listener),
-    onGone: (listener) => process.once('disconnect', listener),
-  };
-}
-
-function serve(auditor: Auditor, parent: ParentChannel): void {
+function serve(auditor: Auditor, parent: ParentChannel<FromAuditor>): void {
   let closed = false;
   const finish = (last?: FromAuditor) => {
     if (closed) return;
@@ -92,7 +58,7 @@ function serve(auditor: Auditor, parent: ParentChannel): void {
 }
 
 function main(): void {
-  const parent = parentChannel();
+  const parent = parentChannel<FromAuditor>();
   const dataDir = process.argv[2];
   // The terminal's Ctrl-C is for the host, which drains this process on its way out.
   process.on('SIGINT', () => undefined);

@@ -16,7 +16,11 @@ import { giveBackHeap } from './heap';
 import type { McpSecrets } from './secrets/mcp-secrets';
 import type { SecretVault } from './secrets/api-keys';
 import { composeRunServices } from './composition';
+import type { EngineLauncher } from './model/builtin-engine';
 import { runOptionsFrom } from './run/run-options';
+import { ModelDownloads } from './models/model-downloads';
+import { ModelLibrary } from './models/model-library';
+import { isBuiltinModelUrl } from '../shared/model-presets';
 
 export interface AppServicesOptions {
   runtime: ArchonRuntime;
@@ -40,6 +44,8 @@ export interface AppServicesOptions {
   allowNetwork?: boolean;
   /** Run settings the host was started with (`archon serve --model-url …`), over the stored settings. */
   runDefaults?: Partial<RunOptions>;
+  /** How this host starts the built-in engine's process (`builtin` as the model URL). */
+  engineLauncher?: EngineLauncher;
 }
 
 export interface AppServices {
@@ -56,7 +62,8 @@ export interface AppServices {
 export function createAppServices(options: AppServicesOptions): AppServices {
   const { runtime } = options;
   const workers = { launcher: options.launcher, entry: options.executorEntry, readableRoots: options.readableRoots, hiddenFolders: options.hiddenFolders };
-  const services = composeRunServices({ runtime, workers, apiKeyFor: (url) => options.apiKeys.keyFor(url), settings: () => runtime.store.getSettings(), allowNetwork: options.allowNetwork, vault: options.vault });
+  const library = new ModelLibrary(runtime.dataDir);
+  const services = composeRunServices({ runtime, workers, apiKeyFor: (url) => options.apiKeys.keyFor(url), settings: () => runtime.store.getSettings(), allowNetwork: options.allowNetwork, vault: options.vault, engineLauncher: options.engineLauncher, library });
   const { estop, mcpSecrets, connect } = services;
   const approvals = new PendingApprovals((id) => runtime.store.runs.approvalStatus(id), options.host === 'electron' ? 'app' : 'page');
   const defaults = (): RunOptions => runOptionsFrom(runtime.store.getSettings(), options.runDefaults);
@@ -72,6 +79,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     onRunEnded: () => dreamer.runEnded(),
     onIdle: giveBackHeap,
   });
+  const downloads = new ModelDownloads(library);
   const handlers = createCommandHandlers({
     runtime,
     manager,
@@ -83,8 +91,12 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     confirmation: options.confirmation,
     runDefaults: defaults,
     undoWorkers: workers,
-    probe: (modelUrl, model, signal) =>
-      probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKeys.keyFor(modelUrl), contextLength: runtime.store.getSettings().contextLength, signal: anySignal(signal, AbortSignal.timeout(60_000)) }),
+    models: { library, downloads },
+    // The built-in engine has no server to probe until it runs: it is started (as a run would) and probed where it listens.
+    probe: async (modelUrl, model, signal) =>
+      isBuiltinModelUrl(modelUrl)
+        ? (await connect({ ...defaults(), modelUrl, model: model ?? '' }, signal)).probe
+        : probeEndpoint({ baseUrl: modelUrl, model, apiKey: options.apiKeys.keyFor(modelUrl), contextLength: runtime.store.getSettings().contextLength, signal: anySignal(signal, AbortSignal.timeout(60_000)) }),
     probeMcp: (name, config, signal) => {
       const settings = runtime.store.getSettings();
       const confinement = { workspace: defaults().workspace, sandbox: settings.sandbox, allowNetwork: services.allowNetwork(settings), hidden: options.hiddenFolders };
@@ -101,6 +113,7 @@ export function createAppServices(options: AppServicesOptions): AppServices {
     async close() {
       await manager.close();
       await dreamer.close();
+      await downloads.close();
       await services.close();
     },
   };

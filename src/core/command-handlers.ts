@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { ArchonError } from '../shared/errors';
 import type { CommandHandlers } from '../shared/ipc/dispatch';
 import type { AuditReport, VerifyResult } from '../shared/schemas/audit';
@@ -15,6 +16,8 @@ import type { ArchonRuntime } from './runtime';
 import type { ApiKeys } from './secrets/api-keys';
 import type { McpSecrets } from './secrets/mcp-secrets';
 import type { EmergencyStop } from './stop/emergency-stop';
+import type { ModelDownloads } from './models/model-downloads';
+import type { ModelLibrary } from './models/model-library';
 import { previewUndo, revertRun } from './undo/run-undo';
 import { type UndoWorkers } from './tools/file-restorer';
 
@@ -43,6 +46,8 @@ export interface CommandDependencies {
   runDefaults(): RunOptions;
   /** The tool processes undo reverts files through. */
   undoWorkers: UndoWorkers;
+  /** The model library and the downloads into it. */
+  models: { library: Pick<ModelLibrary, 'add' | 'remove'>; downloads: ModelDownloads };
   info: { version: string; dataDir: string; host: 'electron' | 'headless'; hostFlags: (keyof RunOptions)[]; keyStorageNote: string | null };
 }
 
@@ -54,6 +59,13 @@ async function endedBy<T>(signal: AbortSignal, task: Promise<T>): Promise<T> {
     signal.throwIfAborted();
     throw error;
   }
+}
+
+/** A file the page names is on the host: only a whole path says which one, whatever the host's working folder. */
+function localModelFile(path: string): string {
+  if (!isAbsolute(path)) throw new ArchonError('VALIDATION_FAILED', `${path} is not a full path: give the whole path of the .gguf file.`);
+  if (!path.toLowerCase().endsWith('.gguf')) throw new ArchonError('VALIDATION_FAILED', `${path} is not a .gguf file: give the path of a GGUF model file (llama.cpp's format).`);
+  return path;
 }
 
 /**
@@ -139,6 +151,21 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       store.memory.forget(store.memory.resolveId(id));
       return { forgotten: true as const };
     },
+    'models.list': async () => deps.models.downloads.list(),
+    'models.pull': async ({ name }) => {
+      deps.models.downloads.pull(name, deps.estop.taskSignal());
+      return { started: true as const };
+    },
+    'models.cancel': async ({ name }) => {
+      deps.models.downloads.cancel(name);
+      return { cancelled: true as const };
+    },
+    'models.remove': async ({ name }) => {
+      if (deps.models.downloads.isDownloading(name)) throw new ArchonError('VALIDATION_FAILED', `${name} is downloading: cancel its download first, then remove it.`);
+      deps.models.library.remove(name);
+      return { removed: true as const };
+    },
+    'models.add': async ({ path }) => deps.models.library.add(localModelFile(path)),
     'mcp.probe': ({ name, config: masked }, { signal }) =>
       underStop(signal, async (taskSignal) => {
         const current = store.getSettings();

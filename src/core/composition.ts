@@ -2,7 +2,9 @@ import type { RunOptions } from '../shared/schemas/run';
 import type { Settings } from '../shared/schemas/settings';
 import { runCapabilities } from './capabilities';
 import { MCP_START_TIMEOUT_MS, McpSessions } from './mcp/mcp-sessions';
+import { BuiltinEngines, type EngineLauncher } from './model/builtin-engine';
 import { modelConnector, type Connected, type ConnectSession } from './model/connect';
+import { ModelLibrary } from './models/model-library';
 import { retryPolicyFrom } from './model/retry-policy';
 import type { ArchonRuntime } from './runtime';
 import type { SecretVault } from './secrets/api-keys';
@@ -23,9 +25,13 @@ export interface RunServicesOptions {
   allowNetwork?: boolean;
   /** The OS keychain MCP servers' secrets are sealed with; without one they cannot be saved in Settings. */
   vault?: SecretVault | null;
+  /** How this host starts the built-in engine's process (`--model-url builtin`); without it such runs are refused. */
+  engineLauncher?: EngineLauncher;
+  /** The models the built-in engine runs by name (the host's own when it has one). */
+  library?: ModelLibrary;
 }
 
-/** What every host runs runs with: the emergency stop, MCP servers, tool processes and model servers. */
+/** What every host runs runs with: the emergency stop, MCP servers, tool processes and model servers (the built-in engine among them). */
 export interface RunServices {
   estop: EmergencyStop;
   mcpSecrets: McpSecrets;
@@ -51,12 +57,14 @@ export function composeRunServices(options: RunServicesOptions): RunServices {
   const unhookMcp = estop.onStop(() => mcpSessions.stopAll());
   const mcpSecrets = new McpSecrets(options.vault ?? null, runtime.store.secrets);
   const allowNetwork = (settings: Pick<Settings, 'allowNetwork'>) => options.allowNetwork ?? settings.allowNetwork;
+  const library = options.library ?? new ModelLibrary(runtime.dataDir);
+  const engines = options.engineLauncher ? new BuiltinEngines({ launch: options.engineLauncher, resolveModel: (nameOrPath) => library.resolveModel(nameOrPath), redact: (token) => runtime.store.secrets.add(token) }) : undefined;
   return {
     estop,
     mcpSecrets,
     connect: (runOptions, signal, session) => {
       const settings = options.settings();
-      return modelConnector({ apiKeyFor: options.apiKeyFor, retry: retryPolicyFrom(settings), contextLength: () => settings.contextLength })(runOptions, signal, session);
+      return modelConnector({ apiKeyFor: options.apiKeyFor, retry: retryPolicyFrom(settings), contextLength: () => settings.contextLength, engines })(runOptions, signal, session);
     },
     toolHost: (settings) =>
       new ToolHost({
@@ -70,7 +78,7 @@ export function composeRunServices(options: RunServicesOptions): RunServices {
     close: async () => {
       unwatch();
       unhookMcp();
-      await mcpSessions.close();
+      await Promise.all([engines?.close(), mcpSessions.close()]);
     },
   };
 }

@@ -11,6 +11,7 @@ import { createRuntime } from '../core/runtime';
 import { forwardEvent, registerIpcHandlers } from './ipc';
 import { approvalNotifier } from './approval-notifier';
 import { forkAuditorUtility } from './auditor-launcher';
+import { engineUtilityLauncher } from './engine-launcher';
 import { createMainWindow } from './main-window';
 import { dialogConfirmation } from './operator-dialog';
 import { denyPermissions, hardenApp } from './security';
@@ -56,6 +57,7 @@ function start(): void {
     vault,
     keyStorageNote,
     confirmation: dialogConfirmation(dialog, () => shown.window),
+    engineLauncher: engineUtilityLauncher(utilityProcess.fork, join(here, '../node/engine.js')),
   });
   const url = appUrl();
   const window = createMainWindow(BrowserWindow, { preload: join(here, '../preload/index.cjs'), appUrl: url });

@@ -26,6 +26,8 @@ export const ErrorCodeSchema = z.enum([
   'AUDIT_RESET_REQUIRED',
   'NOT_FOUND',
   'CANCELLED',
+  /** A download did not give a whole, verified file (the connection, the server, or a checksum that does not match). */
+  'DOWNLOAD_FAILED',
   /** The operator paused the run (`archon pause`, Pause run): it ends `paused`, and resume continues it. */
   'PAUSED',
   'NOT_CONFIRMED',

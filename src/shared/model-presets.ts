@@ -1,5 +1,13 @@
-/** Where the usual OpenAI-compatible servers listen by default. */
+/**
+ * The built-in engine's place in a run's options. Archon starts the engine on loopback at a port of
+ * the system's choosing when a run needs it; this address (port 0, which nothing can listen on) only
+ * names it, so a resumed run starts the engine again.
+ */
+export const BUILTIN_MODEL_URL = 'http://127.0.0.1:0/builtin/v1';
+
+/** Where the usual OpenAI-compatible servers listen by default, and `builtin`: Archon's own engine, no server to install. */
 export const MODEL_PRESETS = {
+  builtin: BUILTIN_MODEL_URL,
   ollama: 'http://127.0.0.1:11434/v1',
   'lm-studio': 'http://127.0.0.1:1234/v1',
   'llama-cpp': 'http://127.0.0.1:8080/v1',
@@ -8,6 +16,9 @@ export const MODEL_PRESETS = {
 } as const;
 
 export type ModelPreset = keyof typeof MODEL_PRESETS;
+
+/** Whether a run's model URL is the built-in engine's. */
+export const isBuiltinModelUrl = (url: string): boolean => url === BUILTIN_MODEL_URL;
 
 /** A preset's name or a URL; names are matched case-insensitively. */
 export function resolveModelUrl(value: string): string {
@@ -36,7 +47,7 @@ export function nearestModelPreset(value: string): ModelPreset | null {
   return best && best.distance <= 2 ? best.name : null;
 }
 
-/** A `--model-url` value as a base URL, or why it is neither a URL nor a preset (with the preset it was likely meant to be). */
+/** A `--model-url` value as a base URL (`builtin`: the built-in engine's), or why it is neither a URL nor a preset (with the preset it was likely meant to be). */
 export function parseModelUrl(value: string): { url: string } | { problem: string } {
   const url = resolveModelUrl(value);
   if (/^https?:\/\//i.test(url) && URL.canParse(url)) return { url };

@@ -392,7 +392,8 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
       const reported = options.reportsContext;
       if (path === '/v1/models') {
         const extra = reported?.server === 'vllm' ? { max_model_len: reported.maxModelLen } : {};
-        return json(response, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted', ...extra })) });
+        // llama.cpp names itself as the owner of its models.
+        return json(response, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: options.llamaCpp ? 'llamacpp' : 'scripted', ...extra })) });
       }
       if (reported?.server === 'ollama' && path === '/api/show' && request.method === 'POST') {
         const parameters = reported.numCtx ? `num_ctx                        ${reported.numCtx}\nstop                           "<|eot_id|>"` : 'stop                           "<|eot_id|>"';

@@ -1,7 +1,7 @@
 import type { PlanStep } from '../../shared/schemas/plan';
 import { actionHash } from '../approval/approval-gate';
 import type { ChatMessage, ToolCallRequest } from '../model/chat';
-import { observationMessage, parseTextReply } from '../model/text-protocol';
+import { isObservation, observationMessage, parseTextReply } from '../model/text-protocol';
 import { availableTools, noteDialect, type RunContext } from '../run/run-context';
 import type { StepConversation } from '../run/step-conversation';
 import { observationOf, refuseUnreadableCall, runToolCall } from './tool-call';
@@ -59,7 +59,8 @@ async function nativeTurn(context: RunContext, step: PlanStep, conversation: Ste
 
 /** Text mode: the reply is read in Archon's format or the model's own dialect; its calls run one after another. */
 async function textTurn(context: RunContext, step: PlanStep, conversation: StepConversation, guard: RepetitionGuard, reply: { message: AssistantMessage; position: number }): Promise<TurnOutcome> {
-  const parsed = parseTextReply(reply.message.content ?? '', { tools: availableTools(context).specs(), reasoning: reply.message.reasoning, dialect: context.dialect });
+  const afterObservation = conversation.sent().some(isObservation);
+  const parsed = parseTextReply(reply.message.content ?? '', { tools: availableTools(context).specs(), reasoning: reply.message.reasoning, dialect: context.dialect, afterObservation });
   if (parsed.kind === 'final') return { kind: 'answer', result: parsed.answer };
   if (parsed.kind === 'invalid') {
     conversation.push({ role: 'user', content: parsed.error });

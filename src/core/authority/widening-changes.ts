@@ -7,6 +7,7 @@ import type { Policy, RunOptions } from '../../shared/schemas/run';
 import type { StoredRole } from '../../shared/schemas/roles';
 import type { McpServerConfig, Settings, SettingsPatch, ToolApprovalOverride } from '../../shared/schemas/settings';
 import { priceFor } from '../budget/pricing';
+import { isBuiltinModelUrl } from '../../shared/model-presets';
 
 /** How much a per-tool setting asks of a person: lower is looser. */
 const ASKING: Record<ToolApprovalOverride, number> = { never: 0, default: 1, always: 2 };
@@ -127,7 +128,12 @@ function pricesWidening(current: Settings['modelPrices'], next: Settings['modelP
 
 /** What the page could send every later run's prompts (and the Dreamer's) to. */
 function modelServerWidening(current: Settings, patch: SettingsPatch): string[] {
-  return patch.modelUrl !== undefined && patch.modelUrl !== current.modelUrl ? [`every run's model server from ${current.modelUrl} to ${patch.modelUrl}`] : [];
+  return otherModelServer(current.modelUrl, patch.modelUrl) ? [`every run's model server from ${current.modelUrl} to ${patch.modelUrl}`] : [];
+}
+
+/** Another server could be anyone's; the built-in engine is a process of Archon's own on this machine. */
+function otherModelServer(current: string, next: string | undefined): next is string {
+  return next !== undefined && next !== current && !isBuiltinModelUrl(next);
 }
 
 /** The changes in a settings patch that widen what agents may do, in words for the operator; narrowing ones are not listed. */
@@ -160,7 +166,7 @@ export function runWidening(defaults: RunDefaults, input: Pick<StartRunInput, 'w
   const changes: string[] = [];
   if (input.workspace !== undefined && !inside(defaults.workspace, input.workspace)) changes.push(`workspace ${real(input.workspace)} instead of ${defaults.workspace}`);
   if (input.policy && looser(defaults.policy, input.policy)) changes.push(`policy ${input.policy}, looser than ${defaults.policy}`);
-  if (input.modelUrl !== undefined && input.modelUrl !== defaults.modelUrl) changes.push(`model server ${input.modelUrl} instead of ${defaults.modelUrl}`);
+  if (otherModelServer(defaults.modelUrl, input.modelUrl)) changes.push(`model server ${input.modelUrl} instead of ${defaults.modelUrl}`);
   if (capLoosened(defaults.maxTokens, input.maxTokens)) changes.push(`token cap ${capInWords(input.maxTokens ?? null)} instead of ${capInWords(defaults.maxTokens)}`);
   if (capLoosened(defaults.maxCostUsd, input.maxCostUsd)) changes.push(`cost cap (USD) ${capInWords(input.maxCostUsd ?? null)} instead of ${capInWords(defaults.maxCostUsd)}`);
   if (capLoosened(defaults.concurrency, input.concurrency)) changes.push(`${capInWords(input.concurrency ?? null)} steps at once instead of ${capInWords(defaults.concurrency)}`);

@@ -30,6 +30,10 @@ export interface ChatRequest {
   purpose: ChatPurpose;
   messages: ChatMessage[];
   tools?: ToolSpec[];
+  /** `required`: the answer must be a call of an offered tool (a grammar-constrained call where the server has one). */
+  toolChoice?: 'required';
+  /** The answer must be JSON of this schema (`response_format: json_schema`, a grammar where the server has one). */
+  responseSchema?: { name: string; schema: Record<string, unknown> };
   maxTokens?: number;
 }
 

@@ -78,15 +78,22 @@ async function fromLmStudio(query: ContextLengthQuery): Promise<ContextLength | 
   return contextLength === null ? null : { contextLength, contextSource: 'LM Studio /api/v0/models loaded_context_length', parallelSlots: null };
 }
 
-/** vLLM: max_model_len on the model's entry in /v1/models. */
+/** vLLM (and Archon's built-in engine): max_model_len on the model's entry in /v1/models. */
 function fromVllm(query: ContextLengthQuery): ContextLength | null {
   const contextLength = positive(query.listed?.max_model_len);
   return contextLength === null ? null : { contextLength, contextSource: 'vLLM /v1/models max_model_len', parallelSlots: null };
 }
 
-export async function discoverContextLength(query: ContextLengthQuery): Promise<ContextLength> {
+/** llama.cpp names itself in its model entries: only its own /props is asked then, so it sees no request it would refuse. */
+async function askedOfEachKind(query: ContextLengthQuery): Promise<ContextLength | null> {
+  if (query.listed?.owned_by === 'llamacpp') return fromLlamaCpp(query);
   const [llamaCpp, ollama, lmStudio] = await Promise.all([fromLlamaCpp(query), fromOllama(query), fromLmStudio(query)]);
-  const found = llamaCpp ?? ollama ?? lmStudio ?? fromVllm(query);
+  return llamaCpp ?? ollama ?? lmStudio;
+}
+
+export async function discoverContextLength(query: ContextLengthQuery): Promise<ContextLength> {
+  // A model entry that states its context (vLLM, Archon's built-in engine) is not asked again.
+  const found = fromVllm(query) ?? (await askedOfEachKind(query));
   if (found) return found;
   if (query.configured !== null) return { contextLength: query.configured, contextSource: 'the contextLength setting', parallelSlots: null };
   return { contextLength: null, contextSource: null, parallelSlots: null };

@@ -1,6 +1,6 @@
 import { ArchonError } from '../../shared/errors';
 import type { ChatMessage, ChatRequest, ToolSpec } from './chat';
-import { observationMessage } from './text-protocol';
+import { isObservation } from './text-protocol';
 
 /**
  * Keeps every request inside the model's context (docs/model-protocol.md, "Context window"): room is
@@ -59,10 +59,6 @@ export function completionReserve(contextLength: number, maxTokens: number | und
   return maxTokens ?? Math.min(4096, Math.max(256, Math.floor(contextLength / 4)));
 }
 
-function isObservation(message: ChatMessage): boolean {
-  return message.role === 'tool' || (message.role === 'user' && message.content.startsWith(observationMessage('')));
-}
-
 /** Observations to cut, in order: those before the last turn first, the largest first. */
 function cuttingOrder(messages: readonly ChatMessage[]): number[] {
   const lastTurn = messages.findLastIndex((message) => message.role === 'assistant');
@@ -90,18 +86,39 @@ function tooSmall(needed: number, budget: number, window: ContextWindow): Archon
   );
 }
 
-/** The request as it may be sent: unchanged when it fits, else with observations cut until it does. */
-export function fitToContext(request: ChatRequest, window: ContextWindow | null): ChatRequest {
+/**
+ * How many tokens a server counted for each one the estimate gave, learnt from what it reported:
+ * a model with a small vocabulary spends more tokens a byte than any estimate assumes. Never below 1,
+ * and it only grows, so a request that fitted by a server's count keeps fitting.
+ */
+export class TokenCalibration {
+  private ratio = 1;
+
+  get scale(): number {
+    return this.ratio;
+  }
+
+  /** The server counted `counted` tokens for a prompt estimated at `estimated`; true when that raised the scale. */
+  learn(counted: number, estimated: number): boolean {
+    if (estimated <= 0 || counted / estimated <= this.ratio) return false;
+    this.ratio = counted / estimated;
+    return true;
+  }
+}
+
+/** The request as it may be sent: unchanged when it fits, else with observations cut until it does. `scale`: a calibration's. */
+export function fitToContext(request: ChatRequest, window: ContextWindow | null, scale = 1): ChatRequest {
   if (!window) return request;
   const budget = window.contextLength - completionReserve(window.contextLength, request.maxTokens);
-  let total = promptTokens(request.messages, request.tools);
+  const weigh = (messages: readonly ChatMessage[]) => Math.ceil(promptTokens(messages, request.tools) * scale);
+  let total = weigh(request.messages);
   if (total <= budget) return request;
   const messages = [...request.messages];
   for (const index of cuttingOrder(messages)) {
     const message = messages[index] as ChatMessage & { content: string };
     // A removed character is at least one byte, so cutting three characters a token over is enough.
     messages[index] = { ...message, content: cut(message.content, (total - budget) * 3 + 200, window) };
-    total = promptTokens(messages, request.tools);
+    total = weigh(messages);
     if (total <= budget) return { ...request, messages };
   }
   throw tooSmall(total, budget, window);

@@ -79,11 +79,15 @@ async function listModels(baseUrl: string, apiKey: string | undefined, signal: A
   const client = new OpenAI({ baseURL: baseUrl, apiKey: apiKey || 'not-needed', maxRetries: 0, fetch: recorder.fetch });
   try {
     const page = await client.models.list({ signal, timeout: 5000 });
+    const noModel = isJsonWith(recorder.lastBody(), 'error') ? noModelLoadedReason(null, recorder.lastBody()) : null;
+    if (noModel) throw noModelLoaded(baseUrl, noModel, null);
     if (!isJsonWith(recorder.lastBody(), 'data')) throw notModelServer(baseUrl, 'GET /models', recorder.lastBody(), 'data');
     return page.data.map((model) => model as unknown as Record<string, unknown> & { id: string });
   } catch (error) {
     if (signal.aborted || ArchonError.isInstance(error)) throw error;
     if (error instanceof OpenAI.APIConnectionError) throw unreachable(baseUrl, error.message, error);
+    const noModel = noModelLoadedReason(error, recorder.lastBody());
+    if (noModel) throw noModelLoaded(baseUrl, noModel, error);
     if (error instanceof OpenAI.AuthenticationError || error instanceof OpenAI.PermissionDeniedError) {
       throw new ArchonError('CONFIG_INVALID', `The model server at ${baseUrl} refused the API key (HTTP ${error.status}). Pass --api-key or set OPENAI_API_KEY.`, { cause: error });
     }
@@ -126,7 +130,8 @@ const REFUSALS: { pattern: RegExp; refusal: (message: string) => Refusal }[] = [
   },
   { pattern: /tools param requires --jinja/i, refusal: () => ({ kind: 'text', reason: 'llama.cpp was started without --jinja ("tools param requires --jinja flag"); restart llama-server with --jinja for native calls' }) },
   { pattern: /cannot use tools with stream/i, refusal: () => ({ kind: 'whole', reason: 'this llama.cpp cannot stream with tools ("Cannot use tools with stream"); requests are sent whole' }) },
-  { pattern: /no models? (are )?loaded/i, refusal: (message) => ({ kind: 'no-model', reason: message }) },
+  // LM Studio, in its versions' words: "No models loaded. Please load a model … or use the `lms load` command.", "No model is loaded", "Model unloaded".
+  { pattern: /no models? (?:is |are )?(?:currently )?loaded|\bmodel (?:was |has been |is )?unloaded|please load a model|`?lms load`? command/i, refusal: (message) => ({ kind: 'no-model', reason: message }) },
   { pattern: /failed to load model|model is (still )?loading|loading model/i, refusal: (message) => ({ kind: 'transient', reason: message }) },
 ];
 
@@ -167,12 +172,23 @@ async function requestWithTools(client: OpenAI, model: string, streaming: boolea
   return answered;
 }
 
+/** What Archon says when a server has no model loaded: the server's words and how to load one. */
+export function noModelLoadedMessage(baseUrl: string, message: string): string {
+  return `The model server at ${baseUrl} has no model loaded ("${message}"). Load one (LM Studio: the Developer page, or \`lms load <model>\`) and run again.`;
+}
+
 function noModelLoaded(baseUrl: string, message: string, cause: unknown): ArchonError {
-  return new ArchonError(
-    'CONFIG_INVALID',
-    `The model server at ${baseUrl} has no model loaded ("${message}"). Load one (LM Studio: the Developer page, or \`lms load <model>\`) and run again.`,
-    { cause },
-  );
+  return new ArchonError('CONFIG_INVALID', noModelLoadedMessage(baseUrl, message), { cause });
+}
+
+/**
+ * The server's words when an answer (a failed request, or a body of `{"error": …}` instead of the
+ * expected JSON) says no model is loaded; null otherwise. The SDK keeps the body's `error` on the error.
+ */
+export function noModelLoadedReason(error: unknown, body = ''): string | null {
+  const kept = error instanceof OpenAI.APIError && error.error !== undefined ? JSON.stringify({ error: error.error }) : '';
+  const refusal = classify(error, body || kept);
+  return refusal?.kind === 'no-model' ? refusal.reason : null;
 }
 
 /** Asks with tools, then reads a refusal: text mode, whole requests, no model, or try again (bounded). */
@@ -184,7 +200,10 @@ async function probeToolSupport(baseUrl: string, apiKey: string | undefined, mod
   // Bounded: streaming is given up at most once, and a transient failure is tried again PROBE_RETRIES times.
   for (let retries = 0; ; ) {
     try {
-      if (!(await requestWithTools(client, model, streaming, signal))) throw notModelServer(baseUrl, 'POST /chat/completions', recorder.lastBody(), 'choices');
+      if (!(await requestWithTools(client, model, streaming, signal))) {
+        const noModel = noModelLoadedReason(null, recorder.lastBody());
+        throw noModel ? noModelLoaded(baseUrl, noModel, null) : notModelServer(baseUrl, 'POST /chat/completions', recorder.lastBody(), 'choices');
+      }
       return { toolCalling: true, streaming, reason: whyWhole };
     } catch (error) {
       if (signal.aborted || ArchonError.isInstance(error)) throw error;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import type { ToolSpec } from './chat';
+import type { ChatMessage, ToolSpec } from './chat';
 import type { OfferedTool } from './dialects/dialect';
 import type { DialectName } from './dialects/dialect-names';
+import { jsonAgentAnswer } from './dialects/families';
 import { readToolCalls } from './dialects/read-tool-calls';
 import { plainContent, splitReasoning } from './dialects/reasoning';
 import { extractFirstJsonObject, parseLenientJson } from './lenient-json';
@@ -29,6 +30,11 @@ export interface TextReplyContext {
   reasoning?: string;
   /** The dialect the model has used in this run: tried first, and its plain text is its answer. */
   dialect?: DialectName | null;
+  /**
+   * An Observation came before this reply (a tool already ran in this step): plain prose is then the
+   * model's answer, unless it only announces a tool it is about to use.
+   */
+  afterObservation?: boolean;
 }
 
 const ActionSchema = z.union([
@@ -71,6 +77,22 @@ function argumentsValue(text: string): unknown {
   return parsed.ok ? parsed.value : text;
 }
 
+const INTENT = /\b(?:I will|I'll|I am going to|I'm going to|I need to|I should|let me|let's|next,? I|now I)\b[^.!?\n]*\b(?:use|call|run|invoke|execute|try)\b/i;
+
+/** Prose that only announces a call (`Let me use the calculator.`), naming a tool or ending on a colon: the model meant to act. */
+function meansToAct(said: string, tools: readonly OfferedTool[]): boolean {
+  if (/:\s*$/.test(said)) return true;
+  return INTENT.test(said) || tools.some((tool) => new RegExp(`\\b(?:use|call|run|invoke)\\s+(?:the\\s+)?\`?${tool.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(said));
+}
+
+/** Plain prose as an answer: after the model's own dialect, or after an Observation unless it only announces a call. */
+function proseAnswer(said: string, context: TextReplyContext): TextReply | null {
+  const answer = said.replace(/^Thought\s*:\s*(?:I now know the final answer\.?\s*)?/i, '').trim();
+  if (answer === '') return null;
+  if (context.dialect && context.dialect !== 'archon') return { kind: 'final', answer: said };
+  return context.afterObservation && !meansToAct(said, context.tools) ? { kind: 'final', answer } : null;
+}
+
 export function parseTextReply(text: string, context: TextReplyContext = { tools: [] }): TextReply {
   const { content } = splitReasoning(text);
   const finalAt = markerIndex(content, /Final Answer\s*:/i);
@@ -78,14 +100,20 @@ export function parseTextReply(text: string, context: TextReplyContext = { tools
   if (found && (finalAt < 0 || (found.at >= 0 && found.at < finalAt))) {
     return { kind: 'action', calls: found.calls.map((call) => ({ tool: call.name, arguments: argumentsValue(call.arguments) })), dialect: found.dialect };
   }
+  const agentAnswer = jsonAgentAnswer(content);
+  if (agentAnswer !== null) return { kind: 'final', answer: agentAnswer };
   const actionAt = markerIndex(content, /Action\s*:/i);
   if (finalAt >= 0 && (actionAt < 0 || finalAt < actionAt)) return { kind: 'final', answer: content.slice(finalAt).replace(/^Final Answer\s*:\s*/i, '').trim() };
   if (actionAt >= 0) return archonAction(content, actionAt);
-  const said = plainContent(content);
-  if (context.dialect && context.dialect !== 'archon' && said !== '') return { kind: 'final', answer: said };
-  return { kind: 'invalid', error: `Your reply had neither an Action nor a Final Answer. ${FORMAT_REMINDER}` };
+  const answer = proseAnswer(plainContent(content), context);
+  return answer ?? { kind: 'invalid', error: `Your reply had neither an Action nor a Final Answer. ${FORMAT_REMINDER}` };
 }
 
 export function observationMessage(content: string): string {
   return `Observation: ${content}`;
+}
+
+/** A tool's result in the conversation: a native tool message, or the text protocol's Observation. */
+export function isObservation(message: ChatMessage): boolean {
+  return message.role === 'tool' || (message.role === 'user' && message.content.startsWith(observationMessage('')));
 }

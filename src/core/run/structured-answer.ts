@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { describeZodError } from '../../shared/errors';
-import type { ChatMessage, ChatResponse, ModelMode, ToolCallRequest, ToolSpec } from '../model/chat';
+import type { ChatMessage, ChatRequest, ChatResponse, ModelMode, ToolCallRequest, ToolSpec } from '../model/chat';
 import type { DialectName } from '../model/dialects/dialect-names';
 import { readToolCalls } from '../model/dialects/read-tool-calls';
 import { extractFirstJsonObject, parseLenientJson } from '../model/lenient-json';
 
 /** One request for the answer, made by the caller through the run's gate (callModel bound to a purpose and step). */
-export type StructuredChat = (request: { messages: ChatMessage[]; tools?: ToolSpec[] }) => Promise<ChatResponse>;
+export type StructuredChat = (request: Pick<ChatRequest, 'messages' | 'tools' | 'toolChoice' | 'responseSchema'>) => Promise<ChatResponse>;
 
 export interface StructuredTool<S extends z.ZodType> {
   name: string;
@@ -85,7 +85,14 @@ function answerText(response: ChatResponse, request: StructuredRequest<z.ZodType
       return first.arguments;
     }
   }
-  return writtenObject(response.content, request);
+  // Text mode asks for the schema as the whole answer (a grammar where the server has one): a reply that is one object is it.
+  return writtenObject(response.content, request) ?? (request.mode === 'text' && response.content.trim().startsWith('{') ? extractFirstJsonObject(response.content) : null);
+}
+
+/** The request for the answer: the tool, and a call of it required (native); the schema as the answer's format (text). */
+function structuredRequest(messages: ChatMessage[], mode: ModelMode, spec: ToolSpec): Parameters<StructuredChat>[0] {
+  if (mode === 'native') return { messages, tools: [spec], toolChoice: 'required' };
+  return { messages, responseSchema: { name: spec.name, schema: spec.parameters } };
 }
 
 function readAnswer<S extends z.ZodType, T>(response: ChatResponse, request: StructuredRequest<S, T>, spec: ToolSpec): { ok: true; value: T } | { ok: false; error: string } {
@@ -117,7 +124,7 @@ export async function askStructured<S extends z.ZodType, T = z.output<S>>(chat: 
   const messages = [...request.messages];
   const again = `Submit the ${request.noun} again.`;
   for (let attempt = 1; ; attempt++) {
-    const response = await chat({ messages, tools: request.mode === 'native' ? [spec] : undefined });
+    const response = await chat(structuredRequest(messages, request.mode, spec));
     const read = readAnswer(response, request, spec);
     if (read.ok) return { ok: true, value: read.value, response };
     if (attempt > request.maxRepairs) return { ok: false, error: read.error, response, attempts: attempt };

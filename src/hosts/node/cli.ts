@@ -143,6 +143,43 @@ export function buildProgram(): Command {
       });
   }
 
+  const models = program.command('models').description("the built-in engine's GGUF models: the catalogue, downloads and local files");
+  models
+    .command('list')
+    .description('the catalogue with what is installed, then models pulled from a URL and local files added')
+    .option(...dataDirOption)
+    .option('--json', 'one JSON object per line')
+    .action(async (options: DataDirOption & { json?: boolean }) => {
+      exitCode = (await import('./models-command')).listModels(options);
+    });
+  models
+    .command('pull')
+    .description('download a model (resumes an interrupted pull, checks its SHA-256): exit 0 installed, 1 failed, 3 cancelled, 6 not enough disk')
+    .argument('<name>', 'a catalogue name, or with --url the name to store the file under')
+    .option(...dataDirOption)
+    .option('--url <url>', 'download this GGUF file instead of a catalogue model (with --sha256)')
+    .option('--sha256 <hex>', "the file's published SHA-256 (with --url)")
+    .action(async (name: string, options: DataDirOption & { url?: string; sha256?: string }) => {
+      exitCode = await (await import('./models-command')).pullModel(name, options);
+    });
+  models
+    .command('rm')
+    .description("delete a pulled model's file; a local file added is only taken off the list")
+    .argument('<name>')
+    .option(...dataDirOption)
+    .action(async (name: string, options: DataDirOption) => {
+      exitCode = (await import('./models-command')).removeModel(name, options);
+    });
+  models
+    .command('add')
+    .description('add a local .gguf file to the library (recorded where it is, not copied)')
+    .argument('<path>', 'the .gguf file')
+    .option(...dataDirOption)
+    .option('--name <name>', 'the name to run it by (default: from its file name)')
+    .action(async (path: string, options: DataDirOption & { name?: string }) => {
+      exitCode = (await import('./models-command')).addModel(path, options);
+    });
+
   program
     .command('runs')
     .description('list runs')

@@ -8,6 +8,7 @@ import type { RunStatus } from '../../shared/schemas/run';
 import { nodeWorkers, runOptionsFromFlags } from './run-command';
 import { approvalChannelFor } from './terminal-approvals';
 import type { DreamFlags } from './command-flags';
+import { engineLauncher } from './engine-launcher';
 
 const EXIT_BY_STATUS: Partial<Record<RunStatus, number>> = { completed: 0, failed: 1, stopped: 3, budget_exhausted: 4, rejected: 5 };
 
@@ -35,7 +36,7 @@ export async function dreamFromCli(runtime: ArchonRuntime, flags: DreamFlags): P
   const settings = runtime.store.getSettings();
   const options = runOptionsFromFlags(settings, flags);
   const keys = commandLineApiKeys(flags, runtime.store.secrets, options.modelUrl);
-  const { estop, connect, close } = composeRunServices({ runtime, workers: nodeWorkers(runtime), apiKeyFor: (url) => keys.keyFor(url), settings: () => settings });
+  const { estop, connect, close } = composeRunServices({ runtime, workers: nodeWorkers(runtime), apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, engineLauncher: engineLauncher() });
   const controller = new AbortController();
   const stop = () => controller.abort(new ArchonError('CANCELLED', 'Stopped with Ctrl-C; the runs it was reading stay undreamt for the next dream.'));
   process.once('SIGINT', stop);

@@ -26,6 +26,7 @@ import { approvalChannelFor } from './terminal-approvals';
 import { terminalText } from './terminal-text';
 import { longCallProgress } from './long-call-progress';
 import { BUDGET_PRESETS, type RunFlags } from './command-flags';
+import { engineLauncher } from './engine-launcher';
 
 const EXIT_BY_STATUS: Partial<Record<RunStatus, number>> = { completed: 0, failed: 1, stopped: 3, budget_exhausted: 4, rejected: 5, paused: 6 };
 
@@ -169,7 +170,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
   // Each key is kept in memory for its own server's origin, redacted everywhere; a server without one of its own gets none.
   const keys = commandLineApiKeys(flags, runtime.store.secrets, runModelUrl(runtime, settings, flags, what));
   for (const { url, apiKey: key } of roleFile?.keys ?? []) keys.remember(url, key);
-  const services = composeRunServices({ runtime, workers: nodeWorkers(runtime), apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: flags.allowNetwork });
+  const services = composeRunServices({ runtime, workers: nodeWorkers(runtime), apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: flags.allowNetwork, engineLauncher: engineLauncher() });
   const { estop } = services;
   const controller = new AbortController();
   const stop = (signal: NodeJS.Signals) => void estop.trigger('signal', `${signal} received by archon run`);

@@ -6,6 +6,7 @@ import { apiKeyFromCommandLine } from '../../core/secrets/api-key-source';
 import { ApiKeys } from '../../core/secrets/api-keys';
 import { resolveModelUrl } from '../../shared/model-presets';
 import { openAuditedRuntime } from './audited-runtime';
+import { engineLauncher } from './engine-launcher';
 import type { RunFlags } from './command-flags';
 import { startHeadlessHost } from './headless-host';
 import { givenRunOptions, nodeWorkers } from './run-command';
@@ -44,6 +45,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
       hiddenFolders,
       allowNetwork: flags.allowNetwork,
       runDefaults,
+      engineLauncher: engineLauncher(),
     });
     const host = await startHeadlessHost({ handlers: services.handlers, stop: services.estop, bus: runtime.bus, rendererDir: RENDERER_DIR, port: flags.port });
     process.stdout.write(`Archon UI: ${host.url}\n`);

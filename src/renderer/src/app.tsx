@@ -5,12 +5,14 @@ import { AuditView } from './features/audit/audit-view';
 import { EstopBanner } from './features/emergency-stop/estop-banner';
 import { EstopUndeliveredAlert } from './features/emergency-stop/estop-undelivered-alert';
 import { MemoryView } from './features/memory/memory-view';
+import { GetModelCallout } from './features/models/get-model-callout';
+import { ModelsView } from './features/models/models-view';
 import { RunsView } from './features/runs/runs-view';
 import { SettingsView } from './features/settings/settings-view';
 import { TopBar } from './features/shell/top-bar';
 import { useAppStore } from './store/use-app-store';
 
-const VIEWS = { runs: RunsView, audit: AuditView, memory: MemoryView, settings: SettingsView } as const;
+const VIEWS = { runs: RunsView, audit: AuditView, memory: MemoryView, models: ModelsView, settings: SettingsView } as const;
 
 /** Sets `data-theme` to light or dark; "system" follows the operating system, also when it changes. */
 function useTheme() {
@@ -47,6 +49,7 @@ export function App() {
           </button>
         </div>
       )}
+      <GetModelCallout />
       <main>
         <View />
       </main>

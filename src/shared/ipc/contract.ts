@@ -6,6 +6,7 @@ import { EstopStateSchema } from '../schemas/estop';
 import { UndoOutcomeSchema, UndoStepSchema } from '../schemas/file-effect';
 import { McpProbeSchema } from '../schemas/mcp-probe';
 import { MemoryIdSchema, MemoryItemSchema, MemoryKindSchema } from '../schemas/memory';
+import { DownloadProgressSchema, LibraryModelSchema, ModelNameSchema } from '../schemas/models';
 import { RunDetailSchema, StartRunInputSchema } from '../schemas/run-detail';
 import { RunIdSchema, RunOptionsSchema, RunSummarySchema } from '../schemas/run';
 import { McpServerConfigSchema, McpServerNameSchema, SettingsPatchSchema, SettingsSchema } from '../schemas/settings';
@@ -27,6 +28,15 @@ export const AppInfoSchema = z.object({
   /** Why API keys are not sealed by an OS keychain here (they stay in memory for the session), shown in Settings; null when they are. */
   keyStorageNote: z.string().nullable().default(null),
 });
+
+/** A library model as the Models view shows it: with its download under way, and why the last one failed. */
+export const ModelEntrySchema = LibraryModelSchema.extend({
+  download: DownloadProgressSchema.nullable(),
+  lastError: z.string().nullable(),
+});
+export type ModelEntry = z.infer<typeof ModelEntrySchema>;
+
+const modelRef = z.object({ name: ModelNameSchema }).strict();
 
 /**
  * The one contract between the UI and the runtime. The preload bridge, the Electron handlers, the
@@ -72,6 +82,14 @@ export const contract = {
   'memory.get': command(z.object({ ids: z.array(MemoryIdSchema).min(1).max(100) }).strict(), z.array(MemoryItemSchema)),
   'memory.update': command(z.object({ id: MemoryIdSchema, text: MemoryItemSchema.shape.text.optional(), pinned: z.boolean().optional() }).strict(), MemoryItemSchema),
   'memory.forget': command(z.object({ id: MemoryIdSchema }).strict(), z.object({ forgotten: z.literal(true) })),
+  /** The model library (the catalogue, pulled and added models), each with its download under way; polled while one runs. */
+  'models.list': command(noInput, z.array(ModelEntrySchema)),
+  /** Starts a model's download in the background and returns at once; its progress shows in models.list. */
+  'models.pull': command(modelRef, z.object({ started: z.literal(true) })),
+  'models.cancel': command(modelRef, z.object({ cancelled: z.literal(true) })),
+  'models.remove': command(modelRef, z.object({ removed: z.literal(true) })),
+  /** Records a local .gguf file (an absolute path on the host) in the library, where it is. */
+  'models.add': command(z.object({ path: z.string().trim().min(1).max(4096) }).strict(), LibraryModelSchema),
 };
 
 export type Contract = typeof contract;

@@ -32,3 +32,20 @@ describe('a call written only in the reasoning field (native mode)', () => {
     expect(engine.events.filter((event) => event.type === 'tool.completed')).toMatchObject([{ tool: 'calculator', content: '42' }]);
   });
 });
+
+describe('text mode: plain prose after an Observation', () => {
+  it("is the step's answer, not a reply to send back", async () => {
+    const archon = FAMILY_WRITERS.find((writer) => writer.dialect === 'archon') as FamilyWriter;
+    const engine = await startEngine({
+      rejectTools: true,
+      reply: (request) => {
+        if (request.purpose !== 'step' || observed(request) === null) return speaking(archon, GOAL)(request);
+        return { content: `The calculator gave ${observed(request)}.` };
+      },
+    });
+    expect(await engine.run(GOAL)).toMatchObject({ status: 'completed', answer: expect.stringContaining('42') });
+    const stepRequests = engine.server.chatRequests.filter((request) => request.purpose === 'step');
+    expect(stepRequests).toHaveLength(2);
+    expect(JSON.stringify(stepRequests.map((request) => request.body.messages))).not.toContain('neither an Action nor a Final Answer');
+  });
+});

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { mcpProbeWidening, runWidening, settingsWidening } from '../../../src/core/authority/widening-changes';
 import { DEFAULT_SETTINGS, type Settings } from '../../../src/shared/schemas/settings';
+import { BUILTIN_MODEL_URL } from '../../../src/shared/model-presets';
 
 const current: Settings = { ...DEFAULT_SETTINGS, policy: 'balanced', toolApproval: { write_file: 'always' }, disabledTools: ['run_command'] };
 
@@ -132,6 +133,10 @@ describe('runWidening', () => {
       '8 steps at once instead of 4',
     ]);
     expect(runWidening(defaults, { modelUrl: defaults.modelUrl, maxTokens: 500, maxCostUsd: 1, concurrency: 1 })).toEqual([]);
+  });
+
+  it("does not ask for Archon's own built-in engine: prompts stay in a process of Archon's on this machine", () => {
+    expect(runWidening(defaults, { modelUrl: BUILTIN_MODEL_URL })).toEqual([]);
   });
 
   it('lets the default workspace, a folder inside it, and a stricter policy through', () => {

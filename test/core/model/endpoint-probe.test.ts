@@ -28,6 +28,8 @@ describe('probeEndpoint', () => {
     });
     expect(server.chatRequests).toHaveLength(0);
     expect(probeChats()[0]?.body).toMatchObject({ stream: true, tools: [expect.objectContaining({ type: 'function' })] });
+    // A server that names itself llama.cpp is not asked what other kinds of servers answer.
+    expect(server.requests.map((request) => request.path).filter((path) => path.startsWith('/api/'))).toEqual([]);
   });
 
   it('detects a server without tool calling', async () => {

@@ -89,3 +89,97 @@ describe('OpenAI model client', () => {
     await expect.poll(() => server?.stats.aborted).toBe(1);
   });
 });
+
+describe('OpenAI model client: what a grammar-constrained server refuses', () => {
+  const signal = () => new AbortController().signal;
+  const calculator = { name: 'calculator', description: 'Evaluates arithmetic.', parameters: { type: 'object', properties: { expression: { type: 'string', maxLength: 5000, pattern: '^[0-9+*/() -]+$' } } } };
+
+  it('sends every schema with its repetitions under the grammar limit and no pattern', async () => {
+    server = await startModelServer({ reply: [{ content: 'ok' }, { content: '{}' }] });
+    const client = createOpenAIModelClient({ baseUrl: server.url, model: 'm', retry: fastRetry });
+    await client.chat({ ...request, tools: [calculator], toolChoice: 'required' }, { signal: signal() });
+    await client.chat({ ...request, responseSchema: { name: 'answer', schema: calculator.parameters } }, { signal: signal() });
+    const [withTools, withFormat] = server.chatRequests.map((recorded) => recorded.body);
+    expect(withTools?.tools?.[0]?.function.parameters).toEqual({ type: 'object', properties: { expression: { type: 'string', maxLength: 1999 } } });
+    expect(withTools?.tool_choice).toBe('required');
+    expect(withFormat?.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object', properties: { expression: { type: 'string', maxLength: 1999 } } } } });
+  });
+
+  it('sends a request again in the text protocol when the server cannot build a grammar from its tools, and reads the call', async () => {
+    server = await startModelServer({ reply: [{ status: 400, message: 'failed to parse grammar' }, { content: 'Thought: add\nAction: {"tool": "calculator", "arguments": {"expression": "6*7"}}' }, { status: 400, message: 'Failed to initialize sampler' }, { content: 'Final Answer: 42' }] });
+    const attempts: AttemptRecord[] = [];
+    const client = createOpenAIModelClient({ baseUrl: server.url, model: 'm', retry: fastRetry });
+    const system = { role: 'system' as const, content: 'You are a step.' };
+    const call = await client.chat({ purpose: 'step', messages: [system, request.messages[0]!], tools: [calculator] }, { signal: signal(), onAttempt: (attempt) => attempts.push(attempt) });
+    expect(call.toolCalls).toEqual([{ id: 'call_0', name: 'calculator', arguments: '{"expression":"6*7"}' }]);
+    const answer = await client.chat({ ...request, tools: [calculator] }, { signal: signal() });
+    expect(answer).toMatchObject({ content: '42', toolCalls: [] });
+    const [refused, again, , againWithoutSystem] = server.chatRequests.map((recorded) => recorded.body);
+    expect(refused?.tools).toHaveLength(1);
+    expect(again?.tools).toBeUndefined();
+    expect(again?.messages?.[0]).toMatchObject({ role: 'system', content: expect.stringMatching(/^You are a step\.\n\nYou can use these tools:\n- calculator/) });
+    expect(againWithoutSystem?.messages?.[0]).toMatchObject({ role: 'system', content: expect.stringMatching(/^You can use these tools/) });
+    expect(attempts.map((attempt) => attempt.ok)).toEqual([false, true]);
+  });
+
+  it('leaves out a tool_choice or response_format the server refused, from then on', async () => {
+    server = await startModelServer({
+      reply: [{ status: 400, message: "tool_choice param 'required' is not supported" }, { content: 'a' }, { content: 'b' }, { status: 400, message: 'response_format json_schema is not supported' }, { content: '{}' }, { content: '{}' }],
+    });
+    const client = createOpenAIModelClient({ baseUrl: server.url, model: 'm', retry: fastRetry });
+    await client.chat({ ...request, tools: [calculator], toolChoice: 'required' }, { signal: signal() });
+    await client.chat({ ...request, tools: [calculator], toolChoice: 'required' }, { signal: signal() });
+    await client.chat({ ...request, responseSchema: { name: 'answer', schema: calculator.parameters } }, { signal: signal() });
+    await client.chat({ ...request, responseSchema: { name: 'answer', schema: calculator.parameters } }, { signal: signal() });
+    const bodies = server.chatRequests.map((recorded) => recorded.body);
+    expect(bodies.map((body) => body.tool_choice ?? null)).toEqual(['required', null, null, null, null, null]);
+    expect(bodies.map((body) => (body.response_format ? 'format' : null))).toEqual([null, null, null, 'format', null, null]);
+  });
+
+  it('does not hide a 400 about something else', async () => {
+    server = await startModelServer({ reply: [{ status: 400, message: 'messages must not be empty' }] });
+    const client = createOpenAIModelClient({ baseUrl: server.url, model: 'm', retry: fastRetry });
+    const failure = await client.chat({ ...request, tools: [calculator], toolChoice: 'required' }, { signal: signal() }).catch((error: unknown) => error);
+    expect(ArchonError.isInstance(failure) && failure.code).toBe('MODEL_CALL_FAILED');
+    expect(server.chatRequests).toHaveLength(1);
+  });
+});
+
+describe('OpenAI model client: what a template-rendering server needs', () => {
+  it('sends back a call whose arguments were cut off as JSON a template can render', async () => {
+    server = await startModelServer({ reply: [{ content: 'ok' }] });
+    const client = createOpenAIModelClient({ baseUrl: server.url, model: 'm', retry: fastRetry });
+    const toolCalls = [
+      { id: 'a', name: 'calculator', arguments: '{"expression": "6*' },
+      { id: 'b', name: 'calculator', arguments: '<tool_call>fal' },
+      { id: 'c', name: 'calculator', arguments: '{"expression":"1+1"}' },
+    ];
+    await client.chat({ ...request, messages: [...request.messages, { role: 'assistant', content: null, toolCalls }] }, { signal: new AbortController().signal });
+    const sent = server.chatRequests[0]?.body.messages?.[1]?.tool_calls as { function: { arguments: string } }[];
+    expect(sent.map((call) => call.function.arguments)).toEqual(['{}', '{}', '{"expression":"1+1"}']);
+  });
+
+  it("learns the server's real token count when it refuses a prompt over its context, and sends the request fitted again", async () => {
+    server = await startModelServer({
+      reply: [{ status: 400, message: 'request (6100 tokens) exceeds the available context size (4096 tokens), try increasing it' }, { content: 'ok', usage: { prompt_tokens: 2900, completion_tokens: 1 } }, { content: 'ok' }],
+    });
+    const client = createOpenAIModelClient({ baseUrl: server.url, model: 'm', retry: fastRetry, context: { contextLength: 4096, source: 'test' } });
+    const observation = { role: 'tool' as const, toolCallId: 'a', content: 'x'.repeat(6000) };
+    const messages = [...request.messages, { role: 'assistant' as const, content: null, toolCalls: [{ id: 'a', name: 'read_file', arguments: '{}' }] }, observation];
+    expect((await client.chat({ ...request, messages }, { signal: new AbortController().signal })).content).toBe('ok');
+    const [refused, fitted] = server.chatRequests.map((recorded) => String(recorded.body.messages?.[2]?.content));
+    expect(refused).toHaveLength(6000);
+    expect(fitted).toMatch(/\[truncated by Archon: .* to fit the model's context of 4096 tokens\]$/);
+    // The scale learnt stays: the same prompt is cut before it is sent the next time.
+    await client.chat({ ...request, messages }, { signal: new AbortController().signal });
+    expect(String(server.chatRequests[2]?.body.messages?.[2]?.content)).toContain('[truncated by Archon');
+  });
+
+  it("does not retry a 500 that is the server failing on the request's content", async () => {
+    server = await startModelServer({ reply: () => ({ status: 500, message: 'Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error' }) });
+    const client = createOpenAIModelClient({ baseUrl: server.url, model: 'm', retry: fastRetry });
+    const failure = await client.chat(request, { signal: new AbortController().signal }).catch((error: unknown) => error);
+    expect(ArchonError.isInstance(failure) && failure.code).toBe('MODEL_CALL_FAILED');
+    expect(server.chatRequests).toHaveLength(1);
+  });
+});

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ModelMode } from '../../../src/core/model/chat';
 import type { DialectName } from '../../../src/core/model/dialects/dialect-names';
+import { grammarSafeSchema } from '../../../src/core/model/grammar-safe-schema';
 import { createOpenAIModelClient } from '../../../src/core/model/model-client';
 import { askStructured, type StructuredRequest } from '../../../src/core/run/structured-answer';
 import { FAMILY_WRITERS } from '../../fixtures/dialects/writers';
@@ -51,7 +52,15 @@ describe('askStructured (scripted server, real openai client)', () => {
     expect(requests).toHaveLength(1);
     const [offered] = requests[0]?.body.tools ?? [];
     expect(offered?.function.name).toBe('submit_verdict');
-    expect(offered?.function.parameters).toEqual(JSON.parse(JSON.stringify(z.toJSONSchema(VerdictSchema, { io: 'input' }))));
+    expect(offered?.function.parameters).toEqual(grammarSafeSchema(JSON.parse(JSON.stringify(z.toJSONSchema(VerdictSchema, { io: 'input' })))));
+    expect(requests[0]?.body.tool_choice).toBe('required');
+  });
+
+  it('text: asks for the schema as the answer and reads a reply that is one object', async () => {
+    const { answer, requests } = await ask([{ content: JSON.stringify(PASS) }], { mode: 'text', labelRequired: true });
+    expect(answer).toMatchObject({ ok: true, value: PASS });
+    expect(requests[0]?.body.tools).toBeUndefined();
+    expect(requests[0]?.body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'submit_verdict', schema: grammarSafeSchema(z.toJSONSchema(VerdictSchema, { io: 'input' }) as Record<string, unknown>) } });
   });
 
   it('native: a call a local model wrote in its own dialect in the content is read by the model client once', async () => {
@@ -110,7 +119,7 @@ describe('askStructured (scripted server, real openai client)', () => {
 
   it('gives up after its repairs with a result that says what was wrong with the last answer', async () => {
     const { answer, requests } = await ask(
-      [{ content: 'I think it passes.' }, { content: JSON.stringify(PASS) }, { content: 'Verdict: {"verdict": "maybe", "gap": 0.1, "reason": "unsure"}' }],
+      [{ content: 'I think it passes.' }, { content: `The result said ${JSON.stringify(PASS)}` }, { content: 'Verdict: {"verdict": "maybe", "gap": 0.1, "reason": "unsure"}' }],
       { mode: 'text', labelRequired: true, maxRepairs: 2 },
     );
     expect(answer).toMatchObject({ ok: false, attempts: 3, error: expect.stringMatching(/^The verdict does not match its schema: verdict: /) });

@@ -4,19 +4,11 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { ArchonStore } from '../../../src/core/store/archon-store';
 import { WalSync } from '../../../src/core/store/wal-sync';
-import { ArchonError } from '../../../src/shared/errors';
 import { useTempDirs } from '../../support/temp-dir';
+import { rejectionOf } from '../../support/archon-errors';
 
 const tempDir = useTempDirs();
 
-async function rejection(promise: Promise<unknown>): Promise<ArchonError> {
-  const error = await promise.then(
-    () => null,
-    (reason: unknown) => reason,
-  );
-  if (!ArchonError.isInstance(error)) throw new Error(`expected an ArchonError, got ${String(error)}`);
-  return error;
-}
 
 describe('group commit (WalSync)', () => {
   it('gives a burst of callers one flush, and a caller that comes once it has started the next one, which ends after it', async () => {
@@ -56,10 +48,10 @@ describe('group commit (WalSync)', () => {
     const notAFile = join(dir, 'archon.db-wal');
     mkdirSync(notAFile);
     const sync = new WalSync(notAFile);
-    const first = await rejection(sync.sync());
+    const first = await rejectionOf(sync.sync());
     expect(first.code).toBe('DISK_FULL');
     expect(first.message).toMatch(/full or failing \(flushing .*archon\.db-wal: .*\)\. Free some space, then resume the run/);
-    expect((await rejection(sync.sync())).code).toBe('DISK_FULL');
+    expect((await rejectionOf(sync.sync())).code).toBe('DISK_FULL');
     sync.close();
     const missing = new WalSync(join(dir, 'none.db-wal'));
     await expect(missing.sync()).resolves.toBeUndefined();
@@ -70,7 +62,7 @@ describe('group commit (WalSync)', () => {
     const store = ArchonStore.open(tempDir());
     const sync = new WalSync(`${store.file}-wal`);
     sync.close();
-    expect((await rejection(sync.sync())).code).toBe('STORE_FAILED');
+    expect((await rejectionOf(sync.sync())).code).toBe('STORE_FAILED');
     store.close();
   });
 });

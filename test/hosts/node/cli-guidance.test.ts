@@ -40,7 +40,7 @@ describe('archon run: the model server address', () => {
   it('a near-miss preset is suggested: exit 2', async () => {
     const result = await run('olama');
     expect(result.status).toBe(2);
-    expect(result.stderr).toContain('"olama" is neither an http(s) URL nor a preset: did you mean ollama? (presets: ollama, lm-studio, llama-cpp, vllm, openai)');
+    expect(result.stderr).toContain('"olama" is neither an http(s) URL nor a preset: did you mean ollama? (presets: builtin, ollama, lm-studio, llama-cpp, vllm, openai)');
   });
 
   it('an address where nothing listens: exit 2 with what to do', async () => {

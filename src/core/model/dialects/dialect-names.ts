@@ -25,6 +25,13 @@ export const DIALECT_NAMES = [
   'gemma',
   'lfm2',
   'olmo',
+  'deepseek-dsml',
+  'xml-function',
+  'minicpm',
+  'gigachat',
+  'apertus',
+  'react',
+  'langchain-json',
 ] as const;
 
 export type DialectName = (typeof DIALECT_NAMES)[number];

@@ -12,6 +12,11 @@ export interface RawCall {
   args: unknown;
   /** Values arrived as bare text (`<parameter=k>v</parameter>`); the tool's schema types them. */
   textValues?: boolean;
+  /**
+   * The arguments are an agent's free-form input (LangChain's `Action Input:` or `action_input`):
+   * JSON when it is an object, else text for the tool's one required string parameter.
+   */
+  freeInput?: boolean;
 }
 
 /** What one dialect found: its calls and where in the text the call markup began. */
@@ -82,9 +87,36 @@ function typedValue(tool: OfferedTool, key: string, raw: string): unknown {
   }
 }
 
+/** The tool's one string parameter that a free-form input fills: its only required string, else its only property when that is a string. */
+function soleStringParameter(tool: OfferedTool): string | null {
+  const properties = isRecord(tool.parameters?.properties) ? tool.parameters.properties : {};
+  const required = Array.isArray(tool.parameters?.required) ? tool.parameters.required.filter((key): key is string => typeof key === 'string') : [];
+  const strings = (keys: string[]) => keys.filter((key) => wantsString(propertySchema(tool, key)));
+  const candidates = required.length > 0 ? strings(required) : Object.keys(properties).length === 1 ? strings(Object.keys(properties)) : [];
+  return candidates.length === 1 ? (candidates[0] as string) : null;
+}
+
+/** A free-form input: a JSON object as is, else its text (a JSON string unquoted) as the tool's one string parameter. */
+function freeInputArgs(input: unknown, tool: OfferedTool): unknown {
+  if (typeof input !== 'string') return input;
+  const text = input.trim().replace(/^```(?:json)?\s*/, '').replace(/\s*```$/, '').trim();
+  if (text.startsWith('{')) return text;
+  const key = soleStringParameter(tool);
+  if (!key) return text;
+  let value = text;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === 'string') value = parsed;
+  } catch {
+    // Plain text, as agents write it: `Action Input: 6*7` (single quotes or backticks around it dropped).
+    value = /^(['`])[\s\S]*\1$/.test(text) && text.length > 1 ? text.slice(1, -1) : text;
+  }
+  return { [key]: value };
+}
+
 /** The call's arguments as JSON text; text that cannot be read is passed on for the step to report. */
 export function argumentsText(call: RawCall, tool: OfferedTool): string {
-  let args = call.args;
+  let args = call.freeInput ? freeInputArgs(call.args, tool) : call.args;
   if (typeof args === 'string') {
     if (args.trim() === '') return '{}';
     const parsed = looseJson(args);

@@ -1,7 +1,7 @@
 import type { ToolCallRequest } from '../chat';
 import { argumentsText, type OfferedTool } from './dialect';
 import { type DialectName } from './dialect-names';
-import { DIALECTS } from './families';
+import { DIALECTS, jsonAgentAnswer } from './families';
 import { plainContent, splitReasoning } from './reasoning';
 
 export interface DialectCall {
@@ -73,6 +73,6 @@ export function readModelTurn(turn: { content: string; reasoning: string; toolCa
   const content = plainContent(split.content);
   if (turn.toolCalls.length > 0) return { content, reasoning, toolCalls: turn.toolCalls };
   const found = readToolCalls(turn.content, offered, { reasoning: turn.reasoning });
-  if (!found) return { content, reasoning, toolCalls: [] };
+  if (!found) return { content: offered.length > 0 ? (jsonAgentAnswer(content) ?? content) : content, reasoning, toolCalls: [] };
   return { content: found.content, reasoning, toolCalls: found.calls.map((call, index) => ({ id: `call_${index}`, ...call })), dialect: found.dialect };
 }

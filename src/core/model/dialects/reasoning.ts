@@ -53,7 +53,11 @@ export function splitReasoning(text: string): Split {
   return { content, reasoning: reasoning.map((part) => part.trim()).filter(Boolean).join('\n') };
 }
 
-/** Content with Harmony's frame tokens removed, for showing as the model's words; a Harmony call keeps its frame to be read. */
+// Functionary v3.2 addresses its words to `all`: `>>>all\nHello` (the first `>>>` may be in the prompt).
+const FUNCTIONARY_TEXT = /(^\s*|>>>)all[ \t]*\r?\n/g;
+
+/** Content with Harmony's and Functionary's frames removed, for showing as the model's words; a Harmony call keeps its frame to be read. */
 export function plainContent(text: string): string {
-  return (/to=functions\./.test(text) ? text : text.replace(HARMONY_FRAME, '')).trim();
+  const framed = /to=functions\./.test(text) ? text : text.replace(HARMONY_FRAME, '');
+  return (framed.includes('>>>') || /^\s*all\r?\n/.test(framed) ? framed.replace(FUNCTIONARY_TEXT, '') : framed).trim();
 }

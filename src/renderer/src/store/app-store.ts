@@ -5,13 +5,14 @@ import { createApprovalsSlice, type ApprovalsSlice } from '../features/approvals
 import { createAuditSlice, type AuditSlice } from '../features/audit/audit-slice';
 import { createComposerSlice, type ComposerSlice } from '../features/composer/composer-slice';
 import { createMemorySlice, type MemorySlice } from '../features/memory/memory-slice';
+import { createModelsSlice, type ModelsSlice } from '../features/models/models-slice';
 import { createEstopSlice, type EstopSlice } from '../features/emergency-stop/estop-slice';
 import { createRunsSlice, type RunsSlice } from '../features/runs/runs-slice';
 import { createSettingsSlice, type SettingsSlice } from '../features/settings/settings-slice';
 import { createShellSlice, type ShellSlice } from '../features/shell/shell-slice';
 import type { SliceContext } from './slice';
 
-export interface AppState extends ShellSlice, EstopSlice, RunsSlice, ApprovalsSlice, AuditSlice, ComposerSlice, SettingsSlice, MemorySlice {
+export interface AppState extends ShellSlice, EstopSlice, RunsSlice, ApprovalsSlice, AuditSlice, ComposerSlice, SettingsSlice, MemorySlice, ModelsSlice {
   client: ArchonClient;
   /** Applies a batch of events (at most one batch per animation frame). */
   applyEvents(events: readonly ArchonEvent[]): void;
@@ -42,6 +43,7 @@ export function createAppStore(client: ArchonClient) {
       ...createComposerSlice(context),
       ...createSettingsSlice(context),
       ...createMemorySlice(context),
+      ...createModelsSlice(context),
       client,
       applyEvents(events) {
         for (const event of events) if (event.type === 'system.estop') set({ estop: event.state });

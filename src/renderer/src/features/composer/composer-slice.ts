@@ -11,7 +11,7 @@ export interface ComposerSlice {
   setFollowUp(followUp: { runId: string; goal: string } | null): void;
 }
 
-export function createComposerSlice({ set, client }: SliceContext): ComposerSlice {
+export function createComposerSlice({ set, get, client }: SliceContext): ComposerSlice {
   return {
     probe: null,
     probing: false,
@@ -22,9 +22,11 @@ export function createComposerSlice({ set, client }: SliceContext): ComposerSlic
       try {
         const probe = await client.commands['endpoint.probe']({ modelUrl, ...(model ? { model } : {}), ...(apiKey ? { apiKey } : {}) });
         set({ probe });
+        get().noteModelServer(modelUrl, null);
         return probe;
       } catch (error) {
         set({ error: error instanceof Error ? error.message : String(error) });
+        get().noteModelServer(modelUrl, error);
         return null;
       } finally {
         set({ probing: false });

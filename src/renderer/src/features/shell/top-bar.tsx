@@ -6,6 +6,7 @@ const VIEWS: { id: View; label: string }[] = [
   { id: 'runs', label: 'Runs' },
   { id: 'audit', label: 'Audit' },
   { id: 'memory', label: 'Memory' },
+  { id: 'models', label: 'Models' },
   { id: 'settings', label: 'Settings' },
 ];
 

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { toGbnfJsonSchema } from '../../src/engine/gbnf-schema';
+import { TOOL_CATALOGUE } from '../../src/shared/tools/catalogue';
+
+describe('JSON Schema → node-llama-cpp GbnfJsonSchema', () => {
+  it('keeps what a grammar can say: types, properties, enums, consts, array and string bounds', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 20, description: 'who' },
+        kind: { enum: ['a', 'b'] },
+        fixed: { const: 3 },
+        tags: { type: 'array', items: { type: 'string' }, maxItems: 4 },
+      },
+      required: ['name'],
+      additionalProperties: false,
+    };
+    expect(toGbnfJsonSchema(schema)).toEqual({
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 20, description: 'who' },
+        kind: { enum: ['a', 'b'] },
+        fixed: { const: 3 },
+        tags: { type: 'array', items: { type: 'string' }, maxItems: 4 },
+      },
+    });
+  });
+
+  it('drops what it cannot say instead of failing: numeric bounds, patterns, unknown formats, not', () => {
+    expect(toGbnfJsonSchema({ type: 'integer', minimum: 1, maximum: 9 })).toEqual({ type: 'integer' });
+    expect(toGbnfJsonSchema({ type: 'string', pattern: '^a+$', format: 'email' })).toEqual({ type: 'string' });
+    expect(toGbnfJsonSchema({ type: 'string', format: 'date-time' })).toEqual({ type: 'string', format: 'date-time' });
+    expect(toGbnfJsonSchema({ not: { type: 'null' } })).toMatchObject({ oneOf: expect.any(Array) });
+  });
+
+  it('turns anyOf and type lists into oneOf, and keeps $defs (or definitions) for $ref', () => {
+    expect(toGbnfJsonSchema({ anyOf: [{ type: 'string' }, { type: 'null' }] })).toEqual({ oneOf: [{ type: 'string' }, { type: 'null' }] });
+    expect(toGbnfJsonSchema({ type: ['object', 'null'], properties: { a: { type: 'boolean' } } })).toEqual({ oneOf: [{ type: 'object', properties: { a: { type: 'boolean' } } }, { type: 'null' }] });
+    expect(toGbnfJsonSchema({ type: 'object', properties: { n: { $ref: '#/definitions/N' } }, definitions: { N: { type: 'number' } } })).toEqual({
+      type: 'object',
+      properties: { n: { $ref: '#/$defs/N' } },
+      $defs: { N: { type: 'number' } },
+    });
+  });
+
+  it('converts every built-in tool\'s parameters (zod → JSON Schema) into a schema with the same properties', () => {
+    for (const spec of Object.values(TOOL_CATALOGUE)) {
+      const json = z.toJSONSchema(spec.input) as { properties?: Record<string, unknown> };
+      const converted = toGbnfJsonSchema(json) as { type?: string; properties?: Record<string, unknown> };
+      expect(converted.type).toBe('object');
+      expect(Object.keys(converted.properties ?? {})).toEqual(Object.keys(json.properties ?? {}));
+    }
+  });
+});
