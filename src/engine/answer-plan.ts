@@ -7,6 +7,7 @@ import type { Grammars } from './grammars';
 import { RequestError } from './request-error';
 
 const parametersOf = (tool: WireTool): GbnfJsonSchema => toGbnfJsonSchema(tool.function.parameters ?? { type: 'object', properties: {} });
+const schemasOf = (tools: WireTool[]): Record<string, unknown> => Object.fromEntries(tools.map((tool) => [tool.function.name, tool.function.parameters ?? {}]));
 
 /** The tools a `required` or named `tool_choice` leaves the model, which must call one of them. */
 function forcedTools(request: ChatRequest, tools: WireTool[]): WireTool[] | null {
@@ -32,15 +33,15 @@ async function answerMode(request: ChatRequest, grammars: Grammars): Promise<{ m
   const forced = tools.length > 0 ? forcedTools(request, tools) : null;
   if (forced) {
     const calls = forced.map((tool) => ({ type: 'object' as const, properties: { name: { const: tool.function.name }, arguments: parametersOf(tool) } }));
-    return { mode: { kind: 'call', grammar: await grammars.forSchema(calls.length === 1 ? (calls[0] as GbnfJsonSchema) : { oneOf: calls }) }, forced };
+    return { mode: { kind: 'call', grammar: await grammars.forSchema(calls.length === 1 ? (calls[0] as GbnfJsonSchema) : { oneOf: calls }), schemas: schemasOf(forced) }, forced };
   }
   // With tools the model may call, the template's function syntax decides; a response_format then shapes nothing (node-llama-cpp takes a grammar or functions, not both).
   if (tools.length > 0) {
     const functions: ChatModelFunctions = Object.fromEntries(tools.map((tool) => [tool.function.name, { description: tool.function.description, params: parametersOf(tool) }]));
-    return { mode: { kind: 'functions', functions }, forced: null };
+    return { mode: { kind: 'functions', functions, schemas: schemasOf(tools) }, forced: null };
   }
   const format = request.response_format;
-  if (format?.type === 'json_schema' && format.json_schema.schema) return { mode: { kind: 'text', grammar: await grammars.forSchema(toGbnfJsonSchema(format.json_schema.schema)) }, forced: null };
+  if (format?.type === 'json_schema' && format.json_schema.schema) return { mode: { kind: 'text', grammar: await grammars.forSchema(toGbnfJsonSchema(format.json_schema.schema)), schema: format.json_schema.schema }, forced: null };
   if (format?.type === 'json_object' || format?.type === 'json_schema') return { mode: { kind: 'text', grammar: await grammars.anyJson() }, forced: null };
   return { mode: { kind: 'text', grammar: null }, forced: null };
 }

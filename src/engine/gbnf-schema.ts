@@ -4,8 +4,8 @@ import type { GbnfJsonSchema } from 'node-llama-cpp';
  * A JSON Schema (what Archon's zod schemas become) as node-llama-cpp's GbnfJsonSchema, the subset its
  * grammar generator takes. What that subset cannot say (numeric bounds, patterns, most formats,
  * `not`, conditionals) is dropped rather than refused: the answer is checked against the full schema
- * by whoever asked. Every listed property is generated, optional ones too, since the grammar has no
- * optional properties; each still gets a value its own schema allows.
+ * by whoever asked. The grammar writes every listed property, so an optional one may be null,
+ * which `withoutNullOptionals` takes out of the answer again.
  */
 
 type Json = Record<string, unknown>;
@@ -30,8 +30,13 @@ function stringSchema(schema: Json): GbnfJsonSchema {
   return defined({ type: 'string' as const, minLength: count(schema.minLength), maxLength: count(schema.maxLength) });
 }
 
+/** An optional property: its value, or null for "left out" (the grammar writes every key; the null is taken out again). */
+const optional = (converted: GbnfJsonSchema): GbnfJsonSchema => ({ oneOf: [converted, { type: 'null' }] });
+
 function objectSchema(schema: Json, depth: number): GbnfJsonSchema {
-  const properties = isObject(schema.properties) ? Object.fromEntries(Object.entries(schema.properties).map(([key, value]) => [key, convert(value, depth + 1)])) : undefined;
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  const property = (key: string, value: unknown) => (required.has(key) ? convert(value, depth + 1) : optional(convert(value, depth + 1)));
+  const properties = isObject(schema.properties) ? Object.fromEntries(Object.entries(schema.properties).map(([key, value]) => [key, property(key, value)])) : undefined;
   const extra = schema.additionalProperties;
   const additionalProperties = extra === true || (extra === undefined && !properties) ? true : isObject(extra) ? convert(extra, depth + 1) : undefined;
   return defined({ type: 'object' as const, properties, additionalProperties, minProperties: count(schema.minProperties), maxProperties: count(schema.maxProperties) });
@@ -90,4 +95,18 @@ function convertNode(schema: Json, depth: number): GbnfJsonSchema {
 /** The schema as a grammar can take it. */
 export function toGbnfJsonSchema(schema: unknown): GbnfJsonSchema {
   return convert(schema, 0);
+}
+
+/** A value made under such a grammar as the schema means it: each optional property the model wrote as null left out. */
+export function withoutNullOptionals(value: unknown, schema: unknown, depth = 0): unknown {
+  if (!isObject(schema) || depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) return isObject(schema.items) ? value.map((item) => withoutNullOptionals(item, schema.items, depth + 1)) : value;
+  if (!isObject(value) || !isObject(schema.properties)) return value;
+  const properties = schema.properties;
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key, item]) => !(item === null && key in properties && !required.has(key)))
+      .map(([key, item]) => [key, withoutNullOptionals(item, properties[key], depth + 1)]),
+  );
 }

@@ -82,13 +82,23 @@ function eventStream(response: ServerResponse, completion: wire.Completion) {
   return { send, end: () => response.end('data: [DONE]\n\n') };
 }
 
-const silent: GenerationListener = { onText: () => undefined, onCallStart: () => undefined, onCallArguments: () => undefined };
+const silent: GenerationListener = { onText: () => undefined, onCallStart: () => undefined, onCallArguments: () => undefined, onProgress: () => undefined };
+
+/** At most one empty chunk a second while a call is written whole: the client's wait between chunks sees the generation alive. */
+const PROGRESS_EVERY_MS = 1000;
 
 function streamingListener(completion: wire.Completion, send: (data: unknown) => void): GenerationListener {
+  let lastProgress = 0;
   return {
     onText: (text) => text && send(wire.textChunk(completion, text)),
     onCallStart: (index, call) => send(wire.callStartChunk(completion, index, call)),
     onCallArguments: (index, fragment) => send(wire.callArgumentsChunk(completion, index, fragment)),
+    onProgress: () => {
+      const now = performance.now();
+      if (now - lastProgress < PROGRESS_EVERY_MS) return;
+      lastProgress = now;
+      send(wire.progressChunk(completion));
+    },
   };
 }
 

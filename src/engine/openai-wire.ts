@@ -29,5 +29,7 @@ export const textChunk = (completion: Completion, text: string) => chunk(complet
 export const callStartChunk = (completion: Completion, index: number, call: { id: string; name: string }) =>
   chunk(completion, { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] });
 export const callArgumentsChunk = (completion: Completion, index: number, fragment: string) => chunk(completion, { tool_calls: [{ index, function: { arguments: fragment } }] });
+/** A chunk that says only that generation goes on (a call written under a grammar is sent once whole). */
+export const progressChunk = (completion: Completion) => chunk(completion, {});
 export const finishChunk = (completion: Completion, generated: Generated) => chunk(completion, {}, generated.finishReason);
 export const usageChunk = (completion: Completion, generated: Generated) => ({ ...completion, object: 'chat.completion.chunk', choices: [], usage: usageOf(generated) });

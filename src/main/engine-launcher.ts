@@ -12,8 +12,15 @@ export function engineUtilityLauncher(fork: UtilityFork, entry: string): EngineL
       },
       onMessage: channel.onMessage,
       onExit: channel.onExit,
-      // utilityProcess.kill() is SIGTERM on POSIX; the last resort goes to the pid.
-      kill: (signal) => (signal === 'SIGKILL' && child.pid ? process.kill(child.pid, 'SIGKILL') : child.kill()),
+      // utilityProcess.kill() is SIGTERM on POSIX; the last resort goes to the pid, which may have just exited.
+      kill: (signal) => {
+        if (signal !== 'SIGKILL' || !child.pid) return void child.kill();
+        try {
+          process.kill(child.pid, 'SIGKILL');
+        } catch {
+          // ESRCH: already gone.
+        }
+      },
     };
   };
 }

@@ -18,7 +18,7 @@ export const MODEL_PRESETS = {
 export type ModelPreset = keyof typeof MODEL_PRESETS;
 
 /** Whether a run's model URL is the built-in engine's. */
-export const isBuiltinModelUrl = (url: string): boolean => url === BUILTIN_MODEL_URL;
+export const isBuiltinModelUrl = (url: string): boolean => url.replace(/\/+$/, '') === BUILTIN_MODEL_URL;
 
 /** A preset's name or a URL; names are matched case-insensitively. */
 export function resolveModelUrl(value: string): string {

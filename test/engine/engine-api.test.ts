@@ -110,6 +110,20 @@ describe('the built-in engine', () => {
     expect(z.object({ expression: z.string().max(40) }).strict().safeParse(args).success).toBe(true);
   });
 
+  it('streams a call it writes under a grammar as progress chunks, then the call whole, its optional arguments left out when the model wrote null', async () => {
+    const search = { type: 'function' as const, function: { name: 'search', description: 'Searches.', parameters: { type: 'object', properties: { query: { type: 'string', maxLength: 30 }, limit: { type: 'integer' } }, required: ['query'] } } };
+    const stream = await clientOf(engine).chat.completions.create({ model: engine.model, messages: [{ role: 'user', content: 'Search.' }], tools: [search], tool_choice: 'required', max_tokens: 300, stream: true });
+    const deltas: Record<string, unknown>[] = [];
+    for await (const chunk of stream) if (chunk.choices[0]) deltas.push(chunk.choices[0].delta as Record<string, unknown>);
+    const firstCall = deltas.findIndex((delta) => 'tool_calls' in delta);
+    expect(firstCall).toBeGreaterThan(0);
+    // Before the call: the role chunk, then at least one chunk that only says the generation goes on.
+    expect(deltas.slice(1, firstCall).some((delta) => Object.keys(delta).length === 0)).toBe(true);
+    const args = JSON.parse(deltas.flatMap((delta) => (delta.tool_calls as { function?: { arguments?: string } }[] | undefined) ?? []).map((call) => call.function?.arguments ?? '').join('')) as Record<string, unknown>;
+    expect(z.object({ query: z.string().max(30), limit: z.int().optional() }).strict().safeParse(args).success).toBe(true);
+    expect(Object.values(args)).not.toContain(null);
+  });
+
   it('with response_format json_schema, answers JSON that satisfies the schema', async () => {
     const schema = { type: 'object', properties: { ok: { type: 'boolean' }, colour: { enum: ['red', 'green'] }, note: { type: 'string', maxLength: 12 } }, required: ['ok', 'colour', 'note'] };
     const answer = await clientOf(engine).chat.completions.create({ model: engine.model, messages: [{ role: 'user', content: 'Describe the sky as JSON.' }], response_format: { type: 'json_schema', json_schema: { name: 'sky', schema } }, max_tokens: 200 });
@@ -171,7 +185,7 @@ describe('the built-in engine', () => {
     for (const path of [join(dir, 'absent.gguf'), notGguf, cutShort]) {
       const failure = await engines.ensure(path, AbortSignal.timeout(60_000)).catch((error: unknown) => error);
       expect(ArchonError.isInstance(failure) && failure.code).toBe('CONFIG_INVALID');
-      expect((failure as Error).message).toContain('--model PATH.gguf');
+      expect((failure as Error).message).toMatch(/could not load .* Download the model again \(Models, or `archon models pull NAME`\), or choose another\./);
     }
   });
 });

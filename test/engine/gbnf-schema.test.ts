@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { toGbnfJsonSchema } from '../../src/engine/gbnf-schema';
+import { toGbnfJsonSchema, withoutNullOptionals } from '../../src/engine/gbnf-schema';
 import { TOOL_CATALOGUE } from '../../src/shared/tools/catalogue';
 
 describe('JSON Schema → node-llama-cpp GbnfJsonSchema', () => {
@@ -16,15 +16,26 @@ describe('JSON Schema → node-llama-cpp GbnfJsonSchema', () => {
       required: ['name'],
       additionalProperties: false,
     };
+    // Optional properties may be null: the grammar writes every key, and the null means "left out".
     expect(toGbnfJsonSchema(schema)).toEqual({
       type: 'object',
       properties: {
         name: { type: 'string', minLength: 1, maxLength: 20, description: 'who' },
-        kind: { enum: ['a', 'b'] },
-        fixed: { const: 3 },
-        tags: { type: 'array', items: { type: 'string' }, maxItems: 4 },
+        kind: { oneOf: [{ enum: ['a', 'b'] }, { type: 'null' }] },
+        fixed: { oneOf: [{ const: 3 }, { type: 'null' }] },
+        tags: { oneOf: [{ type: 'array', items: { type: 'string' }, maxItems: 4 }, { type: 'null' }] },
       },
     });
+  });
+
+  it("takes an optional property the grammar made null out of the answer, at any depth; a required one's null stays", () => {
+    const schema = {
+      type: 'object',
+      properties: { goal: { type: 'string' }, note: { type: 'string' }, steps: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, tool: { type: 'string' }, args: { type: ['object', 'null'] } }, required: ['id', 'args'] } } },
+      required: ['goal', 'steps'],
+    };
+    const written = { goal: 'g', note: null, steps: [{ id: 'a', tool: null, args: null }, { id: 'b', tool: 'calculator', args: { expression: '6*7' } }] };
+    expect(withoutNullOptionals(written, schema)).toEqual({ goal: 'g', steps: [{ id: 'a', args: null }, { id: 'b', tool: 'calculator', args: { expression: '6*7' } }] });
   });
 
   it('drops what it cannot say instead of failing: numeric bounds, patterns, unknown formats, not', () => {
@@ -36,8 +47,8 @@ describe('JSON Schema → node-llama-cpp GbnfJsonSchema', () => {
 
   it('turns anyOf and type lists into oneOf, and keeps $defs (or definitions) for $ref', () => {
     expect(toGbnfJsonSchema({ anyOf: [{ type: 'string' }, { type: 'null' }] })).toEqual({ oneOf: [{ type: 'string' }, { type: 'null' }] });
-    expect(toGbnfJsonSchema({ type: ['object', 'null'], properties: { a: { type: 'boolean' } } })).toEqual({ oneOf: [{ type: 'object', properties: { a: { type: 'boolean' } } }, { type: 'null' }] });
-    expect(toGbnfJsonSchema({ type: 'object', properties: { n: { $ref: '#/definitions/N' } }, definitions: { N: { type: 'number' } } })).toEqual({
+    expect(toGbnfJsonSchema({ type: ['object', 'null'], properties: { a: { type: 'boolean' } }, required: ['a'] })).toEqual({ oneOf: [{ type: 'object', properties: { a: { type: 'boolean' } } }, { type: 'null' }] });
+    expect(toGbnfJsonSchema({ type: 'object', properties: { n: { $ref: '#/definitions/N' } }, required: ['n'], definitions: { N: { type: 'number' } } })).toEqual({
       type: 'object',
       properties: { n: { $ref: '#/$defs/N' } },
       $defs: { N: { type: 'number' } },

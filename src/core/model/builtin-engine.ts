@@ -49,10 +49,10 @@ export function engineSizing(cores: number): { slots: number; threads: number } 
   return { slots: Math.min(4, Math.floor(cores / 4)), threads: cores - 2 };
 }
 
-const NEEDS_A_MODEL = 'Pass --model with a model name from `archon models list` (`archon models pull NAME` downloads one) or the path of a .gguf file (--model PATH.gguf).';
+const NEEDS_A_MODEL = 'Choose one: a model in Models (`archon models list`; Download there or `archon models pull NAME` gets one), or the path of a .gguf file (in the app, Add a .gguf file; on the command line, --model PATH.gguf).';
 
 function loadFailed(path: string, reason: string): ArchonError {
-  return new ArchonError('CONFIG_INVALID', `The built-in engine could not load ${path} (${reason.replace(/[.\s]+$/, '')}). Pull the model again (\`archon models pull NAME\`) or pass another: --model PATH.gguf.`);
+  return new ArchonError('CONFIG_INVALID', `The built-in engine could not load ${path} (${reason.replace(/[.\s]+$/, '')}). Download the model again (Models, or \`archon models pull NAME\`), or choose another.`);
 }
 
 /** Resolves once the engine says it is serving; rejects with what to do when it fails, exits or takes too long (and is then ended). */

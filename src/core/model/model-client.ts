@@ -71,6 +71,8 @@ function toolsToWire(request: ChatRequest): ChatCompletionTool[] | undefined {
 interface Refused {
   toolChoice: boolean;
   responseFormat: boolean;
+  /** A grammar from tools: later requests with tools go in the text protocol at once. */
+  toolGrammar: boolean;
 }
 
 function requestBody(request: ChatRequest, model: string, refused: Refused) {
@@ -111,7 +113,9 @@ function withoutRefused(error: unknown, request: ChatRequest, refused: Refused):
     refused.toolChoice = true;
     return request;
   }
-  return request.tools && isGrammarRefusal(message) ? inTextProtocol(request) : null;
+  if (!request.tools || !isGrammarRefusal(message)) return null;
+  refused.toolGrammar = true;
+  return inTextProtocol(request);
 }
 
 /** An attempt the watchdog ended: the server stopped answering. */
@@ -166,7 +170,7 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
   const client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey || 'not-needed', maxRetries: 0, timeout: 24 * 60 * 60 * 1000, fetch: httpFetch });
   const policy = options.retry ?? DEFAULT_RETRY_POLICY;
 
-  const refused: Refused = { toolChoice: false, responseFormat: false };
+  const refused: Refused = { toolChoice: false, responseFormat: false, toolGrammar: false };
   const calibration = new TokenCalibration();
   const fitted = (request: ChatRequest) => fitToContext(request, options.context ?? null, calibration.scale);
 
@@ -208,7 +212,8 @@ export function createOpenAIModelClient(options: OpenAIModelClientOptions): Mode
     baseUrl: options.baseUrl,
     model: options.model,
     async chat(asked: ChatRequest, chatOptions: ChatOptions): Promise<ChatResponse> {
-      let wire = renderableArguments(asked);
+      const renderable = renderableArguments(asked);
+      let wire = refused.toolGrammar && renderable.tools?.length ? inTextProtocol(renderable) : renderable;
       let request = fitted(wire);
       const promptEstimate = estimateTokens(JSON.stringify(request.messages) + JSON.stringify(request.tools ?? []));
       const window = new RetryWindow(policy, options.clock ?? SYSTEM_CLOCK);

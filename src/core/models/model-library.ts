@@ -53,7 +53,8 @@ function nameFromFile(file: string): string {
 }
 
 /** Whether the text names a file rather than a library model (model names end in no `.gguf` and hold no separator). */
-function isPath(nameOrPath: string): boolean {
+/** A model given as a file rather than a library name: it ends in .gguf or holds a path separator. */
+export function isModelPath(nameOrPath: string): boolean {
   return nameOrPath.toLowerCase().endsWith(GGUF_EXTENSION) || nameOrPath.includes('/') || nameOrPath.includes(sep);
 }
 
@@ -193,7 +194,7 @@ export class ModelLibrary {
 
   /** The absolute path of the .gguf file to run: a library model's, or a path given as it is (checked to be GGUF). */
   resolveModel(nameOrPath: string): string {
-    if (isPath(nameOrPath)) return this.resolvePath(nameOrPath);
+    if (isModelPath(nameOrPath)) return this.resolvePath(nameOrPath);
     const model = this.find(nameOrPath);
     if (model?.installed && model.path) return model.path;
     if (!model) throw new ArchonError('NOT_FOUND', `There is no model ${nameOrPath} in the library. ${HOW_TO_GET}`);
@@ -202,8 +203,9 @@ export class ModelLibrary {
     throw new ArchonError('NOT_FOUND', `${model.name} is not downloaded yet: run \`archon models pull ${model.name}\` (${model.sizeBytes === null ? 'a download' : `about ${formatBytes(model.sizeBytes)}`}).`);
   }
 
-  private resolvePath(file: string): string {
-    const path = resolve(file);
+  /** Only a whole path: what a relative one means depends on the folder a host runs in (the CLI makes its own whole). */
+  private resolvePath(path: string): string {
+    if (!isAbsolute(path)) throw new ArchonError('VALIDATION_FAILED', `${path} is not a full path: give the whole path of the .gguf file, or a name from \`archon models list\`.`);
     if (!existsSync(path)) throw new ArchonError('NOT_FOUND', `There is no model file ${path}. Give the path of a .gguf file, or a name from \`archon models list\`.`);
     if (!hasGgufMagic(path)) throw new ArchonError('VALIDATION_FAILED', `${path} is not a GGUF model: it does not start with the bytes "GGUF".`);
     return path;

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { ArchonError } from '../../shared/errors';
 import { describeGapTrend } from '../../shared/gap-trend';
 import { endpointSummary } from '../../shared/endpoint-summary';
-import { resolveModelUrl } from '../../shared/model-presets';
+import { isBuiltinModelUrl, resolveModelUrl } from '../../shared/model-presets';
+import { isModelPath } from '../../core/models/model-library';
 import type { ArchonEvent } from '../../shared/schemas/events';
 import type { RunOptions, RunStatus } from '../../shared/schemas/run';
 import type { Settings } from '../../shared/schemas/settings';
@@ -114,9 +115,11 @@ function printEvents(runtime: ArchonRuntime, json: boolean): () => void {
  * over its own stored options.
  */
 export function givenRunOptions(flags: RunFlags, roles?: Record<string, StoredRole>): Partial<RunOptions> {
+  const modelUrl = flags.modelUrl === undefined ? undefined : resolveModelUrl(flags.modelUrl);
   const given: Partial<RunOptions> = {
-    modelUrl: flags.modelUrl === undefined ? undefined : resolveModelUrl(flags.modelUrl),
-    model: flags.model,
+    modelUrl,
+    // The built-in engine's model file, as a whole path: the run (and its resume) may be elsewhere than this shell.
+    model: flags.model !== undefined && modelUrl !== undefined && isBuiltinModelUrl(modelUrl) && isModelPath(flags.model) ? resolve(flags.model) : flags.model,
     policy: flags.policy,
     concurrency: flags.concurrency,
     maxTokens: flags.maxTokens ?? (flags.budgetPreset ? BUDGET_PRESETS[flags.budgetPreset].maxTokens : undefined),

@@ -126,6 +126,8 @@ describe('ModelLibrary', () => {
     writeFileSync(join(dir, 'text.gguf'), 'hello');
     expect(thrownBy(() => library.resolveModel(join(dir, 'text.gguf'))).code).toBe('VALIDATION_FAILED');
     expect(thrownBy(() => library.resolveModel(join(dir, 'none.gguf'))).code).toBe('NOT_FOUND');
+    // A relative path means whatever folder a host runs in: only a whole one is taken (the CLI makes its own whole).
+    expect(thrownBy(() => library.resolveModel('../elsewhere/model.gguf'))).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringMatching(/is not a full path/) });
   });
 
   it('removes a pulled model with any interrupted part, and says when there is nothing to remove', async () => {

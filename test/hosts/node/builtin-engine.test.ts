@@ -56,7 +56,19 @@ describe('archon run --model-url builtin', () => {
     const lines = createInterface({ input: child.stderr as NodeJS.ReadableStream });
     // The probe's one-token request generates first; the plan's generation is the first that may run long.
     const planning = (line: string) => Number(/^archon engine: generating \(at most (\d+) tokens\)/.exec(line)?.[1] ?? 0) > 1;
-    await new Promise<void>((resolve) => lines.on('line', (line) => planning(line) && resolve()));
+    let started = false;
+    const generating = new Promise<void>((resolve) =>
+      lines.on('line', (line) => {
+        if (!planning(line)) return;
+        started = true;
+        resolve();
+      }),
+    );
+    // A run that ends before any plan is generating (the engine failed to load, say) fails here, with what it printed.
+    const endedFirst = done.then((early) => {
+      if (!started) expect.fail(`the run ended (exit ${early.status}) before a plan was generating:\n${early.stderr}`);
+    });
+    await Promise.race([generating, endedFirst]);
     expect(runArchon(['estop', '--data-dir', dataDir]).status).toBe(0);
     const result = await done;
     expect(result.status, result.stderr).toBe(3);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolve } from 'node:path';
+import { BUILTIN_MODEL_URL } from '../../../src/shared/model-presets';
 import { DEFAULT_SETTINGS } from '../../../src/shared/schemas/settings';
 import { givenRunOptions, runOptionsFromFlags } from '../../../src/hosts/node/run-command';
 
@@ -7,6 +8,12 @@ describe('run flags as run options', () => {
   it('are only what was typed, so a resume keeps the rest of its own options', () => {
     expect(givenRunOptions({ policy: 'strict', workspace: 'here', memory: false })).toEqual({ policy: 'strict', workspace: resolve('here'), memory: false });
     expect(givenRunOptions({})).toEqual({});
+  });
+
+  it("make the built-in engine's model file a whole path, and leave other servers' model names as typed", () => {
+    expect(givenRunOptions({ modelUrl: 'builtin', model: 'models/tiny.gguf' })).toMatchObject({ modelUrl: BUILTIN_MODEL_URL, model: resolve('models/tiny.gguf') });
+    expect(givenRunOptions({ modelUrl: 'builtin', model: 'qwen2.5-1.5b' }).model).toBe('qwen2.5-1.5b');
+    expect(givenRunOptions({ modelUrl: 'vllm', model: 'Qwen/Qwen2.5-7B-Instruct' }).model).toBe('Qwen/Qwen2.5-7B-Instruct');
   });
 
   it('take the run token cap from a budget preset unless --max-tokens gives one', () => {

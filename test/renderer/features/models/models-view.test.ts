@@ -1,6 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { Page } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ArchonStore } from '../../../../src/core/store/archon-store';
@@ -13,6 +14,7 @@ import { useAppPage, startGoal } from '../../../support/app-page';
 import { useBrowser } from '../../../support/browser';
 import { ggufBytes, startModelFileServer, type ModelFileServer } from '../../../support/model-file-server';
 import { useTempDirs } from '../../../support/temp-dir';
+import { writeTinyModel } from '../../../kit/tiny-gguf';
 
 // A browser, a host and a download on a loaded 2-core machine: the bound is against hangs, not a speed target.
 vi.setConfig({ testTimeout: 120_000 });
@@ -37,6 +39,18 @@ afterEach(async () => {
   vi.unstubAllEnvs();
   await files?.close();
 });
+
+/** The status of the data dir's one run once it has ended, else null. */
+function endedRun(dataDir: string): string | null {
+  if (!existsSync(join(dataDir, 'archon.db'))) return null;
+  const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
+  try {
+    const run = db.prepare('SELECT status FROM runs').get() as { status: string } | undefined;
+    return run && ['completed', 'failed', 'stopped', 'paused'].includes(run.status) ? run.status : null;
+  } finally {
+    db.close();
+  }
+}
 
 function settingsOf(dataDir: string): Settings {
   const store = ArchonStore.open(dataDir);
@@ -157,4 +171,32 @@ describe('the Models view (Chromium through archon serve)', () => {
     await page.getByRole('heading', { name: 'Models', level: 1 }).waitFor();
     await page.close();
   });
+  it('runs a goal on the built-in engine from the app: a local model added, Use, Run, and the run ends by itself with its calls counted', async () => {
+    const dataDir = tempDir();
+    const page = await openServe(dataDir, []);
+    await nav(page, 'Models').click();
+    // A small context bounds the run: a grammar keeps a random model writing until its context ends.
+    const model = writeTinyModel(join(tempDir(), 'tiny.gguf'), { contextLength: 8192 });
+    await page.getByRole('textbox', { name: 'Path of a .gguf file on this machine' }).fill(model);
+    await page.getByRole('button', { name: 'Add file' }).click();
+    const added = page.getByRole('list', { name: 'Models' }).getByRole('listitem', { name: 'tiny.gguf' });
+    // Archon's own engine widens nothing: Use asks no one.
+    await added.getByRole('button', { name: 'Use tiny.gguf' }).click();
+    await added.getByText('Installed, in use').waitFor();
+    await nav(page, 'Settings').click();
+    await page.getByText(/built-in engine runs the model below itself, on this machine/).waitFor();
+    expect(await page.getByRole('textbox', { name: 'Model server URL' }).count()).toBe(0);
+    await nav(page, 'Runs').click();
+    await startGoal(page, 'Compute 6*7 with the calculator and report it');
+    await expect.poll(() => endedRun(dataDir), { timeout: 120_000, interval: 250 }).toMatch(/^(completed|failed)$/);
+    const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
+    try {
+      const calls = db.prepare("SELECT prompt_tokens AS prompt, completion_tokens AS completion FROM model_calls WHERE purpose = 'plan' AND status = 'completed'").all() as { prompt: number; completion: number }[];
+      expect(calls.length).toBeGreaterThan(0);
+      expect(calls.every((call) => call.prompt > 0 && call.completion > 0)).toBe(true);
+    } finally {
+      db.close();
+    }
+    await page.close();
+  }, 180_000);
 });

@@ -1,5 +1,6 @@
 import { useId, useState } from 'react';
 import { endpointSummary } from '../../../../shared/endpoint-summary';
+import { isBuiltinModelUrl, resolveModelUrl } from '../../../../shared/model-presets';
 import { PolicySchema, type Policy } from '../../../../shared/schemas/run';
 import { askNotificationPermission } from '../approvals/approval-notifications';
 import { useAppStore } from '../../store/use-app-store';
@@ -25,7 +26,8 @@ export function GoalComposer() {
   const [concurrency, setConcurrency] = useState('');
   const [workspace, setWorkspace] = useState('');
   const id = useId();
-  const url = modelUrl || defaults?.modelUrl || '';
+  // A preset's name (builtin, ollama, …) stands for its address, as on the command line.
+  const url = resolveModelUrl(modelUrl.trim()) || defaults?.modelUrl || '';
 
   async function run() {
     askNotificationPermission();
@@ -34,7 +36,7 @@ export function GoalComposer() {
     await startRun({
       goal,
       ...(policy ? { policy } : {}),
-      ...(modelUrl ? { modelUrl } : {}),
+      ...(modelUrl.trim() ? { modelUrl: url } : {}),
       model: found.model,
       maxTokens: optionalNumber(maxTokens),
       maxCostUsd: optionalNumber(maxCost),
@@ -67,7 +69,7 @@ export function GoalComposer() {
           ))}
         </select>
         <label htmlFor={`${id}-url`}>Model server</label>
-        <input id={`${id}-url`} value={modelUrl} placeholder={defaults?.modelUrl} onChange={(event) => setModelUrl(event.target.value)} />
+        <input id={`${id}-url`} value={modelUrl} placeholder={defaults && isBuiltinModelUrl(defaults.modelUrl) ? 'builtin' : defaults?.modelUrl} onChange={(event) => setModelUrl(event.target.value)} />
         <label htmlFor={`${id}-model`}>Model</label>
         <input id={`${id}-model`} value={model} placeholder={defaults?.model || 'first listed'} onChange={(event) => setModel(event.target.value)} />
         <label htmlFor={`${id}-tokens`}>Token cap</label>

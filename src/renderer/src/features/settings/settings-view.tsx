@@ -1,6 +1,6 @@
 import { useId, useState } from 'react';
 import { endpointSummary } from '../../../../shared/endpoint-summary';
-import { MODEL_PRESETS } from '../../../../shared/model-presets';
+import { isBuiltinModelUrl, MODEL_PRESETS } from '../../../../shared/model-presets';
 import { PolicySchema, VerificationSchema, type Policy } from '../../../../shared/schemas/run';
 import { ThemeSchema, type Settings } from '../../../../shared/schemas/settings';
 import type { CommandOutput } from '../../../../shared/ipc/contract';
@@ -60,15 +60,21 @@ function ModelProvider({ settings, info }: { settings: Settings; info: AppInfo |
           <option key={name}>{name}</option>
         ))}
       </select>
-      <label htmlFor={ids.url}>Model server URL</label>
-      <input
-        id={ids.url}
-        value={url}
-        readOnly={host.fixed('modelUrl')}
-        aria-describedby={host.describedBy('modelUrl')}
-        onChange={(event) => setUrl(event.target.value)}
-        onBlur={() => !host.fixed('modelUrl') && void updateSettings({ modelUrl: url })}
-      />
+      {isBuiltinModelUrl(url) ? (
+        <p>Archon&rsquo;s built-in engine runs the model below itself, on this machine: no server to start. Models lists what it can run.</p>
+      ) : (
+        <>
+          <label htmlFor={ids.url}>Model server URL</label>
+          <input
+            id={ids.url}
+            value={url}
+            readOnly={host.fixed('modelUrl')}
+            aria-describedby={host.describedBy('modelUrl')}
+            onChange={(event) => setUrl(event.target.value)}
+            onBlur={() => !host.fixed('modelUrl') && void updateSettings({ modelUrl: url })}
+          />
+        </>
+      )}
       {host.note('modelUrl')}
       <label htmlFor={ids.model}>Model</label>
       <input
