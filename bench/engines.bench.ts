@@ -81,8 +81,8 @@ export async function engineBenchmarks(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'archon-bench-engines-'));
   try {
     const endless = writeTinyModel(join(dir, 'endless.gguf'), { endless: true });
-    // A grammar keeps a random model writing until its context ends: 8,192 tokens bound a run.
-    const tiny = writeTinyModel(join(dir, 'tiny.gguf'), { seed: 3, contextLength: 8192 });
+    // A grammar keeps a random model writing until its context ends: 4,096 tokens bound a run.
+    const tiny = writeTinyModel(join(dir, 'tiny.gguf'), { seed: 3, contextLength: 4096 });
     await llamaServerFigures(dir, endless, tiny);
     await builtinFigures(dir, endless, tiny);
   } finally {

@@ -29,7 +29,7 @@ describe('archon run --model-url builtin', () => {
   it('runs a goal on the built-in engine with no model server: it ends by itself and its model calls are recorded with the engine\'s token counts', async () => {
     const dir = tempDir();
     // A small context bounds the run: a grammar keeps a random model writing until its context ends.
-    const model = writeTinyModel(join(dir, 'tiny.gguf'), { contextLength: 8192 });
+    const model = writeTinyModel(join(dir, 'tiny.gguf'), { contextLength: 4096 });
     const dataDir = join(dir, 'data');
     const result = await spawnArchon(['run', GOAL, '--model-url', 'builtin', '--model', model, '--data-dir', dataDir, '--approve', 'auto'], { OPENAI_API_KEY: '' }).done;
     // A tiny random model plans nonsense: the run completes or fails, but it is never a configuration error.
