@@ -31,7 +31,7 @@ describe('archon run --model-url builtin', () => {
     // A small context bounds the run: a grammar keeps a random model writing until its context ends.
     const model = writeTinyModel(join(dir, 'tiny.gguf'), { contextLength: 4096 });
     const dataDir = join(dir, 'data');
-    const result = await spawnArchon(['run', GOAL, '--model-url', 'builtin', '--model', model, '--data-dir', dataDir, '--approve', 'auto'], { OPENAI_API_KEY: '' }).done;
+    const result = await spawnArchon(['run', GOAL, '--model-url', 'builtin', '--model', model, '--data-dir', dataDir, '--workspace', tempDir(), '--approve', 'auto'], { OPENAI_API_KEY: '' }).done;
     // A tiny random model plans nonsense: the run completes or fails, but it is never a configuration error.
     expect([0, 1], result.stderr).toContain(result.status);
     expect(result.stderr).toContain("(Archon's built-in engine)");
@@ -43,8 +43,9 @@ describe('archon run --model-url builtin', () => {
       expect(call.prompt).toBeGreaterThan(0);
       expect(call.completion).toBeGreaterThan(0);
     }
-    // Recorded as the built-in engine and the model's file, so a resume starts the engine again.
-    expect(options).toEqual([expect.objectContaining({ modelUrl: BUILTIN_MODEL_URL, model })]);
+    // Recorded as the built-in engine and the model's file, so a resume starts the engine again (a sub-agent's run, when the tiny model plans one, too).
+    expect(options.length).toBeGreaterThan(0);
+    expect(options.every((option) => option.modelUrl === BUILTIN_MODEL_URL && option.model === model)).toBe(true);
   }, 120_000);
 
   it('`archon estop` from another process aborts the generation in progress: the run ends stopped and the engine counts the generation aborted', async () => {
@@ -52,7 +53,7 @@ describe('archon run --model-url builtin', () => {
     // An endless model writes until its context ends: the stop lands while the first plan is generating.
     const model = writeTinyModel(join(dir, 'endless.gguf'), { endless: true, contextLength: 8192 });
     const dataDir = join(dir, 'data');
-    const { child, done } = spawnArchon(['run', GOAL, '--model-url', 'builtin', '--model', model, '--data-dir', dataDir, '--approve', 'auto'], { OPENAI_API_KEY: '', [ENGINE_LOG_ENV]: 'verbose' });
+    const { child, done } = spawnArchon(['run', GOAL, '--model-url', 'builtin', '--model', model, '--data-dir', dataDir, '--workspace', tempDir(), '--approve', 'auto'], { OPENAI_API_KEY: '', [ENGINE_LOG_ENV]: 'verbose' });
     const lines = createInterface({ input: child.stderr as NodeJS.ReadableStream });
     // The probe's one-token request generates first; the plan's generation is the first that may run long.
     const planning = (line: string) => Number(/^archon engine: generating \(at most (\d+) tokens\)/.exec(line)?.[1] ?? 0) > 1;

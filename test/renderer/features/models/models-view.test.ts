@@ -40,12 +40,13 @@ afterEach(async () => {
   await files?.close();
 });
 
-/** The status of the data dir's one run once it has ended, else null. */
+/** The status of the goal's run (not a sub-agent's, nor a dream) once it has ended, else null. */
 function endedRun(dataDir: string): string | null {
   if (!existsSync(join(dataDir, 'archon.db'))) return null;
   const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
   try {
-    const run = db.prepare('SELECT status FROM runs').get() as { status: string } | undefined;
+    const runs = db.prepare("SELECT status, options_json AS options FROM runs WHERE kind = 'goal'").all() as { status: string; options: string }[];
+    const run = runs.find((candidate) => !(JSON.parse(candidate.options) as { parentRunId?: string }).parentRunId);
     return run && ['completed', 'failed', 'stopped', 'paused'].includes(run.status) ? run.status : null;
   } finally {
     db.close();
