@@ -37,8 +37,8 @@ export function lockDownload(part: string, name: string): () => void {
       if (code !== 'EEXIST') throw error;
     }
     const holder = holderOf(lock);
-    if (holder && stillHeld(holder)) throw new ArchonError('VALIDATION_FAILED', `${name} is being pulled by another process (PID ${holder.pid}). Wait for it to finish, or stop it and pull again.`);
+    if (holder && stillHeld(holder)) throw new ArchonError('VALIDATION_FAILED', `${name} is being pulled by another process (PID ${holder.pid}). Wait for it to finish, or stop it, then try again.`);
     rmSync(lock, { force: true });
   }
-  throw new ArchonError('VALIDATION_FAILED', `${name} is being pulled by another process (its lock ${lock} keeps coming back). Wait for it to finish, then pull again.`);
+  throw new ArchonError('VALIDATION_FAILED', `${name} is being pulled by another process (its lock ${lock} keeps coming back). Wait for it to finish, then try again.`);
 }

@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, rename, rm, stat, statfs } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import { ArchonError } from '../../shared/errors';
@@ -165,6 +165,17 @@ async function writeBody(target: DownloadTarget, part: string, opened: OpenedDow
   return done;
 }
 
+/** Beside a part: the URL and SHA-256 it is the start of. */
+export const partSourceOf = (part: string) => `${part}.source`;
+
+/** A part a pull of another URL or file left (the catalogue changed, --url differs) is not the start of this one: it is dropped. */
+async function keepOnlyPartOf(target: DownloadTarget, part: string): Promise<void> {
+  const source = JSON.stringify({ url: target.url, sha256: target.sha256 });
+  const previous = await readFile(partSourceOf(part), 'utf8').catch(() => null);
+  if (previous !== null && previous !== source) await rm(part, { force: true });
+  await writeFile(partSourceOf(part), source, { mode: 0o600 });
+}
+
 async function verified(target: DownloadTarget, part: string, digest: string): Promise<void> {
   if (digest === target.sha256 && hasGgufMagic(part)) return;
   await rm(part, { force: true });
@@ -192,6 +203,7 @@ export async function downloadModel(target: DownloadTarget, options: DownloadOpt
   checkMemory(target);
   const release = lockDownload(part, target.name);
   try {
+    await keepOnlyPartOf(target, part);
     const kept = await sizeOf(part);
     if (target.sizeBytes !== undefined) await checkRoom(target.name, dirname(target.file), Math.max(0, target.sizeBytes - kept));
     const opened = await openDownload(target, kept, options.signal);
@@ -202,6 +214,7 @@ export async function downloadModel(target: DownloadTarget, options: DownloadOpt
     const bytes = await writeBody(target, part, opened, hash, options);
     await verified(target, part, hash.digest('hex'));
     await rename(part, target.file);
+    await rm(partSourceOf(part), { force: true });
     return { file: target.file, bytes, resumedFromBytes: opened.start };
   } catch (error) {
     if (options.signal?.aborted) throw cancelled(target, await sizeOf(part));

@@ -5,8 +5,9 @@ import { ArchonError, describeZodError } from '../../shared/errors';
 import { ModelNameSchema, type CatalogModel, type LibraryModel } from '../../shared/schemas/models';
 import { formatBytes } from '../../shared/byte-size';
 import { modelCatalog } from './model-catalog';
-import { downloadModel, partFileOf, type DownloadOptions, type DownloadResult, type DownloadTarget } from './model-download';
+import { downloadModel, partFileOf, partSourceOf, type DownloadOptions, type DownloadResult, type DownloadTarget } from './model-download';
 import { GGUF_EXTENSION, hasGgufMagic } from './gguf-file';
+import { lockDownload } from './download-lock';
 
 /** A local file the operator added: recorded where it is, never copied. */
 const LocalModelSchema = z.object({ name: ModelNameSchema, path: z.string().refine(isAbsolute, 'an absolute path'), addedAt: z.string() });
@@ -187,8 +188,15 @@ export class ModelLibrary {
       return model;
     }
     if (!model.installed && model.partialBytes === 0) throw new ArchonError('NOT_FOUND', `${name} is not installed: there is nothing to remove.`);
-    rmSync(this.fileOf(name), { force: true });
-    rmSync(partFileOf(this.fileOf(name)), { force: true });
+    // Not under a pull of another process: it would go on writing a part that is gone.
+    const release = lockDownload(partFileOf(this.fileOf(name)), name);
+    try {
+      rmSync(this.fileOf(name), { force: true });
+      rmSync(partFileOf(this.fileOf(name)), { force: true });
+      rmSync(partSourceOf(partFileOf(this.fileOf(name))), { force: true });
+    } finally {
+      release();
+    }
     return model;
   }
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { downloadModel, partFileOf, type DownloadTarget } from '../../../src/core/models/model-download';
+import { downloadModel, partFileOf, partSourceOf, type DownloadTarget } from '../../../src/core/models/model-download';
 import type { DownloadProgress } from '../../../src/shared/schemas/models';
 import { ggufBytes, sha256Of, startModelFileServer, type ModelFileServer } from '../../support/model-file-server';
 import { canMountSmallDisk, useSmallDisk } from '../../support/small-disk';
@@ -71,6 +71,22 @@ describe('downloadModel', () => {
     expect(progress[0]).toEqual({ doneBytes: kept, totalBytes: SIZE });
     expect(sha256Of(readFileSync(target.file))).toBe(served.sha256);
     expect(existsSync(partFileOf(target.file))).toBe(false);
+  });
+
+  it('does not resume a part a pull of another URL or checksum left: it starts over', async () => {
+    const served = await serve();
+    const dir = tempDir();
+    const target = targetOf(served, dir);
+    served.answers.push({ cutAfter: Math.floor(SIZE / 2) });
+    await rejectionOf(downloadModel({ ...target, sha256: 'f'.repeat(64) }));
+    expect(statSync(partFileOf(target.file)).size).toBeGreaterThan(0);
+
+    const result = await downloadModel(target);
+
+    expect(served.requests.at(-1)?.range).toBeUndefined();
+    expect(result.resumedFromBytes).toBe(0);
+    expect(readFileSync(target.file).equals(served.file)).toBe(true);
+    expect(existsSync(partSourceOf(partFileOf(target.file)))).toBe(false);
   });
 
   it('starts over cleanly when the server ignores the Range', async () => {
@@ -189,7 +205,7 @@ describe('downloadModel', () => {
     await expect.poll(() => existsSync(`${partFileOf(target.file)}.lock`)).toBe(true);
     const second = await rejectionOf(downloadModel(target));
     expect(second.code).toBe('VALIDATION_FAILED');
-    expect(second.message).toBe(`tiny is being pulled by another process (PID ${process.pid}). Wait for it to finish, or stop it and pull again.`);
+    expect(second.message).toBe(`tiny is being pulled by another process (PID ${process.pid}). Wait for it to finish, or stop it, then try again.`);
     expect((await rejectionOf(first)).code).toBe('CANCELLED');
     expect(existsSync(`${partFileOf(target.file)}.lock`)).toBe(false);
 

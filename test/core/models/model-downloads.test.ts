@@ -40,8 +40,9 @@ describe('ModelDownloads', () => {
     expect(entry(downloads, 'tiny-1b')).toMatchObject({ installed: false, download: null, lastError: null });
     downloads.pull('tiny-1b');
     expect(entry(downloads, 'tiny-1b')?.download).toEqual({ doneBytes: 0, totalBytes: null });
-    await until(() => entry(downloads, 'tiny-1b')?.installed === true);
-    expect(entry(downloads, 'tiny-1b')).toMatchObject({ download: null, lastError: null });
+    // The file is in place a moment before the download has let go of it: wait for the download's end.
+    await until(() => !downloads.isDownloading('tiny-1b'));
+    expect(entry(downloads, 'tiny-1b')).toMatchObject({ installed: true, download: null, lastError: null });
     expect(thrownBy(() => downloads.pull('tiny-1b'))).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('already installed') });
   });
 

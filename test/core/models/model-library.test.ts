@@ -8,6 +8,7 @@ import { CatalogModelSchema, type CatalogModel } from '../../../src/shared/schem
 import { ggufBytes, startModelFileServer, type ModelFileServer } from '../../support/model-file-server';
 import { useTempDirs } from '../../support/temp-dir';
 import { thrownBy } from '../../support/archon-errors';
+import { lockDownload } from '../../../src/core/models/download-lock';
 
 const tempDir = useTempDirs();
 let server: ModelFileServer | undefined;
@@ -144,6 +145,22 @@ describe('ModelLibrary', () => {
     expect(library.list()[0]?.installed).toBe(false);
     expect(thrownBy(() => library.remove('tiny-1b')).message).toBe('tiny-1b is not installed: there is nothing to remove.');
     expect(thrownBy(() => library.remove('unknown')).code).toBe('NOT_FOUND');
+  });
+
+  it('does not remove a model while a pull holds it, and says so', async () => {
+    const dataDir = tempDir();
+    const library = new ModelLibrary(dataDir, await servedCatalog());
+    await library.pull('tiny-1b');
+    const file = join(modelsDir(dataDir), 'tiny-1b.gguf');
+    const release = lockDownload(partFileOf(file), 'tiny-1b');
+    try {
+      expect(thrownBy(() => library.remove('tiny-1b')).message).toBe(`tiny-1b is being pulled by another process (PID ${process.pid}). Wait for it to finish, or stop it, then try again.`);
+      expect(existsSync(file)).toBe(true);
+    } finally {
+      release();
+    }
+    library.remove('tiny-1b');
+    expect(existsSync(file)).toBe(false);
   });
 
   it('says how to recover from a damaged list of added models', () => {
