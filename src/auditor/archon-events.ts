@@ -2,12 +2,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { parseJsonOrUndefined } from '../shared/json';
+import { ENDED_RUN_STATUSES } from '../shared/schemas/run';
 import { RUN_DELETED_TYPE, type AuditEntry } from './audit-log';
 
 /** The runtime's database, as the auditor sees it: read-only, and only its events and emergency stops. */
 const ARCHON_DB = 'archon.db';
 export const ESTOP_TYPE = 'system.estop';
-const FINISHED = "('completed', 'failed', 'stopped', 'rejected', 'budget_exhausted')";
+/** Runs that write no more events: every ended status but `paused`, whose run may resume at any time. */
+const FINISHED = `(${[...ENDED_RUN_STATUSES].filter((status) => status !== 'paused').map((status) => `'${status}'`).join(', ')})`;
 
 interface EstopRow {
   id: number;

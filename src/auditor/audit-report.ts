@@ -3,6 +3,7 @@ import { ArchonEventSchema, type RunEvent } from '../shared/schemas/events';
 import type { AuditLog } from './audit-log';
 import type { AuditReport, AuditRunSummary, Finding } from '../shared/schemas/audit';
 import { escalationFindings, replanFindings, roleDriftFindings, spawnFindings } from './course-detectors';
+import { outcomeFindings } from './outcome-detectors';
 import { boundaryViolations, budgetAndStops, convergenceFailures, DEFAULT_THRESHOLDS, inheritedLockViolations, rateDrift, type AuditedEvent, type Thresholds } from './detectors';
 
 const SEVERITY_ORDER = ['critical', 'high', 'medium', 'low', 'info'];
@@ -39,7 +40,8 @@ function summarize(runId: string, events: readonly AuditedEvent[]): AuditRunSumm
     else if (event.type === 'budget.updated') {
       summary.tokens = event.tokens;
       summary.costUsd = event.costUsd;
-    } else if (event.type === 'run.completed' || event.type === 'run.failed' || event.type === 'run.stopped') summary.status = event.type.slice(4);
+    } else if (event.type === 'run.completed') summary.status = (event.gaps ?? []).length > 0 ? 'completed_with_gaps' : 'completed';
+    else if (event.type === 'run.failed' || event.type === 'run.stopped') summary.status = event.type.slice(4);
   }
   const first = events[0]?.event.ts;
   const last = events.at(-1)?.event.ts;
@@ -49,7 +51,7 @@ function summarize(runId: string, events: readonly AuditedEvent[]): AuditRunSumm
 
 function findingsFor(events: readonly AuditedEvent[], context: { baseline: readonly AuditedEvent[]; ancestors: readonly AuditedEvent[] }, thresholds: Thresholds): Finding[] {
   const { baseline, ancestors } = context;
-  return [...boundaryViolations(events), ...inheritedLockViolations(events, ancestors), ...convergenceFailures(events, thresholds), ...rateDrift(events, baseline, thresholds), ...roleDriftFindings(events), ...replanFindings(events), ...escalationFindings(events), ...spawnFindings(events), ...budgetAndStops(events)].sort(
+  return [...boundaryViolations(events), ...inheritedLockViolations(events, ancestors), ...convergenceFailures(events, thresholds), ...rateDrift(events, baseline, thresholds), ...roleDriftFindings(events), ...replanFindings(events), ...escalationFindings(events), ...spawnFindings(events), ...outcomeFindings(events), ...budgetAndStops(events)].sort(
     (a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity),
   );
 }

@@ -139,11 +139,12 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       return store.memory.search(query, { limit, kinds: kind ? [kind] : undefined, recentFallback: false }).map((found) => found.item);
     },
     'memory.get': async ({ ids }) => ids.flatMap((id) => store.memory.get(id) ?? []),
-    'memory.update': async ({ id, text, pinned }) => {
+    'memory.update': async ({ id, text, pinned, global }) => {
       const fullId = store.memory.resolveId(id);
       let item = store.memory.get(fullId);
       if (text !== undefined) item = store.memory.update(fullId, text);
       if (pinned !== undefined) item = store.memory.pin(fullId, pinned);
+      if (global !== undefined) item = store.memory.setGlobal(fullId, global);
       if (!item) throw new ArchonError('NOT_FOUND', `There is no memory ${id}.`);
       return item;
     },

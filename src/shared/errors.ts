@@ -33,6 +33,8 @@ export const ErrorCodeSchema = z.enum([
   'NOT_CONFIRMED',
   /** Repairs, re-plans and the operator's escalation did not get a step through: the run ends failed with the diagnosis. */
   'RECOVERY_EXHAUSTED',
+  /** The outcome check found the goal's success criteria unmet and no one accepted the gaps: the run ends failed, naming them. */
+  'CRITERIA_UNMET',
   'INTERNAL',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;

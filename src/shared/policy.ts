@@ -19,7 +19,7 @@ const CHECKPOINTS: Record<Policy, ReadonlySet<ApprovalKind>> = {
 const STRICTNESS: Record<Policy, number> = { permissive: 0, balanced: 1, strict: 2, supervised: 3 };
 
 export function asksAt(policy: Policy, kind: ApprovalKind): boolean {
-  if (kind === 'budget_raise' || kind === 'uncertain_repeat' || kind === 'resume_run') return true;
+  if (kind === 'budget_raise' || kind === 'uncertain_repeat' || kind === 'resume_run' || kind === 'outcome') return true;
   return CHECKPOINTS[policy].has(kind);
 }
 

@@ -1,5 +1,6 @@
 import type { CapName } from './budget-cap';
 import type { RunEvent } from './schemas/events';
+import type { GoalContract } from './schemas/goal-contract';
 import type { SideEffects } from './schemas/tool';
 
 /**
@@ -19,9 +20,11 @@ export interface RunState {
   readonly dialect: string | null;
   /** Caps a person raised, at the value they approved. */
   readonly raisedCaps: Readonly<Partial<Record<CapName, number>>>;
+  /** The goal's contract as last stated (the operator's edit replaces Archon's); null before planning or with verification off. */
+  readonly contract: GoalContract | null;
 }
 
-export const EMPTY_RUN_STATE: RunState = { seq: 0, events: [], lockedTools: [], toolGrants: [], dialect: null, raisedCaps: {} };
+export const EMPTY_RUN_STATE: RunState = { seq: 0, events: [], lockedTools: [], toolGrants: [], dialect: null, raisedCaps: {}, contract: null };
 
 /** What a grant covers: one tool with one side-effect class (a tool whose class changes is asked about again). */
 export function grantKey(tool: string, sideEffects: SideEffects): string {
@@ -44,6 +47,8 @@ function decided(state: RunState, event: RunEvent): Partial<RunState> | null {
       return { dialect: event.dialect };
     case 'budget.raised':
       return { raisedCaps: { ...state.raisedCaps, [event.cap]: event.value } };
+    case 'contract.ready':
+      return { contract: event.contract };
     default:
       return null;
   }

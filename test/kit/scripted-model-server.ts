@@ -140,6 +140,14 @@ export interface ModelServerOptions {
   embeddings?: 'hashed' | 'bag-of-words' | 'unavailable';
   /** Listen on this port (a server restarted where the old one was); any free port when unset. */
   port?: number;
+  /**
+   * How Archon's outcome check (X-Archon-Purpose: outcome) is answered: by default apart from the script
+   * with a passing verdict (so a script written for the plan, steps and answer runs as written); `script`
+   * sends it through `reply` like any request; a responder answers it itself.
+   */
+  outcome?: 'script' | Responder;
+  /** The same for the Perceiver's goal contract (X-Archon-Purpose: contract): by default a contract with no criteria of the model's own. */
+  contract?: 'script' | Responder;
 }
 
 export interface ScriptedModelServer {
@@ -312,6 +320,20 @@ function hashedEmbedding(text: string, dimensions: number): number[] {
   return normalised(values);
 }
 
+/** A structured answer through the offered tool, or as its labelled line in text mode. */
+function structuredReply(body: ChatRequestBody, tool: string, label: string, value: Record<string, unknown>): ScriptedReply {
+  const native = body.tools?.some((offered) => offered.function.name === tool) ?? false;
+  return native ? { toolCalls: [{ name: tool, arguments: value }] } : { content: `${label}: ${JSON.stringify(value)}` };
+}
+
+/** The outcome check's verdict (the goal is met), or a contract adding nothing to what Archon read from the goal: what a test that does not script them gets. */
+function bookkeepingReply(recorded: RecordedRequest): ScriptedReply {
+  if (recorded.purpose === 'outcome') return structuredReply(recorded.body, 'submit_verdict', 'Verdict', { verdict: 'pass', gap: 0, reason: 'The scripted outcome check finds the goal met.', confidence: 1 });
+  const asked = recorded.body.messages?.find((message) => message.role === 'user')?.content;
+  const goal = typeof asked === 'string' ? asked.replace(/^Goal:\s*/, '') : 'the goal';
+  return structuredReply(recorded.body, 'submit_contract', 'Contract', { goal, success_criteria: [], deliverables: [], constraints: [], out_of_scope: [] });
+}
+
 export async function startModelServer(options: ModelServerOptions): Promise<ScriptedModelServer> {
   const requests: RecordedRequest[] = [];
   const chatRequests: RecordedRequest[] = [];
@@ -320,8 +342,17 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
   const models = options.models ?? ['scripted-model'];
 
   const nextReply = (recorded: RecordedRequest, index: number): ScriptedReply | Promise<ScriptedReply> => {
+    const own = answeredApart(recorded);
+    if (own) return own === 'default' ? bookkeepingReply(recorded) : own(recorded, index);
     if (queue) return queue.shift() ?? { status: 500, message: `The scripted server ran out of replies at chat request ${index + 1}.` };
     return (options.reply as Responder)(recorded, index);
+  };
+
+  /** How a contract or outcome request is answered when the test's script does not take it. */
+  const answeredApart = (recorded: RecordedRequest): Responder | 'default' | null => {
+    const chosen = recorded.purpose === 'outcome' ? options.outcome : recorded.purpose === 'contract' ? options.contract : 'script';
+    if (chosen === 'script') return null;
+    return chosen ?? 'default';
   };
 
   let loadFailures = options.loadFailures ?? 0;
@@ -348,7 +379,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Scr
       else writeCompletion(response, body, { content: '' });
       return;
     }
-    const index = chatRequests.push(recorded) - 1;
+    const index = answeredApart(recorded) ? -1 : chatRequests.push(recorded) - 1;
     const reply = await nextReply(recorded, index);
     stats.inFlight++;
     stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);

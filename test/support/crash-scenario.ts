@@ -128,7 +128,7 @@ export interface CrashLoopReport {
   redoneSteps: string[];
   uncertainRepeats: number;
   missingFromAudit: number;
-  /** Exit codes of the final resume of each scenario, and of `archon audit verify` after it. */
+  /** Exit codes of the final resume of each scenario (0 completed, 7 completed with the gaps it accepted: calls a kill cut short and --approve auto did not repeat), and of `archon audit verify` after it. */
   finalExits: number[];
   verifyExits: number[];
   /** Anything a process printed that says it crashed. */
@@ -166,10 +166,11 @@ export async function crashLoop(options: CrashLoopOptions): Promise<CrashLoopRep
     }
     const runId = onlyRunId(dataDir);
     if (runId) {
-      const final = await options.spawn(['resume', runId, ...common]).done;
+      const final = await options.spawn(['resume', runId, ...common, '--accept-gaps']).done;
       noteCrash(final);
-      // A run that had already completed has nothing to resume (exit 2 saying so).
-      report.finalExits.push(final.status === 2 && /already ended \(completed\)/.test(final.stderr) ? 0 : (final.status ?? -1));
+      // A run that had already ended has nothing to resume (exit 2 saying so).
+      const ended = /already ended \((completed|completed_with_gaps)\)/.exec(final.stderr);
+      report.finalExits.push(final.status === 2 && ended ? (ended[1] === 'completed' ? 0 : 7) : (final.status ?? -1));
     }
     if (!runId) continue;
     const verify = await options.spawn(['audit', 'verify', '--data-dir', dataDir]).done;

@@ -52,6 +52,8 @@ import { endWorkingMemory } from '../memory/working-memory';
 import type { MemoryStore } from '../memory/memory-store';
 import type { Embedder } from '../model/embedder';
 import { RunMemory } from '../memory/recall';
+import { contractOf } from '../contract/contract-state';
+import { planCoveringContract } from '../contract/plan-coverage';
 
 export const DEFAULT_MAX_SUBAGENTS = 2;
 
@@ -98,15 +100,16 @@ export interface RunResult {
   error: string | null;
 }
 
-function finish(context: RunContext, status: RunStatus, outcome: { answer?: string; error?: string }): RunResult {
+function finish(context: RunContext, status: RunStatus, outcome: { answer?: string; error?: string; gaps?: readonly string[] }): RunResult {
   context.runs.setRunStatus(context.runId, status, context.now().toISOString(), outcome);
   endWorkingMemory(context, status);
   if (status === 'completed') context.events.append(context.runId, 'run.completed', { answer: outcome.answer ?? '' });
+  else if (status === 'completed_with_gaps') context.events.append(context.runId, 'run.completed', { answer: outcome.answer ?? '', gaps: [...(outcome.gaps ?? [])] });
   else if (status === 'stopped') context.events.append(context.runId, 'run.stopped', { reason: outcome.error ?? 'Stopped.' });
   else if (status === 'paused') context.events.append(context.runId, 'run.paused', { reason: outcome.error ?? 'Paused.', whatToDo: `When the cause is fixed, continue it with \`archon resume ${context.runId}\` (or Resume in the app).` });
   else context.events.append(context.runId, 'run.failed', { error: outcome.error ?? 'The run failed.' });
   context.events.flush();
-  context.hooks.runEnded(context, { status, ...outcome });
+  context.hooks.runEnded(context, { status, answer: outcome.answer, error: outcome.error });
   return { runId: context.runId, status, answer: outcome.answer ?? null, error: outcome.error ?? null };
 }
 
@@ -145,20 +148,34 @@ function adaptAutonomy(context: RunContext, plan: Plan): void {
   context.policy = adapted.policy;
 }
 
-async function finalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<string, StepState>): Promise<string> {
+/** The final answer written from the steps' results; `feedback` says what the last one lacked. */
+async function writeFinalAnswer(context: RunContext, plan: Plan, states: ReadonlyMap<string, StepState>, feedback: readonly string[]): Promise<string> {
   const results = plan.steps.map((step) => `- ${step.id} (${step.description}): ${states.get(step.id)?.result ?? ''}`).join('\n');
   const response = await callModel(
     asRole(context, 'planner'),
     {
       purpose: 'final',
       messages: [
-        { role: 'system', content: "Write the final answer to the operator's goal from the results of the steps. Be direct and complete. Do not call tools." },
-        { role: 'user', content: `Goal: ${context.goal}\n\nResults of the steps:\n${results}` },
+        { role: 'system', content: "Write the final answer to the operator's goal from the results of the steps. Be direct and complete. Claim nothing the results do not show. Do not call tools." },
+        { role: 'user', content: `Goal: ${context.goal}\n\nResults of the steps:\n${results}${feedback.map((line) => `\n\n${line} Write the final answer again.`).join('')}` },
       ],
     },
     null,
   );
-  return approveFinalAnswer(context, response.content.replace(/^\s*Final Answer\s*:\s*/i, '').trim());
+  return response.content.replace(/^\s*Final Answer\s*:\s*/i, '').trim();
+}
+
+/** Writes the final answer, has the run's capabilities review it (the outcome check), then asks for it where the policy does; the run ends completed, or completed with the gaps the operator accepted. */
+async function finishWithAnswer(context: RunContext, plan: Plan, steps: ReadonlyMap<string, StepState>): Promise<RunResult> {
+  const states = await context.hooks.beforeFinalAnswer(context, plan, steps);
+  const feedback: string[] = [];
+  const rewrite = (why: string) => {
+    feedback.push(why);
+    return writeFinalAnswer(context, plan, states, feedback);
+  };
+  const reviewed = await context.hooks.reviewFinalAnswer(context, { answer: await writeFinalAnswer(context, plan, states, feedback), plan, states, rewrite });
+  const answer = await approveFinalAnswer(context, reviewed.answer);
+  return reviewed.gaps.length > 0 ? finish(context, 'completed_with_gaps', { answer, gaps: reviewed.gaps }) : finish(context, 'completed', { answer });
 }
 
 /** A run that ended with steps not done leads with its root cause: the first failed step and why, then what to do. */
@@ -208,9 +225,9 @@ async function drive(context: RunContext, concurrency: number, existing: Resumed
       const planner = asRole(context, 'planner');
       const memory = await context.hooks.beforePlan(context);
       plan = await approvePlan(context, async (feedback) => {
-          const candidate = await handOff(context, { from: 'coordinator', to: 'planner', body: planningTask(context.goal, feedback) }, () =>
-            planGoal(context.goal, { mode: planner.mode, tools: context.tools, maxSteps: planStepCap(context.options), roles: context.roles.registry, callModel: (request) => callModel(planner, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), depth: context.options.depth }, feedback, context.earlierRun, memory),
-          JSON.stringify);
+          const candidate = await planCoveringContract(contractOf(context), feedback, (told) => handOff(context, { from: 'coordinator', to: 'planner', body: planningTask(context.goal, told) }, () =>
+            planGoal(context.goal, { mode: planner.mode, tools: context.tools, maxSteps: planStepCap(context.options), roles: context.roles.registry, callModel: (request) => callModel(planner, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), depth: context.options.depth }, told, context.earlierRun, memory),
+          JSON.stringify));
           warm(candidate);
           return candidate;
         },
@@ -229,7 +246,7 @@ async function drive(context: RunContext, concurrency: number, existing: Resumed
     context.signal.throwIfAborted();
     const unfinished = ran.plan.steps.filter((step) => ran.states.get(step.id)?.status !== 'completed' && !ran.states.get(step.id)?.waived);
     if (unfinished.length > 0) return finish(context, 'failed', { error: unfinishedError(context, unfinished.map((step) => step.id)) });
-    return finish(context, 'completed', { answer: await finalAnswer(context, ran.plan, await context.hooks.beforeFinalAnswer(context, ran.plan, ran.states)) });
+    return await finishWithAnswer(context, ran.plan, ran.states);
   } catch (error) {
     try {
       return finishWithError(context, error);
@@ -551,7 +568,7 @@ export async function resumeRun(dependencies: RunEngineDependencies, runId: stri
   const stored = dependencies.runs.getRun(runId);
   if (!stored) throw new ArchonError('NOT_FOUND', `There is no run ${runId} in this data folder. \`archon runs\` lists the runs.`);
   if (stored.summary.kind === 'dream') throw new ArchonError('CONFIG_INVALID', `Run ${runId} is a dream; a dream is not resumed. \`archon dream\` starts a new one over the runs not dreamt yet.`);
-  if (stored.summary.status === 'completed' || stored.summary.status === 'rejected') {
+  if (stored.summary.status === 'completed' || stored.summary.status === 'completed_with_gaps' || stored.summary.status === 'rejected') {
     throw new ArchonError('CONFIG_INVALID', `Run ${runId} already ended (${stored.summary.status}); there is nothing to resume. Start a new run instead.`);
   }
   // A workspace the operator names now is confirmed by them; the stored one must still be the folder it was.

@@ -147,7 +147,6 @@ export async function runPlan(
       context.runs.together(() => {
         setState(step, 'completed', { result: outcome.result });
         rememberResult(context, step.id, outcome.result);
-        context.hooks.stepCompleted(context, step, outcome.result);
       });
       context.events.append(context.runId, 'step.completed', { stepId: step.id, result: outcome.result });
       offerDependants(step.id);

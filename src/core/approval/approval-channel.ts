@@ -1,4 +1,5 @@
 import type { ApprovalDecision, ApprovalRequest, OperatorChannel } from '../../shared/schemas/approval';
+import { OutcomeActionSchema } from '../../shared/schemas/goal-contract';
 
 /**
  * The human channel: the only thing that can decide. The app's dialog, the terminal prompt, or the
@@ -26,14 +27,23 @@ function ruleChannel(rule: (request: ApprovalRequest) => ApprovalDecision): Appr
 /**
  * `--approve auto`: yes to every approval, except repeating a call that may already have happened
  * (as it never raises a budget): that needs a person's word; a server's question (elicitation) is
- * declined; and an escalation, where recovery has run out, is answered "end" (the run ends failed
- * with its diagnosis) rather than retried unattended.
+ * declined; an escalation, where recovery has run out, is answered "end" (the run ends failed
+ * with its diagnosis) rather than retried unattended; and unmet success criteria are not accepted.
  */
 export const approveAll = ruleChannel((request) => {
   if (request.kind === 'uncertain_repeat') return { verdict: 'reject', feedback: 'Not repeated: --approve auto never repeats a call that may already have happened.' };
   if (request.kind === 'elicitation') return { verdict: 'reject', feedback: "Declined: --approve auto never answers a server's questions for the operator." };
   if (request.kind === 'escalation') return { verdict: 'reject', feedback: '--approve auto ends the run at an escalation.' };
+  if (request.kind === 'outcome' && hasGaps(request.action)) return { verdict: 'reject', feedback: '--approve auto never accepts unmet success criteria; --accept-gaps does.' };
   return { verdict: 'approve' };
 });
+
+function hasGaps(action: unknown): boolean {
+  const parsed = OutcomeActionSchema.safeParse(action);
+  return !parsed.success || parsed.data.gaps.length > 0;
+}
+
+/** `--accept-gaps`: the operator accepted unmet success criteria before the run; the outcome's request is answered yes by that rule. */
+export const acceptGapsRule = ruleChannel(() => ({ verdict: 'approve' }));
 
 export const denyAll = ruleChannel(() => ({ verdict: 'reject', feedback: 'Denied: approvals are answered "no" in this run (--approve deny).' }));

@@ -23,6 +23,7 @@ export const DEFAULT_EXPIRY_MS: Record<ApprovalKind, number> = {
   escalation: 30 * 60_000,
   elicitation: 10 * 60_000,
   budget_raise: 10 * 60_000,
+  outcome: 15 * 60_000,
 };
 
 /** A stable hash of the exact action: keys sorted, so equal actions hash equal. */

@@ -16,6 +16,9 @@ import { toolResult, type Elicitation, type ElicitationAnswer, type ToolDefiniti
 import { applyLock, explain, requestApproval, runRejected, type GateContext } from './approval-gate';
 import { decide, MAX_EDIT_ATTEMPTS, type EditCheck } from './edit-loop';
 import { withoutSecretFields } from '../secrets/mcp-secrets';
+import { GoalContractSchema, type GoalContract, type OutcomeAction } from '../../shared/schemas/goal-contract';
+import { acceptGapsRule } from './approval-channel';
+import { stateContract } from '../contract/contract-state';
 
 /*
  * Every place a policy asks a person, in one module: "where does a policy ask?" has this answer.
@@ -23,7 +26,7 @@ import { withoutSecretFields } from '../secrets/mcp-secrets';
  */
 
 /** What a checkpoint may read and change of a run: its identity, policy, approvals, tools and locks. */
-export type CheckpointContext = GateContext & Pick<RunContext, 'goal' | 'policy' | 'tools' | 'toolApproval' | 'model' | 'options' | 'toolGrants' | 'roles'>;
+export type CheckpointContext = GateContext & Pick<RunContext, 'goal' | 'policy' | 'tools' | 'toolApproval' | 'model' | 'options' | 'toolGrants' | 'roles' | 'capabilityStates'>;
 
 /** A plan rejected this many times ends the run as rejected; the rejections before it each bring a re-plan. */
 export const MAX_PLAN_REJECTIONS = 3;
@@ -46,6 +49,19 @@ function metaValidatorFactors(verdict: PlanVerdict | null): string[] {
 function planRisk(plan: Plan): Risk {
   if (plan.steps.some((step) => step.risk === 'critical')) return 'critical';
   return plan.steps.some((step) => step.risk === 'high') ? 'high' : 'low';
+}
+
+/** An edited plan (`{steps}`), and the goal's contract when the operator edited that too (`{steps, contract}`). */
+function editedPlan(context: CheckpointContext, edited: unknown): EditCheck<{ plan: Plan; contract: GoalContract | null }> {
+  const { contract, ...rest } = (edited ?? {}) as { contract?: unknown };
+  const parsed = PlanSchema.safeParse({ goal: context.goal, ...rest });
+  if (!parsed.success) return { ok: false, reason: `The edited plan does not match the schema: ${describeZodError(parsed.error)}.` };
+  const errors = validatePlan(parsed.data, context.tools, { maxSteps: planStepCap(context.options), roles: context.roles.registry, depth: context.options.depth });
+  if (errors.length > 0) return { ok: false, reason: errors.join(' ') };
+  if (contract === undefined) return { ok: true, value: { plan: parsed.data, contract: null }, action: planAction(parsed.data) };
+  const stated = GoalContractSchema.safeParse(contract);
+  if (!stated.success) return { ok: false, reason: `The edited contract does not match the schema: ${describeZodError(stated.error)}.` };
+  return { ok: true, value: { plan: parsed.data, contract: stated.data }, action: { ...planAction(parsed.data), contract: stated.data } };
 }
 
 /** The plan is checked by `checkPlan` (the Meta-Validator, announced), then goes to a person (where the policy asks): approve, edit (re-validated as a DAG), or reject and re-plan with the feedback, until MAX_PLAN_REJECTIONS. */
@@ -72,15 +88,13 @@ export async function approvePlan(context: CheckpointContext, makePlan: (feedbac
           confidence: checked?.confidence ?? null,
         }),
       },
-      (edited) => {
-        const parsed = PlanSchema.safeParse({ goal: context.goal, ...(edited as object) });
-        if (!parsed.success) return { ok: false, reason: `The edited plan does not match the schema: ${describeZodError(parsed.error)}.` };
-        const errors = validatePlan(parsed.data, context.tools, { maxSteps: planStepCap(context.options), roles: context.roles.registry, depth: context.options.depth });
-        return errors.length > 0 ? { ok: false, reason: errors.join(' ') } : { ok: true, value: parsed.data, action: planAction(parsed.data) };
-      },
+      (edited) => editedPlan(context, edited),
     );
     if (verdict.verdict === 'approve') return plan;
-    if (verdict.verdict === 'edit') return verdict.value;
+    if (verdict.verdict === 'edit') {
+      if (verdict.value.contract) stateContract(context, verdict.value.contract, 'operator');
+      return verdict.value.plan;
+    }
     if (verdict.verdict === 'lock') {
       applyLock(context, verdict.outcome.decision);
       feedback.push(`Never use ${verdict.outcome.decision.verdict === 'lock' ? verdict.outcome.decision.constraint.tool : 'that tool'}.`);
@@ -324,6 +338,32 @@ export async function approveFinalAnswer(context: CheckpointContext, answer: str
   if (outcome.decision.verdict === 'edit' && typeof outcome.decision.edited === 'string') return outcome.decision.edited;
   const why = outcome.decision.verdict === 'reject' ? outcome.decision.feedback : 'not approved';
   throw runRejected(outcome.status === 'expired' ? `The final answer was not approved in time: ${why}` : `The operator rejected the final answer: ${why}`);
+}
+
+/**
+ * Unmet success criteria, or an outcome the check was not sure of, go to the operator: approving accepts
+ * them (gaps: the run ends `completed_with_gaps`). `--accept-gaps` is the operator's yes given beforehand;
+ * `--approve auto` never accepts gaps.
+ */
+export async function approveOutcome(context: CheckpointContext, review: OutcomeAction): Promise<{ accepted: boolean; feedback: string }> {
+  const gaps = review.gaps.length > 0;
+  const asked = gaps && context.options.acceptGaps ? Object.assign(Object.create(context) as CheckpointContext, { approvals: acceptGapsRule }) : context;
+  const outcome = await requestApproval(asked, {
+    kind: 'outcome',
+    stepId: null,
+    summary: gaps ? `The outcome check found ${review.gaps.length} gap(s): ${review.gaps.join(' ').slice(0, 400)}` : `The outcome check is not sure the goal is met (${review.confidence === null ? 'no readable verdict' : `confidence ${review.confidence.toFixed(2)}`}).`,
+    action: review,
+    explanation: explain(context, {
+      summary: gaps ? 'Approving accepts these gaps: the run ends completed with gaps. Rejecting ends it failed.' : 'Approving gives the answer as it is; rejecting ends the run failed.',
+      stepId: null,
+      risk: 'medium',
+      factors: [...review.gaps],
+      reversibility: 'not_applicable',
+      confidence: review.confidence,
+    }),
+  });
+  if (outcome.decision.verdict === 'approve') return { accepted: true, feedback: '' };
+  return { accepted: false, feedback: outcome.decision.verdict === 'reject' ? outcome.decision.feedback : 'not approved' };
 }
 
 /** The run a cap belongs to: this one, or the ancestor `above` levels up (a sub-agent breaking its parent's cap). */

@@ -1,5 +1,5 @@
 import { asksAt } from '../../shared/policy';
-import { stepAgentId } from '../../shared/schemas/bus';
+import { conflictAnswerBody, settledConflictBody, stepAgentId, type ConflictBallot, type SettledConflict } from '../../shared/schemas/bus';
 import type { RunEvent } from '../../shared/schemas/events';
 import type { Plan, PlanStep } from '../../shared/schemas/plan';
 import type { RunOptions } from '../../shared/schemas/run';
@@ -11,29 +11,19 @@ import type { RunCapability, RunContext } from '../run/run-context';
 import type { StepState } from '../run/plan-view';
 
 /** The weights of a conflict vote, and the score below which the operator decides. */
-export const VOTE_WEIGHTS = { domain: 0.4, confidence: 0.3, history: 0.3 } as const;
+export const VOTE_WEIGHTS = { domain: 0.4, confidence: 0.3, history: 0.3 } as const satisfies VoteFactors;
 export const VOTE_THRESHOLD = 0.6;
 /** A role with no verdicts yet counts as even odds. */
 const NO_HISTORY = 0.5;
 /** How many of a role's latest verdicts make its history. */
 const HISTORY_WINDOW = 20;
 
-export type VoteFactors = Record<keyof typeof VOTE_WEIGHTS, number>;
-export interface Ballot {
-  stepId: string;
-  agent: string;
-  factors: VoteFactors;
-  score: number;
-}
-export interface VoteOutcome {
-  ballots: Ballot[];
-  winner: Ballot;
-  /** The winner scored under VOTE_THRESHOLD: the operator decides. */
-  escalate: boolean;
-}
+export type VoteFactors = ConflictBallot['factors'];
+/** `escalate`: the winner scored under VOTE_THRESHOLD. */
+export type VoteOutcome = SettledConflict['vote'];
 
 /** The weighted vote: the highest score wins (the earlier step on a tie). */
-export function weighVote(candidates: readonly Omit<Ballot, 'score'>[]): VoteOutcome {
+export function weighVote(candidates: readonly Omit<ConflictBallot, 'score'>[]): VoteOutcome {
   const ballots = candidates.map((candidate) => ({ ...candidate, score: Object.entries(VOTE_WEIGHTS).reduce((sum, [name, weight]) => sum + weight * candidate.factors[name as keyof VoteFactors], 0) }));
   const winner = ballots.reduce((best, ballot) => (ballot.score > best.score ? ballot : best));
   return { ballots, winner, escalate: winner.score < VOTE_THRESHOLD };
@@ -114,12 +104,12 @@ async function settleConflicts(context: RunContext, plan: Plan, states: Readonly
     context.events.flush();
     const events = context.runs.events(context.runId, Number.MAX_SAFE_INTEGER);
     const vote = weighVote(group.map((step) => ({ stepId: step.id, agent: stepAgentId(step), factors: factorsOf(step, plan, { registry: context.roles.registry, configured: context.options.roles }, events) })));
-    const conflict = { question: questionOf(group[0] as PlanStep) ?? '', reason, vote };
+    const conflict: SettledConflict = { question: questionOf(group[0] as PlanStep) ?? '', reason, vote };
     context.bus.publish(context.runId, { from: 'critic', to: 'coordinator', kind: 'critique', body: `Steps ${group.map((step) => step.id).join(', ')} disagree on "${conflict.question}": ${reason}` });
     const winner = vote.escalate && asksAt(context.policy, 'critical_decision')
-      ? await handOff(context, { from: 'coordinator', to: 'operator', kind: 'escalation', body: JSON.stringify(conflict) }, () => chooseConflictWinner(context, conflict), (chosen) => `winner: ${chosen}`)
+      ? await handOff(context, { from: 'coordinator', to: 'operator', kind: 'escalation', body: settledConflictBody(conflict) }, () => chooseConflictWinner(context, conflict), conflictAnswerBody)
       : vote.winner.stepId;
-    if (winner === vote.winner.stepId) context.bus.publish(context.runId, { from: 'coordinator', to: 'broadcast', topic: 'broadcast', kind: 'decision', body: JSON.stringify({ ...conflict, winner }) });
+    if (winner === vote.winner.stepId) context.bus.publish(context.runId, { from: 'coordinator', to: 'broadcast', topic: 'broadcast', kind: 'decision', body: settledConflictBody({ ...conflict, winner }) });
     for (const step of group) {
       if (step.id !== winner) settled.set(step.id, { status: 'completed', result: `(superseded: step ${winner}'s answer to the same question was chosen over this one)` });
     }

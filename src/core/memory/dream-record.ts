@@ -1,11 +1,11 @@
 import type { RunEvent } from '../../shared/schemas/events';
-import type { RunStatus } from '../../shared/schemas/run';
+import type { RunStatus, RunSummary } from '../../shared/schemas/run';
 import { MIN_PROGRESS } from '../../shared/gap-trend';
 import { capObservation } from '../model/observation';
 import type { RunStore } from '../store/run-store';
 
 /** Runs over for good: what they did is settled, so the Dreamer may learn from them (a paused or stopped run may still be resumed). */
-export const DREAMABLE_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'rejected', 'budget_exhausted']);
+export const DREAMABLE_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'completed_with_gaps', 'failed', 'rejected', 'budget_exhausted']);
 
 const MAX_RESULT_CHARS = 400;
 
@@ -39,6 +39,13 @@ function stepLines(events: readonly RunEvent[]): string[] {
   return lines;
 }
 
+/** How the run ended: its answer (with the gaps the operator accepted, from its `run.completed`), or why it ended without one. */
+function endingLines(summary: RunSummary, events: readonly RunEvent[]): string[] {
+  if (summary.status !== 'completed' && summary.status !== 'completed_with_gaps') return [`Ended ${summary.status}: ${summary.error ?? 'no reason was recorded'}`];
+  const gaps = events.findLast((event) => event.type === 'run.completed')?.gaps ?? [];
+  return [`Answer: ${capObservation(summary.answer ?? '', MAX_RESULT_CHARS)}`, ...(gaps.length > 0 ? [`Accepted gaps: ${gaps.join('; ')}`] : [])];
+}
+
 /**
  * One finished run as the Dreamer reads it: its goal, plan, what each step did, and every failure,
  * verdict and repair with the reason the records give, verbatim, so a lesson can cite no other cause.
@@ -56,6 +63,6 @@ export function dreamRecord(runs: RunStore, runId: string): string | null {
     ...(steps.length > 0 ? ['Plan:', ...steps] : []),
     ...stepLines(events),
     ...penalisedRevisions(events),
-    summary.status === 'completed' ? `Answer: ${capObservation(summary.answer ?? '', MAX_RESULT_CHARS)}` : `Ended ${summary.status}: ${summary.error ?? 'no reason was recorded'}`,
+    ...endingLines(summary, events),
   ].join('\n');
 }

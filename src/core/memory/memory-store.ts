@@ -16,6 +16,14 @@ export interface NewMemoryItem {
   evidence?: string[];
   appliesTo?: string | null;
   pinned?: boolean;
+  /** Default: an item of no run (the operator's own) is global, any other is recalled in its runs' workspace only. */
+  global?: boolean;
+}
+
+/** A step's result as a fact of its run (source run and step), kept once the run's outcome was accepted. */
+export interface StepFact {
+  stepId: string;
+  text: string;
 }
 
 /** The query's embedding, for vector search among items embedded with the same model. */
@@ -34,7 +42,7 @@ export interface MemorySearchOptions {
   recentFallback?: boolean;
   /** Items that came from this run are left out. */
   excludeRunId?: string;
-  /** Only items of no run, or whose runs (source and evidence) all worked in this run's workspace. */
+  /** Only global items, and items of this run's workspace whose runs (source and evidence) are all still known. */
   workspaceOfRun?: string;
 }
 
@@ -76,10 +84,12 @@ const RowSchema = z.object({
   created_at: z.string(),
   last_used_at: z.string().nullable(),
   pinned: z.number(),
+  workspace: z.string().nullable(),
+  global: z.number(),
 });
 type Row = z.infer<typeof RowSchema>;
 
-const COLUMNS = 'm.seq, m.id, m.kind, m.text, m.source_run_id, m.source_step_id, m.evidence_json, m.applies_to, m.created_at, m.last_used_at, m.pinned';
+const COLUMNS = 'm.seq, m.id, m.kind, m.text, m.source_run_id, m.source_step_id, m.evidence_json, m.applies_to, m.created_at, m.last_used_at, m.pinned, m.workspace, m.global';
 
 function toItem(row: unknown): MemoryItem {
   const r: Row = RowSchema.parse(row);
@@ -93,6 +103,8 @@ function toItem(row: unknown): MemoryItem {
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
     pinned: r.pinned === 1,
+    workspace: r.workspace,
+    global: r.global === 1,
   });
 }
 
@@ -101,20 +113,27 @@ const RUN_WORKSPACE = "coalesce(r.workspace_real, json_extract(r.options_json, '
 const CURRENT_WORKSPACE = `(SELECT ${RUN_WORKSPACE} FROM runs r WHERE r.id = ?)`;
 
 /**
- * A fact or an episode holds what a run's steps found in its workspace (a secret a tool read
- * included): it is recalled only by runs of that workspace, and one whose runs (source or evidence)
- * are no longer known by none. Lessons (the Dreamer's advice on how to work, meant to carry over) and
- * the operator's own items are recalled everywhere.
+ * What a run's steps found holds what was in its workspace (a secret a tool read included): an item
+ * is recalled only by runs of its workspace, and one whose runs (source or evidence) are no longer
+ * known by none. A global item (the operator's own, or one the operator made global) is recalled everywhere.
  */
-const SAME_WORKSPACE = `
-  AND (m.kind = 'lesson' OR (
-    (m.source_run_id IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.id = m.source_run_id AND ${RUN_WORKSPACE} = ${CURRENT_WORKSPACE}))
-    AND NOT EXISTS (SELECT 1 FROM json_each(m.evidence_json) e LEFT JOIN runs r ON r.id = e.value WHERE ${RUN_WORKSPACE} IS NULL OR ${RUN_WORKSPACE} IS NOT ${CURRENT_WORKSPACE})))`;
+const IN_WORKSPACE = `
+  AND (m.global = 1 OR (
+    m.workspace = ${CURRENT_WORKSPACE}
+    AND (m.source_run_id IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.id = m.source_run_id))
+    AND NOT EXISTS (SELECT 1 FROM json_each(m.evidence_json) e WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = e.value))))`;
 
 function itemFilter(kinds: readonly MemoryKind[] | undefined, excludeRunId?: string, workspaceOfRun?: string): { sql: string; params: string[] } {
   const byKind = !kinds || kinds.length === 0 ? { sql: '', params: [] } : { sql: ` AND m.kind IN (${kinds.map(() => '?').join(', ')})`, params: [...kinds] };
   const byRun = excludeRunId === undefined ? byKind : { sql: `${byKind.sql} AND m.source_run_id IS NOT ?`, params: [...byKind.params, excludeRunId] };
-  return workspaceOfRun === undefined ? byRun : { sql: `${byRun.sql}${SAME_WORKSPACE}`, params: [...byRun.params, workspaceOfRun, workspaceOfRun] };
+  return workspaceOfRun === undefined ? byRun : { sql: `${byRun.sql}${IN_WORKSPACE}`, params: [...byRun.params, workspaceOfRun] };
+}
+
+/** A summary of items keeps their workspace only when they share one, and is global only when they all were. */
+function mergedScope(items: readonly MemoryItem[]): { workspace: string | null; global: boolean } {
+  const workspaces = new Set(items.map((item) => item.workspace));
+  const [only] = workspaces;
+  return { workspace: workspaces.size === 1 && only !== undefined ? only : null, global: items.every((item) => item.global) };
 }
 
 function vectorBlob(vector: readonly number[]): Buffer {
@@ -137,7 +156,7 @@ export class MemoryStore {
     this.now = options.now ?? (() => new Date().toISOString());
   }
 
-  /** Inside a caller's transaction (a step's completion), a savepoint of it: a failure undoes this item alone. */
+  /** Inside a caller's transaction, a savepoint of it: a failure undoes this item alone. */
   add(input: NewMemoryItem): MemoryItem {
     const item = this.candidate(input);
     writeTransaction(this.db, () => {
@@ -145,6 +164,24 @@ export class MemoryStore {
       this.enforceBound();
     });
     return item;
+  }
+
+  /**
+   * A run's accepted step results, each kept once: a fact already stored for the same step with the
+   * same text (the run's ending recorded again) stays as it is, with its pin and scope.
+   */
+  putStepFacts(runId: string, facts: readonly StepFact[]): MemoryItem[] {
+    const existing = this.db.prepare("SELECT m.id FROM memory_items m WHERE m.kind = 'fact' AND m.source_run_id = ? AND m.source_step_id = ? AND m.text = ?");
+    return writeTransaction(this.db, () =>
+      facts.map((fact) => {
+        const item = this.candidate({ kind: 'fact', text: fact.text, source: { runId, stepId: fact.stepId } });
+        const kept = existing.get(runId, fact.stepId, item.text) as { id: string } | undefined;
+        if (kept) return this.get(kept.id) as MemoryItem;
+        this.insert(item);
+        this.enforceBound();
+        return item;
+      }),
+    );
   }
 
   /** The run's one episode: one it had from an earlier ending (a resumed run's) is replaced. */
@@ -211,6 +248,13 @@ export class MemoryStore {
     return this.get(fullId) as MemoryItem;
   }
 
+  /** A global item is recalled by runs of every workspace; a local one only by runs of its own. */
+  setGlobal(id: string, global: boolean): MemoryItem {
+    const fullId = this.resolveId(id);
+    this.db.prepare('UPDATE memory_items SET global = ? WHERE id = ?').run(global ? 1 : 0, fullId);
+    return this.get(fullId) as MemoryItem;
+  }
+
   /** New text (redacted); its embedding is dropped, to be made again from the new text. */
   update(id: string, text: string): MemoryItem {
     const fullId = this.resolveId(id);
@@ -269,25 +313,39 @@ export class MemoryStore {
   }
 
   private candidate(input: NewMemoryItem): MemoryItem {
+    const evidence = input.evidence ?? [];
+    const runIds = [...(input.source ? [input.source.runId] : []), ...evidence];
     return MemoryItemSchema.parse({
       id: randomBytes(6).toString('hex'),
       kind: input.kind,
       text: this.secrets.redact(input.text),
       source: input.source ?? null,
-      evidence: input.evidence ?? [],
+      evidence,
       appliesTo: input.appliesTo ? this.secrets.redact(input.appliesTo) : null,
       createdAt: this.now(),
       lastUsedAt: null,
       pinned: input.pinned ?? false,
+      workspace: this.workspaceOfRuns(runIds),
+      global: input.global ?? runIds.length === 0,
     });
+  }
+
+  /** The one workspace all these runs worked in; null when there are none, one is unknown, or they differ (a lesson drawn from several folders). */
+  private workspaceOfRuns(runIds: readonly string[]): string | null {
+    const ids = [...new Set(runIds)];
+    if (ids.length === 0) return null;
+    const rows = this.db.prepare(`SELECT ${RUN_WORKSPACE} AS workspace FROM runs r WHERE r.id IN (${ids.map(() => '?').join(', ')})`).all(...ids) as { workspace: string | null }[];
+    const workspaces = new Set(rows.map((row) => row.workspace));
+    const [only] = workspaces;
+    return rows.length === ids.length && workspaces.size === 1 && only !== undefined ? only : null;
   }
 
   private insert(item: MemoryItem): void {
     this.db
       .prepare(
-        'INSERT INTO memory_items (id, kind, text, source_run_id, source_step_id, evidence_json, applies_to, created_at, last_used_at, pinned) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO memory_items (id, kind, text, source_run_id, source_step_id, evidence_json, applies_to, created_at, last_used_at, pinned, workspace, global) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       )
-      .run(item.id, item.kind, item.text, item.source?.runId ?? null, item.source?.stepId ?? null, JSON.stringify(item.evidence), item.appliesTo, item.createdAt, item.lastUsedAt, item.pinned ? 1 : 0);
+      .run(item.id, item.kind, item.text, item.source?.runId ?? null, item.source?.stepId ?? null, JSON.stringify(item.evidence), item.appliesTo, item.createdAt, item.lastUsedAt, item.pinned ? 1 : 0, item.workspace, item.global ? 1 : 0);
   }
 
   /** Candidates by Hamming distance of the quantised vectors, then ranked and thresholded by exact cosine similarity. */
@@ -340,6 +398,6 @@ export class MemoryStore {
     if (batch.length === 0) return;
     const remove = this.db.prepare('DELETE FROM memory_items WHERE id = ?');
     for (const item of batch) remove.run(item.id);
-    if (batch.length > 1) this.insert(MemoryItemSchema.parse({ ...mergeForBound(batch), id: randomBytes(6).toString('hex'), createdAt: this.now(), lastUsedAt: null, pinned: false }));
+    if (batch.length > 1) this.insert(MemoryItemSchema.parse({ ...mergeForBound(batch), id: randomBytes(6).toString('hex'), createdAt: this.now(), lastUsedAt: null, pinned: false, ...mergedScope(batch) }));
   }
 }

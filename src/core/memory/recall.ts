@@ -3,7 +3,7 @@ import type { Log } from '../log';
 import { conservativeTokens } from '../model/context-window';
 import { CONTEXT_SHARES } from './compaction';
 import type { Embedder } from '../model/embedder';
-import type { MemoryStore, NewMemoryItem, QueryEmbedding, ScoredMemory } from './memory-store';
+import type { MemoryStore, NewMemoryItem, QueryEmbedding, ScoredMemory, StepFact } from './memory-store';
 
 /** Seed 001's share of the context for what is retrieved (compaction.ts). */
 export const RECALL_SHARE = CONTEXT_SHARES.retrieved;
@@ -50,11 +50,16 @@ export class RunMemory {
   }
 
   /**
-   * Stores an item now. Inside a caller's transaction (a step's completion) it is part of that
-   * commit; one that fails is rolled back alone and logged, and the caller's writes stand.
+   * Stores an item now. Inside a caller's transaction it is part of that commit; one that fails is
+   * rolled back alone and logged, and the caller's writes stand.
    */
   remember(item: NewMemoryItem): MemoryItem | null {
     return this.guarded(item.kind, () => this.store.add(item));
+  }
+
+  /** The step results of a run whose outcome was accepted, each kept once however often its ending is recorded. */
+  rememberStepFacts(runId: string, facts: readonly StepFact[]): MemoryItem[] | null {
+    return this.guarded('fact', () => this.store.putStepFacts(runId, facts));
   }
 
   /** The run's episode, replacing the one an earlier ending of the same run left. */

@@ -1,4 +1,4 @@
-import type { PlanStep } from '../../shared/schemas/plan';
+import { conflictAnswerWinner, parseSettledConflict } from '../../shared/schemas/bus';
 import type { RunStatus } from '../../shared/schemas/run';
 import { instructionLike, relevantMemorySection } from './recall';
 import type { RunCapability, RunContext } from '../run/run-context';
@@ -31,12 +31,40 @@ async function recallFor(context: RunContext, query: string, stepId: string | nu
 }
 
 /**
- * A completed step's result, kept as a fact with the run and step it came from. Called inside the
- * write that completes the step, so a `step.completed` announced has its fact on disk.
+ * The steps whose results lost a conflict: the coordinator's broadcast decision names the vote's
+ * winner; an escalated conflict's winner is the operator's answer to it.
  */
-function rememberStepResult(context: RunContext, step: PlanStep, result: string): void {
-  if (!context.memory || result.trim() === '') return;
-  context.memory.remember({ kind: 'fact', text: clip(`${step.description}\nResult: ${result}`, FACT_CHARS), source: { runId: context.runId, stepId: step.id } });
+function outvotedSteps(context: RunContext): Set<string> {
+  const messages = context.bus.messages(context.runId).map((message) => message.envelope);
+  const answers = new Map(messages.filter((envelope) => envelope.kind === 'decision' && envelope.to === 'coordinator').map((envelope) => [envelope.correlationId, conflictAnswerWinner(envelope.body)]));
+  const outvoted = new Set<string>();
+  for (const envelope of messages) {
+    if (envelope.from !== 'coordinator' || (envelope.kind !== 'decision' && envelope.kind !== 'escalation')) continue;
+    const conflict = parseSettledConflict(envelope.body);
+    const winner = conflict?.winner ?? answers.get(envelope.id);
+    if (!conflict || winner === undefined) continue;
+    for (const ballot of conflict.vote.ballots) if (ballot.stepId !== winner) outvoted.add(ballot.stepId);
+  }
+  return outvoted;
+}
+
+/**
+ * Once the run's outcome was accepted (it completed), each result its answer stands on is kept as a
+ * fact with the run and step it came from: a step of the final plan (not replaced by a re-plan),
+ * completed, not waived and not outvoted. Nothing is kept from a run that ended any other way.
+ */
+function rememberAcceptedResults(context: RunContext, status: RunStatus): void {
+  if (!context.memory || status !== 'completed') return;
+  try {
+    const outvoted = outvotedSteps(context);
+    const facts = context.runs
+      .getSteps(context.runId)
+      .filter((step) => step.status === 'completed' && step.replacedIn === null && !step.waived && !outvoted.has(step.spec.id) && (step.result ?? '').trim() !== '')
+      .map((step) => ({ stepId: step.spec.id, text: clip(`${step.spec.description}\nResult: ${step.result ?? ''}`, FACT_CHARS) }));
+    context.memory.rememberStepFacts(context.runId, facts);
+  } catch (error) {
+    context.log?.error({ err: error, runId: context.runId }, "the run's step results could not be kept in memory");
+  }
 }
 
 function verdictLines(context: RunContext): string[] {
@@ -51,7 +79,7 @@ function verdictLines(context: RunContext): string[] {
  * The run's one episode, kept each time it ends (a resumed run's replaces the earlier), however it ended but paused: goal, plan, results, verdicts, failures with
  * causes, answer. The run's ending is already recorded: failing to keep the episode is only logged.
  */
-function recordEpisode(context: RunContext, { status, ...outcome }: RunEnding): void {
+function recordEpisode(context: RunContext, status: RunStatus, outcome: { answer?: string; error?: string }): void {
   if (!context.memory || status === 'paused') return;
   try {
     context.memory.rememberEpisode(context.runId, episodeText(context, status, outcome));
@@ -75,13 +103,17 @@ function episodeText(context: RunContext, status: RunStatus, outcome: { answer?:
   return clip(lines.join('\n'), EPISODE_CHARS);
 }
 
-/** Long-term memory: recalled into the plan's and each step's brief, and kept from step results and the run's episode. */
+function rememberRun(context: RunContext, { status, ...outcome }: RunEnding): void {
+  rememberAcceptedResults(context, status);
+  recordEpisode(context, status, outcome);
+}
+
+/** Long-term memory: recalled into the plan's and each step's brief, and kept from an accepted run's step results and every run's episode. */
 export const memory: RunCapability = {
   name: 'memory',
   hooks: {
     beforePlan: (context) => recallFor(context, context.goal, null),
     beforeStep: (context, step) => recallFor(context, `${step.description}\n${context.goal}`, step.id),
-    stepCompleted: rememberStepResult,
-    runEnded: recordEpisode,
+    runEnded: rememberRun,
   },
 };

@@ -39,19 +39,23 @@ export function dependencyFacts(context: RunContext, dependencies: readonly stri
 }
 
 /** Statuses a run cannot be resumed from: its working memory ends with it. */
-const FINAL: readonly RunStatus[] = ['completed', 'rejected'];
+const FINAL: readonly RunStatus[] = ['completed', 'completed_with_gaps', 'rejected'];
 
 /**
- * When a run ends for good the facts its compactions kept are promoted to long-term memory (one
- * `fact` a step, with its provenance; step results are kept there as each step completes), then the
- * working memory is cleared. A run that can still be resumed keeps it; without memory nothing is promoted.
+ * When a run ends for good its working memory is cleared; a run whose outcome was accepted in full
+ * (`completed`) first promotes the facts its compactions kept to long-term memory (one `fact` a step,
+ * with its provenance). A run that can still be resumed keeps it; without memory nothing is promoted.
  */
 export function endWorkingMemory(context: RunContext, status: RunStatus): void {
   if (!FINAL.includes(status)) return;
+  if (status === 'completed') promoteFacts(context);
+  context.runs.clearFacts(context.runId);
+}
+
+function promoteFacts(context: RunContext): void {
   const descriptions = new Map(context.runs.getSteps(context.runId).map((step) => [step.spec.id, step.spec.description]));
   for (const [stepId, description] of descriptions) {
     const facts = storedFacts(context, stepId);
     if (facts.length > 0) context.memory?.remember({ kind: 'fact', text: `${description}\nFacts kept: ${facts.join('; ')}`, source: { runId: context.runId, stepId } });
   }
-  context.runs.clearFacts(context.runId);
 }

@@ -24,7 +24,7 @@ export interface ToolSpec {
 export type ModelMode = 'native' | 'text';
 
 /** Why a request is made; sent as the X-Archon-Purpose header and recorded with the call. */
-export type ChatPurpose = 'probe' | 'plan' | 'replan' | 'step' | 'final' | 'critic' | 'summary' | 'lessons';
+export type ChatPurpose = 'probe' | 'contract' | 'plan' | 'replan' | 'step' | 'final' | 'critic' | 'outcome' | 'summary' | 'lessons';
 
 export interface ChatRequest {
   purpose: ChatPurpose;

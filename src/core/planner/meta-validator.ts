@@ -3,6 +3,9 @@ import type { PlanVerdict, ValidationCheck } from '../../shared/schemas/validati
 import type { RunContext } from '../run/run-context';
 import type { RoleRegistry } from '../roles/role-registry';
 import { askCritic, type CriticAnswer } from '../run/critic';
+import type { GoalContract } from '../../shared/schemas/goal-contract';
+import { contractOf } from '../contract/contract-state';
+import { uncoveredCriteria } from '../contract/plan-coverage';
 
 function normalized(text: string): string {
   return text
@@ -47,15 +50,17 @@ function duplicates(plan: Plan): string[] {
 
 /**
  * The Meta-Validator's deterministic checks of a plan before a person sees it: every step
- * has a description and an expected output, no step is left unlinked, no two steps do the same.
+ * has a description and an expected output, no step is left unlinked, no two steps do the same,
+ * and every file and command the goal's contract names is some step's work.
  */
-export function metaValidate(plan: Plan, roles?: RoleRegistry): PlanVerdict {
+export function metaValidate(plan: Plan, roles?: RoleRegistry, contract: GoalContract | null = null): PlanVerdict {
   const notes = roles?.undefinedRoleNotes(plan) ?? [];
   const checks = [
     check('descriptions', plan.steps.filter((step) => !step.description.trim()).map((step) => `Step "${step.id}" has no description.`)),
     check('expected_outputs', missingOutputs(plan)),
     check('no_orphans', orphans(plan)),
     check('no_duplicates', duplicates(plan)),
+    check('covers_criteria', uncoveredCriteria(plan, contract).map((criterion) => `No step makes "${criterion.text}" true.`)),
   ];
   const failed = checks.filter((item) => !item.passed);
   return {
@@ -100,7 +105,7 @@ function withCritic(checked: PlanVerdict, answer: CriticAnswer): PlanVerdict {
  */
 export async function announcePlanVerdict(context: RunContext, plan: Plan): Promise<PlanVerdict | null> {
   if (context.options.verification === 'off') return null;
-  const checked = metaValidate(plan, context.roles.registry);
+  const checked = metaValidate(plan, context.roles.registry, contractOf(context));
   const verdict = context.options.verification === 'critic' ? withCritic(checked, await askCritic(context, { task: context.goal, criteria: PLAN_CRITERIA, subject: `Plan:\n${planText(plan)}`, evidence: [], stepId: null })) : checked;
   context.events.append(context.runId, 'validation.completed', { stepId: null, verdict: verdict.verdict, gap: verdict.gap, confidence: verdict.confidence, reasons: verdict.reasons, checks: verdict.checks });
   return verdict;

@@ -26,6 +26,8 @@ export interface CriticRequest {
   evidence: readonly string[];
   /** The step the call is recorded against, or null for run-level judgements. */
   stepId: string | null;
+  /** Why the call is made, as its request says: a result's or a plan's review (`critic`, the default), or the run's outcome check. */
+  purpose?: 'critic' | 'outcome';
 }
 
 export type CriticAnswer = { readable: true; verdict: CriticVerdict } | { readable: false; reason: string };
@@ -65,12 +67,12 @@ function criticBrief(request: CriticRequest): string {
 }
 
 /**
- * Asks an independent critic (its own prompt, purpose `critic`) to judge a result against the
+ * Asks an independent critic (its own prompt, purpose `critic` unless the request names another) to judge a result against the
  * rubric. An unreadable answer is fed back once; a second one is reported as unreadable, with why.
  */
 export async function askCritic(run: RunContext, request: CriticRequest): Promise<CriticAnswer> {
   const context = asRole(run, 'critic');
-  const answer = await askStructured((chat) => callModel(context, { purpose: 'critic', ...chat }, request.stepId), {
+  const answer = await askStructured((chat) => callModel(context, { purpose: request.purpose ?? 'critic', ...chat }, request.stepId), {
     tool: submitVerdictTool,
     noun: 'verdict',
     label: 'Verdict',

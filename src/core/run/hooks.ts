@@ -19,6 +19,20 @@ export interface StepFailure {
   resumed: boolean;
 }
 
+/** The final answer as written, before it is given: what it was written from, and a way to write it again with feedback. */
+export interface FinalDraft {
+  answer: string;
+  plan: Plan;
+  states: ReadonlyMap<string, StepState>;
+  rewrite(feedback: string): Promise<string>;
+}
+
+/** The answer to give, and the success criteria the operator accepted as unmet (the run ends `completed_with_gaps`). */
+export interface FinalReview {
+  answer: string;
+  gaps: readonly string[];
+}
+
 export interface RunEnding {
   status: RunStatus;
   answer?: string;
@@ -41,11 +55,11 @@ export interface RunHooks<Context> {
   /** The step's outcome, or null to send it back to work (the reason already in its conversation). */
   reviewResult?(context: Context, step: PlanStep, answer: ReviewedAnswer): Promise<StepOutcome | null> | undefined;
   stepRepaired?(context: Context, step: PlanStep): Promise<void>;
-  /** Inside the write that completes the step. */
-  stepCompleted?(context: Context, step: PlanStep, result: string): void;
   stepFailed?(context: Context, step: PlanStep, failure: StepFailure): Promise<Recovery> | undefined;
   /** The results the final answer is written from. */
   beforeFinalAnswer?(context: Context, plan: Plan, states: ReadonlyMap<string, StepState>): Promise<ReadonlyMap<string, StepState>>;
+  /** The written answer checked before it is given; throws to end the run without it. */
+  reviewFinalAnswer?(context: Context, draft: FinalDraft): Promise<FinalReview> | undefined;
   runEnded?(context: Context, ending: RunEnding): void;
 }
 
@@ -64,9 +78,9 @@ export interface Hooks<Context> {
   afterModelTurn(context: Context, step: PlanStep, response: ChatResponse): void;
   reviewResult(context: Context, step: PlanStep, answer: ReviewedAnswer): Promise<StepOutcome | null>;
   stepRepaired(context: Context, step: PlanStep): Promise<void>;
-  stepCompleted(context: Context, step: PlanStep, result: string): void;
   stepFailed(context: Context, step: PlanStep, failure: StepFailure): Promise<Recovery>;
   beforeFinalAnswer(context: Context, plan: Plan, states: ReadonlyMap<string, StepState>): Promise<ReadonlyMap<string, StepState>>;
+  reviewFinalAnswer(context: Context, draft: FinalDraft): Promise<FinalReview>;
   runEnded(context: Context, ending: RunEnding): void;
 }
 
@@ -105,13 +119,13 @@ export function combineHooks<Context>(capabilities: readonly Capability<Context>
     stepRepaired: async (context, step) => {
       for (const hooks of all) await hooks.stepRepaired?.(context, step);
     },
-    stepCompleted: (context, step, result) => all.forEach((hooks) => hooks.stepCompleted?.(context, step, result)),
     stepFailed: (context, step, failure) => firstAnswer(all.map((hooks) => () => hooks.stepFailed?.(context, step, failure))) ?? Promise.resolve(null),
     beforeFinalAnswer: async (context, plan, states) => {
       let results = states;
       for (const hooks of all) if (hooks.beforeFinalAnswer) results = await hooks.beforeFinalAnswer(context, plan, results);
       return results;
     },
+    reviewFinalAnswer: (context, draft) => firstAnswer(all.map((hooks) => () => hooks.reviewFinalAnswer?.(context, draft))) ?? Promise.resolve({ answer: draft.answer, gaps: [] }),
     runEnded: (context, ending) => all.forEach((hooks) => hooks.runEnded?.(context, ending)),
   };
 }

@@ -371,4 +371,18 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    name: "each memory's workspace (the one its runs worked in) and whether it is global: recall keeps to the run's workspace and global items; lessons kept before were recalled everywhere and stay global",
+    sql: `
+      ALTER TABLE memory_items ADD COLUMN workspace TEXT;
+      ALTER TABLE memory_items ADD COLUMN global INTEGER NOT NULL DEFAULT 0;
+      UPDATE memory_items SET global = 1 WHERE (source_run_id IS NULL AND evidence_json = '[]') OR kind = 'lesson';
+      UPDATE memory_items SET workspace = (
+        SELECT CASE WHEN count(*) = count(runs.workspace) AND count(DISTINCT runs.workspace) = 1 THEN max(runs.workspace) END
+        FROM (SELECT memory_items.source_run_id AS id WHERE memory_items.source_run_id IS NOT NULL UNION SELECT e.value FROM json_each(memory_items.evidence_json) e) item_runs
+        LEFT JOIN (SELECT r.id, coalesce(r.workspace_real, json_extract(r.options_json, '$.workspace')) AS workspace FROM runs r) runs ON runs.id = item_runs.id
+      );
+      CREATE INDEX memory_items_workspace ON memory_items (workspace);
+    `,
+  },
 ];

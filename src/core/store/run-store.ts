@@ -84,6 +84,15 @@ export interface RecordedToolCall {
   definitionHash: string | null;
 }
 
+/** A finished or interrupted tool call of a run or of a sub-agent run below it: the evidence a claim is checked against. */
+export interface RunToolCall {
+  runId: string;
+  stepId: string;
+  tool: string;
+  args: unknown;
+  result: ToolResult | null;
+}
+
 /** One request a model server received, as `model_calls` keeps it. */
 export interface ModelCallRow {
   id: string;
@@ -396,6 +405,18 @@ export class RunStore {
     if (!row) return null;
     const result = row.result_json === null ? null : ToolResultSchema.parse(JSON.parse(row.result_json));
     return { status: row.status, args: JSON.parse(row.args_json) as unknown, result, idempotent: row.idempotent === 1, definitionHash: row.definition_hash };
+  }
+
+  /** Every tool call of the run and of its sub-agents' runs, in the order they started. */
+  treeToolCalls(runId: string): RunToolCall[] {
+    const rows = this.db.prepare(`${RUN_TREE} SELECT run_id, step_id, tool, args_json, result_json FROM tool_calls WHERE run_id IN (SELECT id FROM tree) ORDER BY started_at, rowid`).all(runId) as {
+      run_id: string;
+      step_id: string;
+      tool: string;
+      args_json: string;
+      result_json: string | null;
+    }[];
+    return rows.map((row) => ({ runId: row.run_id, stepId: row.step_id, tool: row.tool, args: JSON.parse(row.args_json) as unknown, result: row.result_json === null ? null : ToolResultSchema.parse(JSON.parse(row.result_json)) }));
   }
 
   /**

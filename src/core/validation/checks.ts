@@ -2,6 +2,9 @@ import { z } from 'zod';
 import type { PlanStep } from '../../shared/schemas/plan';
 import type { ValidationCheck } from '../../shared/schemas/validation';
 import { balancedEnd, extractFirstJsonObject, parseLenientJson } from '../model/lenient-json';
+import { numberAnswer } from '../contract/answer-format';
+import { commandClaims, writtenFiles } from '../contract/goal-reading';
+import type { RunEvidence } from '../contract/run-evidence';
 
 /*
  * The Agent-Validator's deterministic checks of a step's result. They are lenient on purpose: an
@@ -59,11 +62,20 @@ function declaredSchema(expected: string): z.ZodType | null {
   }
 }
 
-const FORMATS: readonly { name: string; when: RegExp; holds: (result: string) => boolean; detail: string }[] = [
-  { name: 'format_json', when: /\bjson\b/i, holds: (result) => firstJson(result) !== undefined, detail: 'The expected output is JSON, and the result holds no JSON object or array.' },
-  { name: 'format_number', when: /\b(number|integer|count|percentage|amount|total|sum)\b/i, holds: (result) => /\d/.test(result), detail: 'The expected output is a number, and the result holds none.' },
-  { name: 'format_list', when: /\blist\b/i, holds: (result) => /\n\s*\S/.test(result.trim()) || /[,;]/.test(result), detail: 'The expected output is a list, and the result is a single item.' },
-  { name: 'format_path', when: /\b(file ?path|path of|path to|file ?name)\b/i, holds: (result) => /[\w.-]*[\\/][\w.\\/-]+|\b[\w-]+\.[a-z0-9]{1,6}\b/i.test(result), detail: 'The expected output is a file path, and the result names none.' },
+/** "A number" asks for one, checked by parsing; "the number of …" may come with its breakdown, so a digit is enough. */
+const ONE_NUMBER = /^\s*(?:(?:just|only) )?(?:a|an|one|single) (?:number|integer)\b(?! of)|\b(?:number|integer) only\b|\b(?:just|only) the (?:number|integer|count|total)\b/i;
+
+function numberFailure(result: string, expected: string): string | null {
+  if (!ONE_NUMBER.test(expected)) return /\d/.test(result) ? null : 'The expected output is a number, and the result holds none.';
+  const parsed = numberAnswer(result);
+  return parsed.holds ? null : `The expected output is a number. ${parsed.detail}`;
+}
+
+const FORMATS: readonly { name: string; when: RegExp; failure: (result: string, expected: string) => string | null }[] = [
+  { name: 'format_json', when: /\bjson\b/i, failure: (result) => (firstJson(result) !== undefined ? null : 'The expected output is JSON, and the result holds no JSON object or array.') },
+  { name: 'format_number', when: /\b(number|integer|count|percentage|amount|total|sum)\b/i, failure: numberFailure },
+  { name: 'format_list', when: /\blist\b/i, failure: (result) => (/\n\s*\S/.test(result.trim()) || /[,;]/.test(result) ? null : 'The expected output is a list, and the result is a single item.') },
+  { name: 'format_path', when: /\b(file ?path|path of|path to|file ?name)\b/i, failure: (result) => (/[\w.-]*[\\/][\w.\\/-]+|\b[\w-]+\.[a-z0-9]{1,6}\b/i.test(result) ? null : 'The expected output is a file path, and the result names none.') },
 ];
 
 function expectedOutputMet(expected: string, result: string): ValidationCheck[] {
@@ -73,12 +85,40 @@ function expectedOutputMet(expected: string, result: string): ValidationCheck[] 
     const parsed = value === undefined ? null : schema.safeParse(value);
     return [check('schema', parsed?.success === true, value === undefined ? 'The expected output declares a JSON Schema, and the result holds no JSON.' : `The result's JSON does not match the declared schema: ${parsed?.error?.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ') ?? ''}`)];
   }
-  return FORMATS.filter((format) => format.when.test(expected)).map((format) => check(format.name, format.holds(result), format.detail));
+  return FORMATS.filter((format) => format.when.test(expected)).map((format) => {
+    const failure = format.failure(result, expected);
+    return check(format.name, failure === null, failure ?? '');
+  });
 }
 
-/** Every deterministic check that applies to this step's result. */
-export function deterministicChecks(step: PlanStep, result: string, evidence: readonly Evidence[]): ValidationCheck[] {
+/** Each file the result says was written, and each it was to write, has a recorded write and is in the workspace. */
+function filesEvidenced(step: PlanStep, result: string, run: RunEvidence): ValidationCheck[] {
+  const expected = writtenFiles(step.description).map((path) => ({ path, why: 'the step was to write' }));
+  const claimed = writtenFiles(result).map((path) => ({ path, why: 'the result says it wrote' }));
+  const seen = new Set<string>();
+  const missing: string[] = [];
+  for (const { path, why } of [...claimed, ...expected]) {
+    if (seen.has(path)) continue;
+    seen.add(path);
+    const write = run.write(path);
+    if (!write.found) missing.push(`${why} ${path}, but ${write.detail}`);
+  }
+  if (seen.size === 0) return [];
+  return [check('files_written', missing.length === 0, `${missing.join(' ')} Write it with write_file, or say plainly that it was not written.`)];
+}
+
+/** Each command the result says ran is in the journal, and each it says passed exited 0. */
+function commandsEvidenced(result: string, run: RunEvidence): ValidationCheck[] {
+  const claims = commandClaims(result);
+  if (claims.length === 0) return [];
+  const missing = claims.map((claim) => (claim.passed ? run.commandSuccess(claim.command) : run.commandRan(claim.command))).flatMap((found) => (found.found ? [] : [found.detail]));
+  return [check('commands_ran', missing.length === 0, `The result says commands ran or passed that the journal does not show: ${missing.join(' ')} Run them with run_command, or report what really happened.`)];
+}
+
+/** Every deterministic check that applies to this step's result; with the run's evidence, its claims are checked against what was recorded. */
+export function deterministicChecks(step: PlanStep, result: string, evidence: readonly Evidence[], run: RunEvidence | null = null): ValidationCheck[] {
   const checks = [resultGiven(result), toolErrorsResolved(result, evidence)];
   if (step.expected_output) checks.push(...expectedOutputMet(step.expected_output, result));
+  if (run) checks.push(...filesEvidenced(step, result, run), ...commandsEvidenced(result, run));
   return checks;
 }

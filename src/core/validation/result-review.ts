@@ -7,10 +7,8 @@ import type { ReviewedAnswer } from '../run/hooks';
 import type { StepConversation } from '../run/step-conversation';
 import type { StepOutcome } from '../run/plan-view';
 import { capObservation } from '../model/observation';
+import { CONFIDENCE_AUTO, CONFIDENCE_REVIEW } from '../run/confidence';
 
-/** Thresholds on the validator's confidence: at or above AUTO a result goes on; below REVIEW it is repaired; between, a person decides. */
-export const CONFIDENCE_AUTO = 0.95;
-export const CONFIDENCE_REVIEW = 0.7;
 
 /** How a repair request opens in the step's conversation: the count of these is the step's repair count, after a crash too. */
 export const REPAIR_PREFIX = 'Your result did not pass validation';

@@ -4,6 +4,7 @@ import type { RunContext } from '../run/run-context';
 import type { ChatMessage } from '../model/chat';
 import { deterministicChecks, type Evidence } from './checks';
 import { askCritic } from '../run/critic';
+import { runEvidence } from '../contract/run-evidence';
 
 /** The Agent-Validator's finding on one result (the payload of `validation.completed`). */
 export interface StepValidation {
@@ -38,7 +39,7 @@ export function evidenceOf(messages: readonly ChatMessage[]): Evidence[] {
  */
 export async function validateStep(context: RunContext, step: PlanStep, result: string, conversation: readonly ChatMessage[]): Promise<StepValidation> {
   const evidence = evidenceOf(conversation);
-  const checks = deterministicChecks(step, result, evidence);
+  const checks = deterministicChecks(step, result, evidence, runEvidence(context));
   const failed = checks.filter((item) => !item.passed);
   const share = failed.length / checks.length;
   if (failed.length > 0 || context.options.verification !== 'critic') {

@@ -142,6 +142,16 @@ export function buildProgram(): Command {
         exitCode = await withRuntime(options, async (runtime) => (await import('./memory-command')).pinMemory(runtime, id, pinned));
       });
   }
+  for (const [name, global] of [['global', true], ['local', false]] as const) {
+    memory
+      .command(name)
+      .description(global ? 'let runs in every workspace recall a memory: exit 2 for an unknown id' : "let only runs in the memory's own workspace recall it: exit 2 for an unknown id")
+      .argument('<id>')
+      .option(...dataDirOption)
+      .action(async (id: string, options: DataDirOption) => {
+        exitCode = await withRuntime(options, async (runtime) => (await import('./memory-command')).scopeMemory(runtime, id, global));
+      });
+  }
 
   const models = program.command('models').description("the built-in engine's GGUF models: the catalogue, downloads and local files");
   models

@@ -38,6 +38,7 @@ export interface RunFlags {
   maxIterations?: number;
   maxSteps?: number;
   verify?: RunOptions['verification'];
+  acceptGaps?: boolean;
   workspace?: string;
   allowNetwork?: boolean;
   mcpConfig?: string;
@@ -98,7 +99,12 @@ export function addRunFlags(command: Command): Command {
     .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no').choices(ApproveModeSchema.options))
     .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
     .option('--max-steps <n>', "the most steps the run's plan may have; the run's call caps grow with it (default: Settings, else 64)", positiveInt('--max-steps', 1000))
-    .addOption(new Option('--verify <mode>', "how each step's result is validated: off, deterministic checks, or checks and a critic model call (default: Settings, else checks)").choices(VerificationSchema.options))
+    .addOption(
+      new Option('--verify <mode>', "how results are checked: off; checks (default: each step's claims against what was recorded, and the goal's success criteria with one critic call when the run ends); critic (also a critic call per step and on the plan, and the model states the goal's criteria)").choices(
+        VerificationSchema.options,
+      ),
+    )
+    .option('--accept-gaps', 'accept success criteria the outcome check finds unmet: the run ends completed with gaps (exit 7) instead of asking or failing')
     .addOption(
       new Option('--budget-preset <name>', 'named token caps: small = 2,000 tokens a run, 10,000 a day')
         .choices(Object.keys(BUDGET_PRESETS))

@@ -23,7 +23,7 @@ function sourceOf(item: MemoryItem): string {
 
 function describe(item: MemoryItem, score?: number): string {
   const text = item.text.replace(/\s+/g, ' ').trim();
-  const head = [item.id, item.kind.padEnd(10), item.pinned ? 'pinned' : '      ', ...(score === undefined ? [] : [score.toFixed(4)]), sourceOf(item)].join('  ');
+  const head = [item.id, item.kind.padEnd(10), item.pinned ? 'pinned' : '      ', item.global ? 'global' : '      ', ...(score === undefined ? [] : [score.toFixed(4)]), sourceOf(item)].join('  ');
   return `${head}\n  ${text.length > 160 ? `${text.slice(0, 160)}…` : text}\n`;
 }
 
@@ -36,7 +36,7 @@ export function addMemoryListFlags(command: Command): Command {
   return addMemoryOutputFlags(command.addOption(new Option('--kind <kind>', 'only this kind').choices(MemoryKindSchema.options)));
 }
 
-/** `archon memory list`: newest first, with kind, pin and source. */
+/** `archon memory list`: newest first, with kind, pin, scope and source. */
 export function listMemory(runtime: ArchonRuntime, flags: MemoryListFlags): number {
   const items = runtime.store.memory.list({ kind: flags.kind, limit: flags.limit });
   for (const item of items) process.stdout.write(flags.json ? `${JSON.stringify(item)}\n` : describe(item));
@@ -64,5 +64,14 @@ export function forgetMemory(runtime: ArchonRuntime, reference: string): number 
 export function pinMemory(runtime: ArchonRuntime, reference: string, pinned: boolean): number {
   const item = runtime.store.memory.pin(reference, pinned);
   process.stdout.write(pinned ? `Pinned memory ${item.id}: it stays however full memory gets.\n` : `Unpinned memory ${item.id}.\n`);
+  return 0;
+}
+
+/** `archon memory global` / `local`: a global item is recalled by runs of every workspace, a local one only by runs of its own. */
+export function scopeMemory(runtime: ArchonRuntime, reference: string, global: boolean): number {
+  const item = runtime.store.memory.setGlobal(reference, global);
+  if (global) process.stdout.write(`Memory ${item.id} is global: runs in every workspace recall it.\n`);
+  else if (item.workspace) process.stdout.write(`Memory ${item.id} is recalled only by runs in ${item.workspace}.\n`);
+  else process.stdout.write(`Memory ${item.id} is local, but it has no one workspace (its runs are gone or worked in different folders): no run recalls it until you make it global again.\n`);
   return 0;
 }

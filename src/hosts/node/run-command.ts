@@ -29,7 +29,7 @@ import { longCallProgress } from './long-call-progress';
 import { BUDGET_PRESETS, type RunFlags } from './command-flags';
 import { engineLauncher } from './engine-launcher';
 
-const EXIT_BY_STATUS: Partial<Record<RunStatus, number>> = { completed: 0, failed: 1, stopped: 3, budget_exhausted: 4, rejected: 5, paused: 6 };
+const EXIT_BY_STATUS: Partial<Record<RunStatus, number>> = { completed: 0, failed: 1, stopped: 3, budget_exhausted: 4, rejected: 5, paused: 6, completed_with_gaps: 7 };
 
 function describeEvent(event: ArchonEvent): string | null {
   switch (event.type) {
@@ -64,6 +64,12 @@ function describeEvent(event: ArchonEvent): string | null {
       return `! escalation${event.stepId ? ` at ${event.stepId}` : ''}: ${event.reason}; gap trend ${describeGapTrend(event.gapTrend)}`;
     case 'step.retried':
       return `↻ ${event.stepId}: repair ${event.repair}`;
+    case 'contract.ready':
+      return event.contract.criteria.length === 0 ? null : [`Done means${event.by === 'operator' ? ' (as the operator edited it)' : ''}:`, ...event.contract.criteria.map((criterion) => `  ${criterion.id}: ${criterion.text}`)].join('\n');
+    case 'outcome.checked':
+      return [`Outcome check: ${event.verdict}${event.confidence === null ? '' : ` (confidence ${event.confidence.toFixed(2)})`}`, ...event.gaps.map((gap) => `  gap: ${gap}`)].join('\n');
+    case 'run.completed':
+      return event.gaps && event.gaps.length > 0 ? [`Run completed with gaps the operator accepted:`, ...event.gaps.map((gap) => `  - ${gap}`)].join('\n') : null;
     case 'run.failed':
       return `Run failed: ${event.error}`;
     case 'run.stopped':
@@ -127,6 +133,7 @@ export function givenRunOptions(flags: RunFlags, roles?: Record<string, StoredRo
     maxIterations: flags.maxIterations,
     maxPlanSteps: flags.maxSteps,
     verification: flags.verify,
+    acceptGaps: flags.acceptGaps,
     workspace: flags.workspace === undefined ? undefined : resolve(flags.workspace),
     memory: flags.memory === false ? false : undefined,
     embeddingModel: flags.embeddingModel,
@@ -198,7 +205,7 @@ export async function runFromCli(runtime: ArchonRuntime, flags: RunFlags, what: 
       price: flags.price,
     };
     const result: RunResult = await launchRun(launch, target, controller.signal);
-    if (result.status === 'completed' && !flags.json) process.stdout.write(`${terminalText(result.answer ?? '')}\n`);
+    if ((result.status === 'completed' || result.status === 'completed_with_gaps') && !flags.json) process.stdout.write(`${terminalText(result.answer ?? '')}\n`);
     return EXIT_BY_STATUS[result.status] ?? 1;
   } catch (error) {
     const code = exitCodeFor(error);

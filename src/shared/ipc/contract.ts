@@ -80,7 +80,8 @@ export const contract = {
   ),
   /** The items still stored among `ids` (a step's recalled memories, to read); a forgotten one is left out. */
   'memory.get': command(z.object({ ids: z.array(MemoryIdSchema).min(1).max(100) }).strict(), z.array(MemoryItemSchema)),
-  'memory.update': command(z.object({ id: MemoryIdSchema, text: MemoryItemSchema.shape.text.optional(), pinned: z.boolean().optional() }).strict(), MemoryItemSchema),
+  /** New text, a pin, or the scope: a global item is recalled by runs of every workspace, a local one by runs of its own. */
+  'memory.update': command(z.object({ id: MemoryIdSchema, text: MemoryItemSchema.shape.text.optional(), pinned: z.boolean().optional(), global: z.boolean().optional() }).strict(), MemoryItemSchema),
   'memory.forget': command(z.object({ id: MemoryIdSchema }).strict(), z.object({ forgotten: z.literal(true) })),
   /** The model library (the catalogue, pulled and added models), each with its download under way; polled while one runs. */
   'models.list': command(noInput, z.array(ModelEntrySchema)),

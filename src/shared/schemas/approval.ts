@@ -18,6 +18,8 @@ export const ApprovalKindSchema = z.enum([
   'escalation',
   /** An MCP server asks the operator for information (elicitation): `edit` with the form's content accepts, `reject` declines. */
   'elicitation',
+  /** The outcome check found success criteria unmet (or could not be sure of them): accepting ends the run `completed_with_gaps`. */
+  'outcome',
 ]);
 export type ApprovalKind = z.infer<typeof ApprovalKindSchema>;
 

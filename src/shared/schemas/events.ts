@@ -5,6 +5,7 @@ import { EndpointProbeSchema } from './endpoint';
 import { BusEnvelopeSchema } from './bus';
 import { EstopStateSchema, EstopTriggerSchema } from './estop';
 import { MemoryIdSchema, RecalledMemorySchema } from './memory';
+import { CriterionOutcomeSchema, GoalContractSchema } from './goal-contract';
 import { PlanSchema } from './plan';
 import { ValidationCheckSchema, VerdictSchema } from './validation';
 import { PolicySchema, RunIdSchema, RunKindSchema } from './run';
@@ -97,7 +98,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   }),
   runEvent('budget.warning', { message: z.string() }),
   runEvent('estop.triggered', { triggeredBy: EstopTriggerSchema, reason: z.string() }),
-  runEvent('run.completed', { answer: z.string(), kind: RunKindSchema.optional() }),
+  /** `gaps`: success criteria the outcome check found unmet and the operator accepted; the run is `completed_with_gaps` (exit 7). */
+  runEvent('run.completed', { answer: z.string(), kind: RunKindSchema.optional(), gaps: z.array(z.string()).optional() }),
   runEvent('run.failed', { error: z.string(), kind: RunKindSchema.optional() }),
   runEvent('run.stopped', { reason: z.string(), kind: RunKindSchema.optional() }),
   runEvent('run.paused', { reason: z.string(), whatToDo: z.string() }),
@@ -110,6 +112,20 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     confidence: z.number().min(0).max(1).nullable(),
     reasons: z.array(z.string()),
     checks: z.array(ValidationCheckSchema),
+  }),
+  /** The goal as a contract, before planning (`by: archon`), and again when the operator edits it at the plan's approval. */
+  runEvent('contract.ready', { contract: GoalContractSchema, by: z.enum(['archon', 'operator']) }),
+  /**
+   * The outcome check before the final answer: each success criterion against the evidence of the whole run, and the
+   * critic's verdict on what only it can judge (`confidence` null when no critic judged). `gaps` name the criteria not met.
+   */
+  runEvent('outcome.checked', {
+    criteria: z.array(CriterionOutcomeSchema),
+    verdict: VerdictSchema,
+    confidence: z.number().min(0).max(1).nullable(),
+    gaps: z.array(z.string()),
+    /** What happens next: the run goes on to its answer, a person decides, or the gaps end it. */
+    route: z.enum(['accept', 'ask', 'gaps']),
   }),
   /** A step sent back to its model with the reason its result failed (`repair` counts from 1). */
   runEvent('step.retried', { ...stepShape, repair: z.int().positive(), reason: z.string() }),

@@ -25,6 +25,10 @@ export const MemoryItemSchema = z.object({
   createdAt: z.string(),
   lastUsedAt: z.string().nullable(),
   pinned: z.boolean(),
+  /** The workspace its runs worked in (a run's pinned real path, else its given path); null when unknown or mixed. */
+  workspace: z.string().max(4096).nullable().default(null),
+  /** Recalled by runs of every workspace, not only its own: the operator's own items are, unless made local. */
+  global: z.boolean().default(false),
 });
 export type MemoryItem = z.infer<typeof MemoryItemSchema>;
 

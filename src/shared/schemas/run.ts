@@ -10,6 +10,8 @@ export const RunStatusSchema = z.enum([
   'running',
   'awaiting_approval',
   'completed',
+  /** Completed, but the outcome check found success criteria unmet and the operator accepted them (exit 7). */
+  'completed_with_gaps',
   'failed',
   'stopped',
   'rejected',
@@ -19,7 +21,7 @@ export const RunStatusSchema = z.enum([
 ]);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 /** A run in one of these is over (for now: a paused or stopped one may be resumed). */
-export const ENDED_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'stopped', 'rejected', 'budget_exhausted', 'paused']);
+export const ENDED_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'completed_with_gaps', 'failed', 'stopped', 'rejected', 'budget_exhausted', 'paused']);
 
 export const StepStatusSchema = z.enum([
   'pending',
@@ -104,6 +106,8 @@ export const RunOptionsSchema = z.object({
   parentRunId: RunIdSchema.optional(),
   parentStepId: z.string().min(1).max(64).optional(),
   depth: z.int().min(0).max(MAX_SUBAGENT_DEPTH).optional(),
+  /** The operator's word, given before the run (`--accept-gaps`): success criteria the outcome check finds unmet end the run `completed_with_gaps` instead of asking. */
+  acceptGaps: z.boolean().optional(),
   /** The most steps the run's plan may have (absent: 64). */
   maxPlanSteps: z.int().min(1).max(1000).optional(),
 });

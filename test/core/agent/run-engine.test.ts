@@ -56,6 +56,7 @@ describe('run engine against the scripted server (real openai client)', () => {
       // The probe's requests: the models, the request with tools, and three servers' context length endpoints.
       ...Array<string>(5).fill('model.completed'),
       'model.probed',
+      'contract.ready',
       'bus.message',
       'model.completed',
       'bus.message',
@@ -73,7 +74,10 @@ describe('run engine against the scripted server (real openai client)', () => {
       'bus.message',
       'bus.message',
       'step.completed',
+      // The final answer, then the outcome check's one critic call.
       'model.completed',
+      'model.completed',
+      'outcome.checked',
       'approval.requested',
       'approval.resolved',
       'run.completed',

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { approveAll, type ApprovalChannel } from '../../../src/core/approval/approval-channel';
 import { domainMatch, factorsOf, rivalGroups, VOTE_THRESHOLD, weighVote } from '../../../src/core/conflicts/conflicts';
 import { RoleRegistry } from '../../../src/core/roles/role-registry';
+import { conflictAnswerWinner, parseSettledConflict } from '../../../src/shared/schemas/bus';
 import type { RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, requestText, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
@@ -91,7 +92,7 @@ describe('conflicts in a run (scripted server, real openai client)', () => {
     expect(engine.events.filter((event) => event.type === 'approval.requested').map((event) => event.type === 'approval.requested' && event.kind)).toEqual(['plan', 'final_answer']);
     const decision = busOf(engine.events).find((event) => event.kind === 'decision');
     expect(decision).toMatchObject({ from: 'coordinator', topic: 'broadcast' });
-    expect(JSON.parse(decision?.body ?? '')).toMatchObject({ winner: 'a', vote: { winner: { stepId: 'a', score: expect.closeTo(0.4 / 3 + 0.3 * 0.96 + 0.3) }, escalate: false } });
+    expect(parseSettledConflict(decision?.body ?? '')).toMatchObject({ winner: 'a', vote: { winner: { stepId: 'a', score: expect.closeTo(0.4 / 3 + 0.3 * 0.96 + 0.3) }, escalate: false } });
     expect(busOf(engine.events).some((event) => event.kind === 'critique' && event.body.includes('disagree'))).toBe(true);
   });
 
@@ -108,7 +109,10 @@ describe('conflicts in a run (scripted server, real openai client)', () => {
     const bus = busOf(engine.events);
     const escalation = bus.find((event) => event.kind === 'escalation');
     expect(escalation).toMatchObject({ from: 'coordinator', to: 'operator' });
-    expect(bus.find((event) => event.kind === 'decision')).toMatchObject({ from: 'operator', correlationId: escalation?.id, body: 'winner: b' });
+    expect(parseSettledConflict(escalation?.body ?? '')).toMatchObject({ question: expect.any(String), vote: { winner: { stepId: 'a' }, escalate: true } });
+    const answer = bus.find((event) => event.kind === 'decision');
+    expect(answer).toMatchObject({ from: 'operator', correlationId: escalation?.id, body: 'winner: b' });
+    expect(conflictAnswerWinner(answer?.body ?? '')).toBe('b');
   });
 
   it('without critic verification no critic is asked and nothing is voted on', async () => {

@@ -143,11 +143,11 @@ describe('RunMemory', () => {
   });
 });
 
-describe("RunMemory: a step's fact in the write that completes the step", () => {
+describe("RunMemory.remember inside a caller's write", () => {
   const OPTIONS = { modelUrl: 'http://127.0.0.1:1/v1', model: 'm', policy: 'balanced' as const, concurrency: null, maxTokens: null, maxCostUsd: null, workspace: '/tmp', maxIterations: 10, verification: 'checks' as const, repairBudget: 2, maxReplans: 3 };
   const fact = (stepId: string) => ({ kind: 'fact' as const, text: `result of ${stepId}`, source: { runId: 'run-a', stepId } });
 
-  it('is part of that commit: a completion that fails takes its fact with it', () => {
+  it('is part of that commit: a write that fails takes its item with it', () => {
     const store = ArchonStore.open(tempDir());
     try {
       const memory = new RunMemory(store.memory, null, 4096);
@@ -165,7 +165,7 @@ describe("RunMemory: a step's fact in the write that completes the step", () => 
     }
   });
 
-  it('a fact that cannot be stored is undone alone and logged: the step still completes', () => {
+  it("an item that cannot be stored is undone alone and logged: the caller's writes stand", () => {
     const dataDir = tempDir();
     const store = ArchonStore.open(dataDir);
     const { log, lines } = capturedLog();

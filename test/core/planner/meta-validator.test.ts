@@ -19,7 +19,7 @@ describe('Meta-Validator', () => {
 
   it('finds two steps making the same tool call, and says which', () => {
     const verdict = metaValidate({ goal: 'g', steps: [step('a', 'add', { tool: 'calculator', args: { expression: '1+1' } }), step('b', 'sum', { tool: 'calculator', args: { expression: '1+1' } })] });
-    expect(verdict).toMatchObject({ verdict: 'fail', gap: 0.25, reasons: ['Steps "a" and "b" do the same thing.'] });
+    expect(verdict).toMatchObject({ verdict: 'fail', gap: 0.2, reasons: ['Steps "a" and "b" do the same thing.'] });
   });
 
   it('notes a role no one defined without failing the plan: its step runs as executor', () => {

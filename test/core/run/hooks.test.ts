@@ -19,9 +19,9 @@ function observer(calls: string[]): RunCapability {
       afterModelTurn: (_context, step) => void calls.push(`afterModelTurn:${step.id}`),
       reviewResult: (_context, step) => void calls.push(`reviewResult:${step.id}`),
       stepRepaired: async (_context, step) => void calls.push(`stepRepaired:${step.id}`),
-      stepCompleted: (_context, step) => void calls.push(`stepCompleted:${step.id}`),
       stepFailed: (_context, step, failure) => void calls.push(`stepFailed:${step.id}:${failure.reason.split(':')[0] ?? ''}`),
       beforeFinalAnswer: async (_context, _plan, states) => (calls.push(`beforeFinalAnswer:${[...states.keys()].join(',')}`), states),
+      reviewFinalAnswer: (_context, draft) => void calls.push(`reviewFinalAnswer:${draft.answer}`),
       runEnded: (_context, ending) => void calls.push(`runEnded:${ending.status}`),
     },
   };
@@ -59,7 +59,6 @@ describe('run hooks', () => {
       'stepRepaired:a',
       'afterModelTurn:a',
       'reviewResult:a',
-      'stepCompleted:a',
       'runStep:b',
       'beforeStep:b',
       'afterModelTurn:b',
@@ -69,29 +68,30 @@ describe('run hooks', () => {
       'beforeStep:c',
       'afterModelTurn:c',
       'reviewResult:c',
-      'stepCompleted:c',
       'beforeFinalAnswer:a,b,c',
+      'reviewFinalAnswer:final answer',
       'runEnded:completed',
     ]);
   });
 
   it('never calls a capability a run does not have: a run with --no-memory runs without the memory capability\'s hooks', async () => {
     const hooks = memory.hooks;
-    const spies = [vi.spyOn(hooks, 'beforePlan'), vi.spyOn(hooks, 'beforeStep'), vi.spyOn(hooks, 'stepCompleted'), vi.spyOn(hooks, 'runEnded')];
+    const spies = [vi.spyOn(hooks, 'beforePlan'), vi.spyOn(hooks, 'beforeStep'), vi.spyOn(hooks, 'runEnded')];
     try {
       const engine = await startEngine({ reply: script() }, { memory: true });
       expect((await engine.run('count and weigh the crates', { maxIterations: 2, memory: false })).status).toBe('completed');
-      expect(spies.map((spy) => spy.mock.calls.length)).toEqual([0, 0, 0, 0]);
+      expect(spies.map((spy) => spy.mock.calls.length)).toEqual([0, 0, 0]);
       expect((await engine.run('count and weigh the crates', { maxIterations: 2 })).status).toBe('completed');
-      expect(spies.map((spy) => spy.mock.calls.length)).toEqual([1, 3, 2, 1]);
+      expect(spies.map((spy) => spy.mock.calls.length)).toEqual([1, 3, 1]);
     } finally {
       for (const spy of spies) spy.mockRestore();
     }
   });
 
   it('lists every capability once, in the order their hooks are called', () => {
-    expect(CAPABILITIES.map((capability) => capability.name)).toEqual(['memory', 'validation', 'subagents', 'recovery', 'conflicts']);
+    expect(CAPABILITIES.map((capability) => capability.name)).toEqual(['goal-contract', 'memory', 'validation', 'subagents', 'recovery', 'conflicts']);
     expect(runCapabilities({})).toContain(memory);
-    expect(runCapabilities({ memory: false }).map((capability) => capability.name)).toEqual(['validation', 'subagents', 'recovery', 'conflicts']);
+    expect(runCapabilities({ memory: false }).map((capability) => capability.name)).toEqual(['goal-contract', 'validation', 'subagents', 'recovery', 'conflicts']);
+    expect(runCapabilities({ verification: 'off' }).map((capability) => capability.name)).toEqual(['memory', 'validation', 'subagents', 'recovery', 'conflicts']);
   });
 });

@@ -25,10 +25,14 @@ const budgetOf = (stdout: string) => events(stdout).findLast((event): event is E
 /** The scripted server through an address Archon does not count as this machine: its model is not free, and nobody priced it. */
 const remoteUrl = (url: string) => url.replace('127.0.0.1', '[::ffff:127.0.0.1]');
 
+const PASS = { toolCalls: [{ name: 'submit_verdict', arguments: { verdict: 'pass', gap: 0, reason: 'done', confidence: 1 } }] };
+
 describe('archon run: a cost cap needs a price', () => {
   it('--max-cost against an unpriced model refuses to start (exit 2, saying where to set a price); --price or a price in Settings lets it run, charged at that price', async () => {
     server = await startModelServer({
-      reply: (request) => ({ ...(request.purpose === 'plan' ? planReply([{ id: 'a', description: 'answer' }]) : { content: 'done' }), usage: { prompt_tokens: 1000, completion_tokens: 500 } }),
+      reply: (request) => ({ ...(request.purpose === 'plan' ? planReply([{ id: 'a', description: 'answer' }]) : request.purpose === 'outcome' ? PASS : { content: 'done' }), usage: { prompt_tokens: 1000, completion_tokens: 500 } }),
+      // Every call, the outcome check's too, is answered with the same usage.
+      outcome: 'script',
       models: ['mystery-model'],
     });
     const dataDir = tempDir();

@@ -44,7 +44,8 @@ describe('archon dream', () => {
     server = await startModelServer({ reply: script() });
     const dataDir = tempDir();
     const common = ['--model-url', server.url, '--data-dir', dataDir];
-    const run = await spawnArchon(['run', 'Total the three invoices', ...common, '--workspace', tempDir(), '--approve', 'auto', '--verify', 'critic', '--json'], { OPENAI_API_KEY: '' }).done;
+    const workspace = tempDir();
+    const run = await spawnArchon(['run', 'Total the three invoices', ...common, '--workspace', workspace, '--approve', 'auto', '--verify', 'critic', '--json'], { OPENAI_API_KEY: '' }).done;
     expect(run.status, run.stderr).toBe(0);
     const runId = /"runId":"([^"]+)"/.exec(run.stdout)?.[1] ?? '';
     expect(run.stdout).toContain('"type":"step.retried"');
@@ -71,8 +72,8 @@ describe('archon dream', () => {
     expect(again.stdout).toContain('Nothing new to dream');
     expect(server.chatRequests.filter((request) => request.purpose === 'lessons')).toHaveLength(1);
 
-    // The next similar run plans with the lesson in its request, and says it recalled it.
-    const next = await spawnArchon(['run', 'Total the invoices of April', ...common, '--workspace', tempDir(), '--approve', 'auto', '--json'], { OPENAI_API_KEY: '' }).done;
+    // The next similar run in the same workspace (the lesson's evidence worked there) plans with the lesson in its request, and says it recalled it.
+    const next = await spawnArchon(['run', 'Total the invoices of April', ...common, '--workspace', workspace, '--approve', 'auto', '--json'], { OPENAI_API_KEY: '' }).done;
     expect(next.status, next.stderr).toBe(0);
     const plans = server.chatRequests.filter((request) => request.purpose === 'plan').map(requestText);
     expect(plans).toHaveLength(2);

@@ -18,7 +18,7 @@ function withStore<T>(dataDir: string, use: (store: ArchonStore) => T): T {
 }
 
 describe('the Memory view (Chromium through archon serve)', () => {
-  it('searches, reads with provenance to the run and step, edits, pins and forgets (asking first), each kept in archon.db', async () => {
+  it('searches, reads with provenance to the run and step, edits, pins, makes global and local, and forgets (asking first), each kept in archon.db', async () => {
     const { page, dataDir } = await openApp((request) => {
       if (request.purpose === 'plan') return planReply([{ id: 'collect', description: 'collect the invoice numbers' }]);
       if (request.purpose === 'final') return { content: 'Invoices 10, 20 and 30.' };
@@ -46,6 +46,8 @@ describe('the Memory view (Chromium through archon serve)', () => {
     expect(await list.getByRole('listitem').count()).toBe(stored);
     await entry(fact).getByText('From run').waitFor();
     await entry(preference).getByText('Written by the operator').waitFor();
+    await entry(preference).getByRole('button', { name: 'This workspace only' }).waitFor();
+    expect(await page.getByRole('searchbox', { name: 'Search memory' }).getAttribute('placeholder')).toBe('Search memory');
     expect(await axeViolations(page)).toEqual([]);
 
     await page.getByRole('searchbox', { name: 'Search memory' }).fill('March');
@@ -55,8 +57,17 @@ describe('the Memory view (Chromium through archon serve)', () => {
     await entry(fact).waitFor();
 
     await entry(fact).getByRole('button', { name: 'Pin' }).click();
-    await entry(fact).getByRole('button', { name: 'Pin', pressed: true }).waitFor();
+    await entry(fact).getByRole('button', { name: 'Unpin' }).waitFor();
     expect(withStore(dataDir, (store) => store.memory.get(fact.id)?.pinned)).toBe(true);
+
+    // The run's fact is recalled in its workspace only; made global, by runs of every workspace.
+    await entry(fact).getByRole('button', { name: 'Make global' }).click();
+    await entry(fact).getByRole('button', { name: 'This workspace only' }).waitFor();
+    await entry(fact).getByText('global', { exact: true }).waitFor();
+    expect(withStore(dataDir, (store) => store.memory.get(fact.id)?.global)).toBe(true);
+    await entry(fact).getByRole('button', { name: 'This workspace only' }).click();
+    await entry(fact).getByRole('button', { name: 'Make global' }).waitFor();
+    expect(withStore(dataDir, (store) => store.memory.get(fact.id)?.global)).toBe(false);
 
     await entry(fact).getByRole('button', { name: 'Edit' }).click();
     await entry(fact).getByRole('textbox', { name: 'Memory text' }).fill('The invoices of March total 60 euros, paid.');

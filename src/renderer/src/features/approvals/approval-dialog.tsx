@@ -4,6 +4,7 @@ import { EscalationChoiceSchema, type ApprovalRequest, type ExplanationPacket } 
 import { PlanStepSchema, type PlanStep } from '../../../../shared/schemas/plan';
 import { BUILTIN_TOOL_NAMES, isBuiltinTool, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { describeZodError } from '../../../../shared/errors';
+import { GoalContractSchema, type Criterion, type GoalContract } from '../../../../shared/schemas/goal-contract';
 import { BudgetRaiseActionSchema, describeCap } from '../../../../shared/budget-cap';
 import { useAppStore } from '../../store/use-app-store';
 import { ConfirmOrCancel } from './confirm-or-cancel';
@@ -13,6 +14,12 @@ import { CallPreview } from './call-preview';
 import { mcpCallOf, McpCallDetails } from './mcp-call';
 import { PlanGraph, PlanSteps } from './plan-view';
 import { StepTraceDisclosure } from './step-trace-disclosure';
+import { OutcomeActionSchema } from '../../../../shared/schemas/goal-contract';
+import { criteriaChanged, outcomeApproveHint } from '../contract/contract-model';
+import { CriteriaEditor } from '../contract/criteria-editor';
+import { CriteriaList } from '../contract/done-means';
+import { OutcomePanel } from '../contract/outcome-panel';
+import { useRunContract } from '../contract/use-run-contract';
 
 function useCountdown(expiresAt: string | null): string {
   const [now, setNow] = useState(() => Date.now());
@@ -46,9 +53,21 @@ function newRow(rows: readonly PlanRow[], key: number): PlanRow {
   return { id: `step-${number}`, description: '', dependencies: [], deps: '', key };
 }
 
-/** Plan steps as editable rows that can be added, deleted and reordered; re-validated as a DAG as you type. */
-function PlanEditor({ request, onDone, onCancel }: EditorProps) {
+/** The contract as edited, or the schema's complaint about it. */
+function checkedContract(contract: GoalContract | null, criteria: Criterion[]): { contract: GoalContract | null; errors: string[] } {
+  if (!contract) return { contract: null, errors: [] };
+  const parsed = GoalContractSchema.safeParse({ ...contract, criteria });
+  return parsed.success ? { contract: parsed.data, errors: [] } : { contract: null, errors: [`Criteria: ${describeZodError(parsed.error)}`] };
+}
+
+/**
+ * Plan steps as editable rows that can be added, deleted and reordered; re-validated as a DAG as you type.
+ * With the run's contract, its criteria are edited here too and sent with the steps when they changed.
+ */
+function PlanEditor({ request, contract, onDone, onCancel }: EditorProps & { contract: GoalContract | null }) {
   const initial = (request.action as { steps: PlanStep[] }).steps;
+  const [criteria, setCriteria] = useState<Criterion[]>(() => contract?.criteria ?? []);
+  const edited = checkedContract(contract, criteria);
   const [rows, setRows] = useState<PlanRow[]>(() => initial.map((step, key) => ({ ...step, deps: step.dependencies.join(', '), key })));
   const [nextKey, setNextKey] = useState(initial.length);
   const steps = rows.map(({ deps, key: _key, ...step }) => ({ ...step, dependencies: deps.split(',').map((dep) => dep.trim()).filter(Boolean) }));
@@ -56,7 +75,7 @@ function PlanEditor({ request, onDone, onCancel }: EditorProps) {
     const parsed = PlanStepSchema.safeParse(step);
     return parsed.success ? [] : [`${step.id || '(no id)'}: ${describeZodError(parsed.error)}`];
   });
-  const errors = [...schemaErrors, ...planGraphErrors(steps)];
+  const errors = [...schemaErrors, ...planGraphErrors(steps), ...edited.errors];
   const update = (index: number, field: 'id' | 'description' | 'deps', value: string) => setRows((current) => current.map((row, at) => (at === index ? { ...row, [field]: value } : row)));
   const move = (index: number, by: -1 | 1) =>
     setRows((current) => {
@@ -70,6 +89,7 @@ function PlanEditor({ request, onDone, onCancel }: EditorProps) {
   };
   return (
     <div className="editor">
+      {contract && <CriteriaEditor criteria={criteria} onChange={setCriteria} />}
       <table className="plan-editor">
         <thead>
           <tr>
@@ -114,7 +134,7 @@ function PlanEditor({ request, onDone, onCancel }: EditorProps) {
       <p role="status" className={errors.length > 0 ? 'invalid' : 'valid'}>
         {errors.length > 0 ? errors.join(' ') : 'The plan is a valid graph.'}
       </p>
-      <ConfirmOrCancel label="Approve edited plan" disabled={errors.length > 0} onConfirm={() => onDone({ steps })} onCancel={onCancel} />
+      <ConfirmOrCancel label="Approve edited plan" disabled={errors.length > 0} onConfirm={() => onDone(edited.contract && criteriaChanged(contract?.criteria ?? [], criteria) ? { steps, contract: edited.contract } : { steps })} onCancel={onCancel} />
     </div>
   );
 }
@@ -255,6 +275,9 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
   const mcpCall = mcpCallOf(request);
   const editable = request.kind === 'plan' || request.kind === 'tool_call' || request.kind === 'budget_raise';
   const planSteps = request.kind === 'plan' ? (request.action as { steps: PlanStep[] }).steps : null;
+  const contract = useRunContract(request.runId);
+  const outcome = request.kind === 'outcome' ? OutcomeActionSchema.safeParse(request.action) : null;
+  const approveHintId = useId();
   const finish = (decision: Parameters<typeof decide>[1]) => void decide(request, decision);
   return (
     <div className="modal-backdrop">
@@ -289,8 +312,18 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
           <>
             {mcpCall ? (
               <McpCallDetails call={mcpCall} request={request} />
+            ) : outcome?.success ? (
+              <OutcomePanel action={outcome.data} />
             ) : planSteps ? (
               <>
+                {contract && (
+                  <section className="plan-contract" aria-label="Done means">
+                    <p>
+                      <strong>Done means:</strong> {contract.goal}
+                    </p>
+                    <CriteriaList contract={contract} outcomes={null} label="Success criteria" />
+                  </section>
+                )}
                 <PlanSteps steps={planSteps} />
                 <PlanGraph steps={planSteps} />
               </>
@@ -302,7 +335,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
             )}
             {request.explanation.preview && <CallPreview preview={request.explanation.preview} reversibility={request.explanation.reversibility} />}
             <Explanation request={request} />
-            {mode === 'edit' && request.kind === 'plan' && <PlanEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+            {mode === 'edit' && request.kind === 'plan' && <PlanEditor request={request} contract={contract} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
             {mode === 'edit' && request.kind === 'tool_call' && <ArgumentsEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
             {mode === 'edit' && request.kind === 'budget_raise' && <BudgetEditor onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
             {mode === 'lock' && (
@@ -318,9 +351,14 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
                 <ConfirmOrCancel label="Send rejection" danger onConfirm={() => finish({ verdict: 'reject', feedback: feedback.trim() || 'Rejected by the operator.', stop })} onCancel={() => setMode('view')} />
               </div>
             )}
+            {mode === 'view' && outcome?.success && (
+              <p id={approveHintId} className="meta">
+                {outcomeApproveHint(outcome.data)}
+              </p>
+            )}
             {mode === 'view' && (
               <div className="actions">
-                <button type="button" className="primary" onClick={() => finish({ verdict: 'approve' })}>
+                <button type="button" className="primary" aria-describedby={outcome?.success ? approveHintId : undefined} onClick={() => finish({ verdict: 'approve' })}>
                   {approveLabel(request)}
                 </button>
                 <button type="button" onClick={() => setMode('reject')}>

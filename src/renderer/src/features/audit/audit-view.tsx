@@ -1,6 +1,7 @@
 import { useEffect, useId, useState } from 'react';
 import { renderAuditMarkdown } from '../../../../shared/audit-markdown';
 import { useAppStore } from '../../store/use-app-store';
+import { statusLabel } from '../contract/contract-model';
 
 function download(name: string, text: string, type: string): void {
   const url = URL.createObjectURL(new Blob([text], { type }));
@@ -33,7 +34,7 @@ export function AuditView() {
           <option value="today">today's runs</option>
           {runs.map((run) => (
             <option key={run.id} value={run.id}>
-              {run.goal.slice(0, 60)} ({run.status})
+              {run.goal.slice(0, 60)} ({statusLabel(run.status)})
             </option>
           ))}
         </select>

@@ -11,7 +11,8 @@ export interface MemorySlice {
   memoryFilter: MemoryFilter;
   /** Lists (no query) or searches long-term memory, and keeps the filter for the next refresh. */
   loadMemories(filter: MemoryFilter): Promise<void>;
-  updateMemory(id: string, change: { text?: string; pinned?: boolean }): Promise<void>;
+  /** New text, a pin, or the scope (global: recalled by runs of every workspace). */
+  updateMemory(id: string, change: { text?: string; pinned?: boolean; global?: boolean }): Promise<void>;
   forgetMemory(id: string): Promise<void>;
 }
 

@@ -62,6 +62,7 @@ function MemoryEntry({ item }: { item: MemoryItem }) {
     <li className={`memory-item${item.pinned ? ' pinned' : ''}`} aria-label={label}>
       <span className="memory-kind">{item.kind}</span>
       {item.pinned && <span className="memory-pinned">pinned</span>}
+      {item.global && <span className="memory-global">global</span>}
       {mode === 'edit' ? (
         <>
           <textarea aria-label="Memory text" value={draft} onChange={(event) => setDraft(event.target.value)} />
@@ -93,8 +94,11 @@ function MemoryEntry({ item }: { item: MemoryItem }) {
             >
               Edit
             </button>
-            <button type="button" aria-pressed={item.pinned} onClick={() => void updateMemory(item.id, { pinned: !item.pinned })}>
-              Pin
+            <button type="button" onClick={() => void updateMemory(item.id, { pinned: !item.pinned })}>
+              {item.pinned ? 'Unpin' : 'Pin'}
+            </button>
+            <button type="button" onClick={() => void updateMemory(item.id, { global: !item.global })}>
+              {item.global ? 'This workspace only' : 'Make global'}
             </button>
             <button type="button" onClick={() => setMode('forget')}>
               Forget
@@ -106,7 +110,7 @@ function MemoryEntry({ item }: { item: MemoryItem }) {
   );
 }
 
-/** Long-term memory: search, read with provenance (the run and step it came from), edit, pin, forget. */
+/** Long-term memory: search, read with provenance (the run and step it came from), edit, pin, make global or local, forget. */
 export function MemoryView() {
   const memories = useAppStore((state) => state.memories);
   const filter = useAppStore((state) => state.memoryFilter);
@@ -128,7 +132,7 @@ export function MemoryView() {
           void loadMemories({ query, kind: filter.kind });
         }}
       >
-        <input type="search" aria-label="Search memory" value={query} onChange={(event) => setQuery(event.target.value)} />
+        <input type="search" aria-label="Search memory" placeholder="Search memory" value={query} onChange={(event) => setQuery(event.target.value)} />
         <button type="submit">Search</button>
         <label htmlFor={kindId}>Kind</label>
         <select id={kindId} value={filter.kind ?? ''} onChange={(event) => void loadMemories({ query, kind: event.target.value ? (event.target.value as MemoryKind) : null })}>

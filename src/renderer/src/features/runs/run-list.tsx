@@ -2,6 +2,7 @@ import { useState } from 'react';
 import type { RunSummary } from '../../../../shared/schemas/run';
 import { inAppTerms } from '../../../../shared/app-advice';
 import { useAppStore } from '../../store/use-app-store';
+import { statusLabel } from '../contract/contract-model';
 import { historyRows } from './run-history';
 import { UndoDialog } from './undo-dialog';
 
@@ -11,7 +12,7 @@ function duration(createdAt: string, updatedAt: string): string {
 }
 
 /** Runs that have ended: they can be continued by a follow-up, and their file changes undone. */
-const FINISHED = new Set(['completed', 'failed', 'stopped', 'budget_exhausted']);
+const FINISHED = new Set(['completed', 'completed_with_gaps', 'failed', 'stopped', 'budget_exhausted']);
 const RESUMABLE = new Set(['stopped', 'paused', 'failed', 'budget_exhausted', 'running', 'planning', 'pending', 'awaiting_approval']);
 
 /** Run history: status, duration, cost, answer; open, resume an interrupted run, delete. */
@@ -33,7 +34,7 @@ export function RunList() {
           <button type="button" className="run-open" aria-current={run.id === selectedRunId ? 'true' : undefined} onClick={() => void selectRun(run.id)}>
             {depth > 0 && <span className="run-meta">Sub-agent run</span>}
             <span className="run-goal">{run.goal}</span>
-            <span className={`status status-${run.status}`}>{run.status.replace('_', ' ')}</span>
+            <span className={`status status-${run.status}`}>{statusLabel(run.status)}</span>
             <span className="run-meta">
               {duration(run.createdAt, run.updatedAt)} · {run.tokens} tok · {run.priceKnown === false ? 'price unknown' : `$${run.costUsd.toFixed(4)}`}
             </span>

@@ -12,6 +12,8 @@ import { ENDED_RUN_STATUSES } from '../../../../shared/schemas/run';
 import { useAppStore } from '../../store/use-app-store';
 import { GapTrend } from '../validation/gap-trend';
 import { recoveryOf, recoveryOfStep, stepsWithReplaced, type RunRecovery } from '../validation/validation-model';
+import { acceptedGaps, lastOutcome, statusLabel } from '../contract/contract-model';
+import { DoneMeans } from '../contract/done-means';
 import { RunList } from './run-list';
 import { RunModel } from './run-model';
 
@@ -52,6 +54,22 @@ function inspectedStep(selectedStepId: string | null, own: PlanOfRun, children: 
   return { steps: child.steps, events: child.events, recovery: recoveryOf(child.events), step: child.steps.find((candidate) => candidate.spec.id === stepId) ?? null };
 }
 
+/** The unmet criteria the operator accepted when the run ended `completed_with_gaps`. */
+function AcceptedGaps({ events }: { events: readonly RunEvent[] }) {
+  const gaps = useMemo(() => acceptedGaps(events), [events]);
+  const headingId = useId();
+  return gaps.length > 0 ? (
+    <section className="accepted-gaps" aria-labelledby={headingId}>
+      <h3 id={headingId}>Accepted gaps</h3>
+      <ul>
+        {gaps.map((gap, index) => (
+          <li key={index}>{gap}</li>
+        ))}
+      </ul>
+    </section>
+  ) : null;
+}
+
 export function RunsView() {
   const detail = useAppStore((state) => state.detail);
   const children = useAppStore((state) => state.children);
@@ -82,7 +100,7 @@ export function RunsView() {
           <>
             <header className="run-header">
               <h2>{detail.run.goal}</h2>
-              <span className={`status status-${detail.run.status}`}>{detail.run.status.replace('_', ' ')}</span>
+              <span className={`status status-${detail.run.status}`}>{statusLabel(detail.run.status)}</span>
               <GapTrend gaps={recovery.gapTrend} />
               {!ENDED_RUN_STATUSES.has(detail.run.status) && (
                 <>
@@ -100,6 +118,8 @@ export function RunsView() {
                 {detail.run.answer}
               </p>
             )}
+            <AcceptedGaps events={detail.events} />
+            {detail.state.contract && <DoneMeans contract={detail.state.contract} outcomes={lastOutcome(detail.events)?.criteria ?? null} />}
             {detail.run.error && (
               <section className="run-error" aria-labelledby="run-error-heading">
                 <h3 id="run-error-heading">Why the run ended</h3>
