@@ -27,7 +27,7 @@ const layer = (name, allowed) => ({
 /** Folders that are capabilities: each exports one Capability, listed in src/core/capabilities.ts. */
 const CAPABILITIES = ['memory', 'validation', 'subagents', 'recovery', 'conflicts', 'outcome'];
 /** The run kernel and the services it is made of: what a capability may import. */
-const KERNEL = ['run', 'model', 'tools', 'store', 'events', 'approval', 'budget', 'stop', 'roles', 'secrets', 'process', 'bus', 'planner', 'contract'];
+const KERNEL = ['run', 'model', 'tools', 'store', 'events', 'approval', 'budget', 'stop', 'roles', 'secrets', 'process', 'bus', 'planner', 'contract', 'provenance'];
 /** The modules a run's code reaches a capability through (memory/ also holds the long-term memory service the store uses). */
 const CAPABILITY_MODULES = ['^src/core/(validation|subagents|recovery|conflicts|outcome)/', '^src/core/memory/run-memory\\.ts$'];
 

@@ -9,6 +9,7 @@ import { memoryBenchmarks } from './memory.bench';
 import { startBenchmarks } from './start.bench';
 import { scaleBenchmarks } from './scale.bench';
 import { engineBenchmarks } from './engines.bench';
+import { agentDojoBenchmarks } from './agentdojo.bench';
 
 /** `npm run bench`: every performance figure the issues ask for, printed; a bench throws only where an issue sets a limit on a count (the verification cost), never on time. */
 process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
@@ -23,3 +24,4 @@ await uiBenchmarks();
 await memoryBenchmarks();
 await scaleBenchmarks();
 await engineBenchmarks();
+await agentDojoBenchmarks();

@@ -67,6 +67,7 @@ export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]
     lockedTools: new ToolLocks(),
     toolGrants: new Set(),
     expiryMs: {},
+    guardsInjection: true,
     budget: new BudgetMeter({ maxTokens: null, maxCostUsd: null, dayMaxTokens: null, dayMaxCostUsd: null, maxModelCalls: 1e6, maxToolCalls: 1e6 }, { tokens: 0, costUsd: 0, dayTokens: 0, dayCostUsd: 0, modelCalls: 0, toolCalls: 0 }, { inputPerMillion: 0, outputPerMillion: 0, known: true }),
     plan: null,
     hooks: combineHooks(runCapabilities({})),

@@ -3,6 +3,7 @@ import { ArchonEventSchema, type RunEvent } from '../shared/schemas/events';
 import type { AuditLog } from './audit-log';
 import type { AuditReport, AuditRunSummary, Finding } from '../shared/schemas/audit';
 import { escalationFindings, replanFindings, roleDriftFindings, spawnFindings } from './course-detectors';
+import { injectionFindings } from './injection-detectors';
 import { outcomeFindings } from './outcome-detectors';
 import { boundaryViolations, budgetAndStops, convergenceFailures, DEFAULT_THRESHOLDS, inheritedLockViolations, rateDrift, type AuditedEvent, type Thresholds } from './detectors';
 
@@ -51,7 +52,7 @@ function summarize(runId: string, events: readonly AuditedEvent[]): AuditRunSumm
 
 function findingsFor(events: readonly AuditedEvent[], context: { baseline: readonly AuditedEvent[]; ancestors: readonly AuditedEvent[] }, thresholds: Thresholds): Finding[] {
   const { baseline, ancestors } = context;
-  return [...boundaryViolations(events), ...inheritedLockViolations(events, ancestors), ...convergenceFailures(events, thresholds), ...rateDrift(events, baseline, thresholds), ...roleDriftFindings(events), ...replanFindings(events), ...escalationFindings(events), ...spawnFindings(events), ...outcomeFindings(events), ...budgetAndStops(events)].sort(
+  return [...boundaryViolations(events), ...inheritedLockViolations(events, ancestors), ...convergenceFailures(events, thresholds), ...rateDrift(events, baseline, thresholds), ...roleDriftFindings(events), ...replanFindings(events), ...escalationFindings(events), ...spawnFindings(events), ...outcomeFindings(events), ...injectionFindings(events), ...budgetAndStops(events)].sort(
     (a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity),
   );
 }

@@ -38,6 +38,12 @@ describe('JSON Schema → node-llama-cpp GbnfJsonSchema', () => {
     expect(withoutNullOptionals(written, schema)).toEqual({ goal: 'g', steps: [{ id: 'a', args: null }, { id: 'b', tool: 'calculator', args: { expression: '6*7' } }] });
   });
 
+  it('a number past what JSON holds (the grammar bounds none): left out when optional, held at the largest safe integer when required', () => {
+    const schema = { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer' }, page: { type: 'integer' } }, required: ['query', 'page'] };
+    const written = JSON.parse('{"query": "q", "limit": 929e703470347038234, "page": -1e999}') as unknown;
+    expect(withoutNullOptionals(written, schema)).toEqual({ query: 'q', page: -Number.MAX_SAFE_INTEGER });
+  });
+
   it('drops what it cannot say instead of failing: numeric bounds, patterns, unknown formats, not', () => {
     expect(toGbnfJsonSchema({ type: 'integer', minimum: 1, maximum: 9 })).toEqual({ type: 'integer' });
     expect(toGbnfJsonSchema({ type: 'string', pattern: '^a+$', format: 'email' })).toEqual({ type: 'string' });

@@ -479,9 +479,18 @@ export function stepIdOf(request: RecordedRequest): string | null {
   return /^Step ([^:\n]+):/m.exec(requestText(request))?.[1] ?? null;
 }
 
-/** The tool messages a request carries back to the model, in order. */
+/** Archon's fence around untrusted text (spotlighting): `⟦data NONCE from SOURCE⟧` … `⟦/data NONCE⟧` (the end cut off when the context was too small for it). */
+const FENCE = /^((?:error|timeout|denied|cancelled): )?⟦data [0-9a-f]+ from [^\n]*⟧\n([\s\S]*?)(?:\n⟦\/data [0-9a-f]+⟧)?$/;
+
+/** A tool message as the tool said it: the fence Archon put around untrusted text taken off (a failure's status kept). */
+export function unfenced(content: string): string {
+  const fence = FENCE.exec(content);
+  return fence ? `${fence[1] ?? ''}${fence[2] ?? ''}` : content;
+}
+
+/** The tool messages of a request, as the tools said them (see `unfenced`). */
 export function toolMessagesOf(request: RecordedRequest): string[] {
-  return (request.body.messages ?? []).filter((message) => message.role === 'tool').map((message) => String(message.content));
+  return (request.body.messages ?? []).filter((message) => message.role === 'tool').map((message) => unfenced(String(message.content)));
 }
 
 export interface PlanStepScript {

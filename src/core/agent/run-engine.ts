@@ -88,6 +88,8 @@ export interface RunEngineDependencies {
   memory?: MemoryStore;
   /** The capabilities a run with these options has (src/core/capabilities.ts lists them). */
   capabilities(options: RunOptions): readonly RunCapability[];
+  /** False only where the injection defence itself is measured (`npm run bench`): no host turns it off. */
+  guardsInjection?: boolean;
   now?: () => Date;
   newId?: () => string;
   log?: Log;
@@ -303,6 +305,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     approvals: dependencies.approvals,
     toolApproval: dependencies.toolApproval ?? {},
     expiryMs: dependencies.expiryMs ?? {},
+    guardsInjection: dependencies.guardsInjection ?? true,
     budget: new BudgetMeter(caps, spend, priceOf(dependencies, run.options), parent?.context.budget ?? null),
     plan: null,
     hooks: combineHooks(dependencies.capabilities(run.options)),

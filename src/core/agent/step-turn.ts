@@ -4,7 +4,7 @@ import type { ChatMessage, ToolCallRequest } from '../model/chat';
 import { isObservation, observationMessage, parseTextReply } from '../model/text-protocol';
 import { availableTools, noteDialect, type RunContext } from '../run/run-context';
 import type { StepConversation } from '../run/step-conversation';
-import { observationOf, refuseUnreadableCall, runToolCall } from './tool-call';
+import { observe, refuseUnreadableCall, runToolCall } from './tool-call';
 
 /*
  * One turn of a step: acting on a recorded reply of the model. Its tool calls run and their
@@ -50,7 +50,8 @@ async function nativeTurn(context: RunContext, step: PlanStep, conversation: Ste
   const observations = await Promise.all(
     parsed.map(async ({ call, args }, index) => {
       const callId = conversation.callId(reply.position, index, { name: call.name, args: args.ok ? args.value : call.arguments });
-      return observationOf(args.ok ? await runToolCall(context, step, call.name, args.value, callId) : await refuseUnreadableCall(context, step, { name: call.name, arguments: call.arguments, error: args.error }, callId));
+      const result = args.ok ? await runToolCall(context, step, call.name, args.value, callId) : await refuseUnreadableCall(context, step, { name: call.name, arguments: call.arguments, error: args.error }, callId);
+      return observe(context, { name: call.name, args: args.ok ? args.value : call.arguments }, result);
     }),
   );
   parsed.forEach(({ call }, index) => conversation.push({ role: 'tool', toolCallId: call.id, content: observations[index] as string }));
@@ -70,7 +71,8 @@ async function textTurn(context: RunContext, step: PlanStep, conversation: StepC
   const observations: string[] = [];
   for (const [index, call] of parsed.calls.entries()) {
     if (guard.isThirdRepeat(call.tool, call.arguments)) return loopDetected(call.tool);
-    observations.push(observationOf(await runToolCall(context, step, call.tool, call.arguments, conversation.callId(reply.position, index, { name: call.tool, args: call.arguments }))));
+    const result = await runToolCall(context, step, call.tool, call.arguments, conversation.callId(reply.position, index, { name: call.tool, args: call.arguments }));
+    observations.push(observe(context, { name: call.tool, args: call.arguments }, result));
   }
   conversation.push({ role: 'user', content: observations.map(observationMessage).join('\n') });
   return null;

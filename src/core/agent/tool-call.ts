@@ -3,7 +3,10 @@ import { FileEffectSchema } from '../../shared/schemas/file-effect';
 import type { ToolRefusalCode } from '../../shared/schemas/events';
 import type { PlanStep } from '../../shared/schemas/plan';
 import type { ToolResult } from '../../shared/schemas/tool';
-import { approveToolCall, confirmUncertainRepeat, type AllowedBy } from '../approval/checkpoints';
+import { approvePossibleInjection, approveToolCall, confirmUncertainRepeat, type AllowedBy } from '../approval/checkpoints';
+import { possibleInjection } from '../provenance/injection-guard';
+import { fenced, fenceNonce } from '../provenance/spotlight';
+import { resultSource } from '../provenance/step-provenance';
 import { processStartTicks } from '../process/process-liveness';
 import { asStoreError } from '../store/open-database';
 import type { RecordedToolCall } from '../store/run-store';
@@ -13,6 +16,14 @@ import { availableTools, type RunContext } from '../run/run-context';
 
 export function observationOf(result: ToolResult): string {
   return capObservation(result.status === 'success' ? result.content : `${result.status}: ${result.content}`);
+}
+
+/** What the model is shown of a call's result: untrusted content fenced and named (spotlighting), a failure's status outside the fence. */
+export function observe(context: RunContext, call: { name: string; args: unknown }, result: ToolResult): string {
+  const source = resultSource({ tool: call.name, args: call.args, result });
+  if (source === null) return observationOf(result);
+  const content = fenced(fenceNonce(context), source, capObservation(result.content));
+  return result.status === 'success' ? content : `${result.status}: ${content}`;
 }
 
 export const OUTCOME_UNKNOWN =
@@ -33,8 +44,8 @@ type Admission = { run: true; tool: ToolDefinition; args: unknown; allowedBy: Al
 
 const refused = (code: ToolRefusalCode, by: RefusedBy, result: ToolResult, tool?: ToolDefinition): Admission => ({ run: false, refusal: { code, by, result, ...(tool ? { tool } : {}) } });
 
-/** Whether a call may run, and with which arguments: not locked, the role's, valid, approved, within the tool-call cap. */
-async function admitToolCall(context: RunContext, step: PlanStep, name: string, rawArgs: unknown): Promise<Admission> {
+/** Whether a call may run, and with which arguments: not locked, the role's, valid, not possibly injected or a person's yes to it, approved, within the tool-call cap. */
+async function admitToolCall(context: RunContext, step: PlanStep, name: string, rawArgs: unknown, callId: string): Promise<Admission> {
   if (context.lockedTools.has(name)) return refused('locked', 'operator', toolResult('denied', `The operator locked a constraint: never use ${name}. It did not run; use another way.`));
   if (!context.tools.get(name) && context.roles.tools.get(name)) {
     return refused('not_allowed_for_role', 'archon', toolResult('denied', `The role "${context.role}" may not use ${name}; it did not run. Its tools: ${context.tools.names().join(', ') || 'none'}.`));
@@ -42,8 +53,11 @@ async function admitToolCall(context: RunContext, step: PlanStep, name: string, 
   const tools = availableTools(context);
   const prepared = tools.prepare(name, rawArgs);
   if (!prepared.ok) return refused(tools.get(name) ? 'invalid_arguments' : 'unknown_tool', 'archon', prepared.result);
-  const decision = await approveToolCall(context, step.id, prepared.tool, prepared.args);
-  if (!decision.run) return refused('rejected', context.approvals.rule ? 'rule' : 'operator', decision.result, prepared.tool);
+  const injection = context.guardsInjection ? await possibleInjection(context, step, prepared.tool, prepared.args) : null;
+  const decision = injection
+    ? await approvePossibleInjection(context, { stepId: step.id, callId, tool: prepared.tool, args: prepared.args }, injection)
+    : await approveToolCall(context, step.id, prepared.tool, prepared.args);
+  if (!decision.run) return refused(injection ? 'possible_injection' : 'rejected', context.approvals.rule ? 'rule' : 'operator', decision.result, prepared.tool);
   context.budget.countToolCall();
   return { run: true, tool: prepared.tool, args: decision.args, allowedBy: decision.allowedBy };
 }
@@ -158,7 +172,7 @@ export async function runToolCall(context: RunContext, step: PlanStep, name: str
   const recorded = context.runs.toolCall(callId);
   if (recorded?.result) return recorded.result;
   if (recorded) return settleInterrupted(context, step, name, recorded, callId);
-  const admission = await admitToolCall(context, step, name, rawArgs);
+  const admission = await admitToolCall(context, step, name, rawArgs, callId);
   if (!admission.run) return refuse(context, { step, name, callId, args: rawArgs }, admission.refusal);
   const { tool, args, allowedBy } = admission;
   return journalled(context, { step, name, callId, args, tool, allowedBy }, () => execute(context, step, tool, args, callId));

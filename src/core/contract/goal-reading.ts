@@ -25,7 +25,7 @@ const PASSIVE_WRITE = /^\s*(?:\S+\s+){0,2}?(?:has been|have been|was|were|is now
 /** Dotted words that are names, not files. */
 const NOT_PATHS = /^(node|vue|next|nuxt|react|express|three|chart|d3|socket\.io|e\.g|i\.e|etc|vs|a\.m|p\.m)(\.js)?\.?$/i;
 
-const PATH = /`([^`\n]+)`|((?:\.{0,2}\/)?[\w@+-]+(?:[\\/][\w.@+-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])/g;
+const PATH = /`([^`\n]+)`|((?:\.{0,2}\/)?[\w@+-]+(?:[\\/][\w.@+-]+)*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/@-]|\.[A-Za-z0-9])/g;
 
 interface Mention {
   path: string;
@@ -38,9 +38,12 @@ function sentences(text: string): string[] {
   return text.split(/(?<=[.!?])\s+(?=[A-Z`"'(])|;\s*|\n+/);
 }
 
+/** An e-mail address or a web host, not a file ("john.doe@corp.com", "www.example.org", "example.com"); `src/@types/x.d.ts` is a file. */
+const ADDRESS = /^[^/\\]+@[^/\\]+\.[a-z]+$|^www\.|^[^/\\]+\.(com|org|net)$/i;
+
 /** A file name: an extension, no URL; spaces only where the text quoted it in backticks. */
 function looksLikePath(token: string, quoted: boolean): boolean {
-  if (token.includes('://') || (!quoted && token.includes(' ')) || NOT_PATHS.test(token)) return false;
+  if (token.includes('://') || (!quoted && (token.includes(' ') || ADDRESS.test(token))) || NOT_PATHS.test(token)) return false;
   return /\.[A-Za-z][A-Za-z0-9]{0,7}$/.test(token) && !/^\d/.test(token.split(/[\\/]/).at(-1) ?? '');
 }
 

@@ -43,6 +43,13 @@ function runs(line: string, wanted: string): boolean {
   });
 }
 
+/** Whether a call was passed this path (or a path ending in it) in any of its arguments. */
+function passes(args: unknown, path: string): boolean {
+  if (typeof args === 'string') return args === path || args.endsWith(`/${path}`);
+  if (Array.isArray(args)) return args.some((item) => passes(item, path));
+  return typeof args === 'object' && args !== null && Object.values(args).some((item) => passes(item, path));
+}
+
 const sameCall = (a: RunToolCall, b: RunToolCall) => a.tool === b.tool && JSON.stringify(a.args) === JSON.stringify(b.args);
 
 function modifiedSince(file: string, since: number): boolean | null {
@@ -71,6 +78,9 @@ export function runEvidence(context: RunContext): RunEvidence {
       const writes = calls.filter((call) => call.tool === 'write_file' && succeeded(call) && inWorkspace(workspace, argument(call, 'path') ?? '') === wanted);
       const last = writes.at(-1);
       if (last && onDisk !== null) return { found: true, evidence: `${wanted} written by write_file (${where(context, last)})` };
+      // Another tool with side effects (an MCP server's) that was passed the file's name and succeeded made it where it keeps files.
+      const elsewhere = calls.findLast((call) => call.tool !== 'write_file' && call.sideEffects !== 'none' && succeeded(call) && passes(call.args, wanted));
+      if (elsewhere) return { found: true, evidence: `${wanted} written by ${elsewhere.tool} (${where(context, elsewhere)})` };
       if (last) return { found: false, detail: `${wanted} was written (${where(context, last)}) but is no longer in the workspace.` };
       if (onDisk === true && commandsRan) return { found: true, evidence: `${wanted} changed in the workspace during the run (after a command ran)` };
       return { found: false, detail: onDisk === null ? `no write of ${wanted} was recorded, and it is not in the workspace.` : `no write of ${wanted} was recorded in this run.` };

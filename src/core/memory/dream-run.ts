@@ -77,6 +77,7 @@ function dreamContext(deps: DreamRunDependencies, run: { runId: string; goal: st
     approvals: deps.approvals,
     toolApproval: {},
     expiryMs: approvalExpiryMs(settings),
+    guardsInjection: true,
     budget: new BudgetMeter(caps, runs.spending(run.runId, startOfToday(runtime.now())), price),
     plan: null,
     hooks: combineHooks([]),

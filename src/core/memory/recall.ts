@@ -62,6 +62,11 @@ export class RunMemory {
     return this.guarded('fact', () => this.store.putStepFacts(runId, facts));
   }
 
+  /** The texts of these items, as recalled (an item forgotten since is left out). */
+  textsOf(ids: readonly string[]): string[] {
+    return ids.flatMap((id) => this.store.get(id)?.text ?? []);
+  }
+
   /** The run's episode, replacing the one an earlier ending of the same run left. */
   rememberEpisode(runId: string, text: string): MemoryItem | null {
     return this.guarded('episode', () => this.store.putEpisode(runId, text));

@@ -77,6 +77,8 @@ export interface RunContext {
   /** The operator's per-tool approval overrides (Settings). */
   toolApproval: Readonly<Record<string, ToolApprovalOverride>>;
   expiryMs: Partial<Record<ApprovalKind, number>>;
+  /** Whether a call that untrusted text may have steered is held for a person (see provenance/injection-guard.ts); always, but where the defence itself is measured. */
+  guardsInjection: boolean;
   budget: BudgetMeter;
   plan: Plan | null;
   /** The run's capabilities, called at the run's named points (see hooks.ts). */

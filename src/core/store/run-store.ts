@@ -90,6 +90,7 @@ export interface RunToolCall {
   stepId: string;
   tool: string;
   args: unknown;
+  sideEffects: string;
   result: ToolResult | null;
 }
 
@@ -409,14 +410,15 @@ export class RunStore {
 
   /** Every tool call of the run and of its sub-agents' runs, in the order they started. */
   treeToolCalls(runId: string): RunToolCall[] {
-    const rows = this.db.prepare(`${RUN_TREE} SELECT run_id, step_id, tool, args_json, result_json FROM tool_calls WHERE run_id IN (SELECT id FROM tree) ORDER BY started_at, rowid`).all(runId) as {
+    const rows = this.db.prepare(`${RUN_TREE} SELECT run_id, step_id, tool, args_json, side_effects, result_json FROM tool_calls WHERE run_id IN (SELECT id FROM tree) ORDER BY started_at, rowid`).all(runId) as {
       run_id: string;
       step_id: string;
       tool: string;
       args_json: string;
+      side_effects: string;
       result_json: string | null;
     }[];
-    return rows.map((row) => ({ runId: row.run_id, stepId: row.step_id, tool: row.tool, args: JSON.parse(row.args_json) as unknown, result: row.result_json === null ? null : ToolResultSchema.parse(JSON.parse(row.result_json)) }));
+    return rows.map((row) => ({ runId: row.run_id, stepId: row.step_id, tool: row.tool, args: JSON.parse(row.args_json) as unknown, sideEffects: row.side_effects, result: row.result_json === null ? null : ToolResultSchema.parse(JSON.parse(row.result_json)) }));
   }
 
   /**

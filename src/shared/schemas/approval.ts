@@ -44,6 +44,17 @@ export const ApprovalStatusSchema = z.enum(['pending', 'approved', 'edited', 're
 export type ApprovalStatus = z.infer<typeof ApprovalStatusSchema>;
 
 /**
+ * Why a call may have been steered by untrusted text (a possible prompt injection): the untrusted
+ * sources the step read, and each reason — a secret it would carry out, a name taken from that text,
+ * or a place it reaches that the operator's goal and plan do not name.
+ */
+export const PossibleInjectionSchema = z.object({
+  sources: z.array(z.string().max(300)).max(10),
+  reasons: z.array(z.object({ kind: z.enum(['secret', 'from_untrusted', 'outside_plan']), text: z.string().max(400) })).min(1).max(10),
+});
+export type PossibleInjection = z.infer<typeof PossibleInjectionSchema>;
+
+/**
  * Who answered a request: a person (`operator`, through a `channel`), the rule the operator chose
  * (`--approve auto|deny`), the policy, a run grant, or no one in time (`expiry`).
  */

@@ -4,7 +4,7 @@ export const SeveritySchema = z.enum(['info', 'low', 'medium', 'high', 'critical
 export type Severity = z.infer<typeof SeveritySchema>;
 
 export const FindingSchema = z.object({
-  detector: z.enum(['boundary', 'convergence', 'drift', 'role', 'replan', 'escalation', 'spawn', 'budget', 'emergency_stop', 'outcome']),
+  detector: z.enum(['boundary', 'convergence', 'drift', 'role', 'replan', 'escalation', 'spawn', 'budget', 'emergency_stop', 'outcome', 'injection']),
   severity: SeveritySchema,
   title: z.string(),
   explanation: z.string(),

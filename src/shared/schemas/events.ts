@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CAP_NAMES } from '../budget-cap';
-import { ApprovalDecisionSchema, ApprovalKindSchema, ApprovalStatusSchema, DecidedBySchema, ExplanationPacketSchema, LockedConstraintSchema, OperatorChannelSchema } from './approval';
+import { PossibleInjectionSchema, ApprovalDecisionSchema, ApprovalKindSchema, ApprovalStatusSchema, DecidedBySchema, ExplanationPacketSchema, LockedConstraintSchema, OperatorChannelSchema } from './approval';
 import { EndpointProbeSchema } from './endpoint';
 import { BusEnvelopeSchema } from './bus';
 import { EstopStateSchema, EstopTriggerSchema } from './estop';
@@ -18,7 +18,7 @@ const runEvent = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) 
 const stepShape = { stepId: z.string() };
 
 /** Why a call did not run as asked (see `tool.refused`). */
-export const ToolRefusalCodeSchema = z.enum(['unknown_tool', 'invalid_arguments', 'not_allowed_for_role', 'rejected', 'locked', 'outside_bounds']);
+export const ToolRefusalCodeSchema = z.enum(['unknown_tool', 'invalid_arguments', 'not_allowed_for_role', 'rejected', 'locked', 'outside_bounds', 'possible_injection']);
 export type ToolRefusalCode = z.infer<typeof ToolRefusalCodeSchema>;
 const toolShape = { stepId: z.string(), tool: z.string(), callId: z.string() };
 
@@ -61,11 +61,13 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   /** `sideEffects`: what the tool declared (an MCP tool's come from its annotations), for the auditor's policy check. */
   runEvent('tool.started', { ...toolShape, args: z.unknown(), sideEffects: SideEffectsSchema.optional() }),
   runEvent('tool.completed', { ...toolShape, status: ToolStatusSchema, content: z.string(), parts: z.array(ToolResultPartSchema).optional() }),
+  /** A call that may have been steered by untrusted text, before it is put to a person (or refused: a rule never approves it). */
+  runEvent('injection.suspected', { ...toolShape, args: z.unknown(), ...PossibleInjectionSchema.shape }),
   /**
    * A call that did not happen as asked. `by: "tool"` (or absent, in older runs): the tool started and its own confinement
    * refused (`outside_bounds`: a path outside the workspace, a symbolic link leading out, no OS sandbox). Every other one never
    * started: `by: "archon"` (`unknown_tool`, `invalid_arguments`, `not_allowed_for_role`), `"operator"` or `"rule"` (`--approve deny`):
-   * `rejected` at its approval, or `locked` by an earlier constraint. `reason` is what the model was told.
+   * `rejected` at its approval, `locked` by an earlier constraint, or `possible_injection` (untrusted text may have steered it, and a rule never approves that). `reason` is what the model was told.
    */
   runEvent('tool.refused', { ...toolShape, reason: z.string(), by: z.enum(['tool', 'archon', 'operator', 'rule']).optional(), code: ToolRefusalCodeSchema.optional() }),
   runEvent('approval.requested', {

@@ -12,6 +12,7 @@ import { ElicitationForm } from './elicitation-card';
 import { EscalationPanel } from './escalation-panel';
 import { CallPreview } from './call-preview';
 import { mcpCallOf, McpCallDetails } from './mcp-call';
+import { InjectionWarning, possibleInjectionOf } from './possible-injection';
 import { PlanGraph, PlanSteps } from './plan-view';
 import { StepTraceDisclosure } from './step-trace-disclosure';
 import { OutcomeActionSchema } from '../../../../shared/schemas/goal-contract';
@@ -273,6 +274,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
   const lockable = LOCKABLE.has(request.kind);
   const tool = lockable ? (request.action as { tool: string }).tool : null;
   const mcpCall = mcpCallOf(request);
+  const injection = possibleInjectionOf(request);
   const editable = request.kind === 'plan' || request.kind === 'tool_call' || request.kind === 'budget_raise';
   const planSteps = request.kind === 'plan' ? (request.action as { steps: PlanStep[] }).steps : null;
   const contract = useRunContract(request.runId);
@@ -293,6 +295,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
         }}
       >
         <h2 id={titleId}>Approval: {request.kind.replace('_', ' ')}</h2>
+        {injection && <InjectionWarning injection={injection} />}
         <p className="queue">
           {waiting > 0 ? `${waiting} more waiting` : 'Nothing else waiting'} · expires in <span className="countdown">{countdown}</span>
         </p>
@@ -328,7 +331,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
                 <PlanGraph steps={planSteps} />
               </>
             ) : (
-              <details open>
+              <details open={!injection}>
                 <summary>The exact action</summary>
                 <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
               </details>

@@ -1,5 +1,6 @@
 import type { RunEvent } from '../../../../shared/schemas/events';
 import type { ToolResultPart } from '../../../../shared/schemas/tool';
+import { InjectionMark } from '../approvals/possible-injection';
 
 /** Raster images only: the page shows them as data: URLs, which the CSP allows for images alone. */
 const SHOWN_IMAGES = /^image\/(png|jpeg|gif|webp)$/;
@@ -43,6 +44,8 @@ function line(event: RunEvent): string | null {
     }
     case 'model.attempt_failed':
       return `model attempt ${event.attempt} failed: ${event.error}`;
+    case 'injection.suspected':
+      return `⚠ ${event.tool} ${JSON.stringify(event.args)}`;
     case 'tool.started':
       return `→ ${event.tool} ${JSON.stringify(event.args)}`;
     case 'tool.completed':
@@ -68,16 +71,44 @@ function line(event: RunEvent): string | null {
   }
 }
 
+type Suspected = Extract<RunEvent, { type: 'injection.suspected' }>;
+
+/** The calls announced as possibly injected, by call id, and the calls that since started or were refused. */
+function injectionsOf(events: readonly RunEvent[]): { suspected: Map<string, Suspected>; settled: Set<string> } {
+  const suspected = new Map<string, Suspected>();
+  const settled = new Set<string>();
+  for (const event of events) {
+    if (event.type === 'injection.suspected') suspected.set(event.callId, event);
+    else if (event.type === 'tool.started' || event.type === 'tool.refused') settled.add(event.callId);
+  }
+  return { suspected, settled };
+}
+
+/**
+ * A possibly injected call is marked once, with its reasons: on the line that says how it ended (it started or was
+ * refused), or on its announcement while it waits at its approval.
+ */
+function markOf(event: RunEvent, suspected: ReadonlyMap<string, Suspected>) {
+  if (event.type === 'injection.suspected') return <InjectionMark tool={event.tool} injection={event} />;
+  if (event.type !== 'tool.started' && event.type !== 'tool.refused') return null;
+  const announced = suspected.get(event.callId) ?? null;
+  const refusedAsInjected = event.type === 'tool.refused' && event.code === 'possible_injection';
+  return announced || refusedAsInjected ? <InjectionMark tool={event.tool} injection={announced} /> : null;
+}
+
 /** One step's events as trace lines: model turns, tool calls with arguments and results, approvals, verdicts. */
 export function StepTrace({ stepId, events }: { stepId: string; events: readonly RunEvent[] }) {
   const own = events.filter((event) => 'stepId' in event && event.stepId === stepId);
+  const { suspected, settled } = injectionsOf(own);
+  const shown = own.filter((event) => event.type !== 'injection.suspected' || !settled.has(event.callId));
   return (
     <ol className="trace">
-      {own.map((event) => {
+      {shown.map((event) => {
         const text = line(event);
         return text ? (
           <li key={event.seq}>
             <time dateTime={event.ts}>{new Date(event.ts).toLocaleTimeString()}</time> {text}
+            {markOf(event, suspected)}
             {event.type === 'tool.completed' && event.parts && <ResultParts tool={event.tool} parts={event.parts} />}
           </li>
         ) : null;
