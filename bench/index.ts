@@ -11,7 +11,7 @@ import { scaleBenchmarks } from './scale.bench';
 import { engineBenchmarks } from './engines.bench';
 import { agentDojoBenchmarks } from './agentdojo.bench';
 
-/** `npm run bench`: every performance figure the issues ask for, printed; a bench throws only where an issue sets a limit on a count (the verification cost), never on time. */
+/** `npm run bench`: every performance figure the issues ask for, printed; a bench throws only where an issue sets a limit on a count or a share (the verification cost, AgentDojo's attack success and utility), never on time. */
 process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
 startBenchmarks();
 await runtimeBenchmarks();

@@ -54,7 +54,7 @@ function stringsOf(value: unknown, key: string, found: Reach[]): void {
 }
 
 /** The files a shell command writes and the places it sends to. */
-export function commandReach(command: string): Reach[] {
+function commandReach(command: string): Reach[] {
   const reach: Reach[] = [];
   for (const match of command.matchAll(SHELL_WRITE)) {
     const target = match[1] ?? match[2] ?? match[3] ?? match[4];
@@ -89,7 +89,7 @@ export const STEERABLE_HAZARDS: ReadonlySet<CommandHazard['kind']> = new Set(['n
  * Programs a step may run after reading untrusted text without the operator naming the command: they
  * read, build or test, and run nothing a file they are handed asks for beyond what the project defines.
  */
-export const QUIET_PROGRAMS: ReadonlySet<string> = new Set(['ls', 'cat', 'head', 'tail', 'wc', 'grep', 'rg', 'sort', 'uniq', 'diff', 'echo', 'pwd', 'true', 'test', 'stat', 'file', 'tree', 'du', 'git', 'npm', 'yarn', 'pnpm', 'make', 'cargo', 'go', 'pytest', 'tsc', 'eslint', 'jq']);
+const QUIET_PROGRAMS: ReadonlySet<string> = new Set(['ls', 'cat', 'head', 'tail', 'wc', 'grep', 'rg', 'sort', 'uniq', 'diff', 'echo', 'pwd', 'true', 'test', 'stat', 'file', 'tree', 'du', 'git', 'npm', 'yarn', 'pnpm', 'make', 'cargo', 'go', 'pytest', 'tsc', 'eslint', 'jq']);
 /** Subcommands of those that change what is outside the workspace, or fetch and run what they are told. */
 const LOUD_SUBCOMMANDS = /^(git\s+(push|remote|fetch|pull|clone|config|submodule|credential)|npm\s+(publish|install|i|exec|x|login|adduser|config)|yarn\s+(publish|add|dlx|npm)|pnpm\s+(publish|add|dlx|exec)|cargo\s+(publish|install|login)|go\s+(get|install))\b/;
 

@@ -57,7 +57,7 @@ function base64Forms(value: string): string[] {
 }
 
 /** Every spelling of a secret a call might carry it in. */
-export function spellingsOf(secret: string): string[] {
+function spellingsOf(secret: string): string[] {
   const reversed = [...secret].reverse().join('');
   const hex = Buffer.from(secret, 'utf8').toString('hex');
   return [secret, reversed, hex, encodeURIComponent(secret), ...base64Forms(secret)].filter((form, index, all) => all.indexOf(form) === index);

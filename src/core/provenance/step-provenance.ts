@@ -63,7 +63,7 @@ export function resultSource(call: Pick<RunToolCall, 'tool' | 'args' | 'result'>
 }
 
 /** Each untrusted result among `calls`, named. */
-export function untrustedResults(calls: readonly Pick<RunToolCall, 'tool' | 'args' | 'result'>[]): UntrustedSource[] {
+function untrustedResults(calls: readonly Pick<RunToolCall, 'tool' | 'args' | 'result'>[]): UntrustedSource[] {
   return calls.flatMap((call) => {
     const name = resultSource(call);
     return name === null ? [] : [{ name, text: call.result?.content ?? '' }];
