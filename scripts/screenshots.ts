@@ -55,12 +55,12 @@ try {
   await shoot('approval');
   await toolDialog.getByRole('button', { name: 'Approve' }).click();
   await page.getByRole('dialog', { name: 'Approval: final answer' }).getByRole('button', { name: 'Approve' }).click();
-  await page.getByLabel('Answer').waitFor();
+  await page.getByLabel('Answer', { exact: true }).waitFor();
   await page.locator('[data-step-id="prices"]').click();
   await shoot('runs');
   for (const screen of ['Audit', 'Settings']) {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: screen }).click();
-    await page.getByRole('heading', { name: screen, exact: true }).waitFor();
+    await page.getByRole('heading', { name: screen, exact: true, level: 1 }).waitFor();
     await shoot(screen.toLowerCase());
   }
   await browser.close();

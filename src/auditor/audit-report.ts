@@ -1,7 +1,7 @@
 import { parseJsonOrUndefined } from '../shared/json';
 import { ArchonEventSchema, type RunEvent } from '../shared/schemas/events';
 import type { AuditLog } from './audit-log';
-import type { AuditReport, AuditRunSummary, Finding } from '../shared/schemas/audit';
+import type { AuditReport, AuditRunSummary, Detection, Finding } from '../shared/schemas/audit';
 import { escalationFindings, replanFindings, roleDriftFindings, spawnFindings } from './course-detectors';
 import { injectionFindings } from './injection-detectors';
 import { outcomeFindings } from './outcome-detectors';
@@ -50,7 +50,7 @@ function summarize(runId: string, events: readonly AuditedEvent[]): AuditRunSumm
   return summary;
 }
 
-function findingsFor(events: readonly AuditedEvent[], context: { baseline: readonly AuditedEvent[]; ancestors: readonly AuditedEvent[] }, thresholds: Thresholds): Finding[] {
+function findingsFor(events: readonly AuditedEvent[], context: { baseline: readonly AuditedEvent[]; ancestors: readonly AuditedEvent[] }, thresholds: Thresholds): Detection[] {
   const { baseline, ancestors } = context;
   return [...boundaryViolations(events), ...inheritedLockViolations(events, ancestors), ...convergenceFailures(events, thresholds), ...rateDrift(events, baseline, thresholds), ...roleDriftFindings(events), ...replanFindings(events), ...escalationFindings(events), ...spawnFindings(events), ...outcomeFindings(events), ...injectionFindings(events), ...budgetAndStops(events)].sort(
     (a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity),
@@ -97,7 +97,7 @@ export function buildReport(log: AuditLog, scope: { runId: string } | { day: str
     const events = byRun.get(runId) ?? [];
     const baseline = all.filter((item) => item.event.runId !== runId && item.seq < (events[0]?.seq ?? 0));
     runs.push(summarize(runId, events));
-    findings.push(...findingsFor(events, { baseline, ancestors: ancestorEvents(runId, byRun) }, thresholds));
+    findings.push(...findingsFor(events, { baseline, ancestors: ancestorEvents(runId, byRun) }, thresholds).map((detection) => ({ ...detection, runId })));
   }
   return { scope, generatedAt: now.toISOString(), runs, findings };
 }

@@ -1,4 +1,4 @@
-import type { Finding } from '../shared/schemas/audit';
+import type { Detection } from '../shared/schemas/audit';
 import type { RunEvent } from '../shared/schemas/events';
 import { MAX_SUBAGENT_DEPTH } from '../shared/schemas/roles';
 import type { Policy } from '../shared/schemas/run';
@@ -40,8 +40,8 @@ function askedOutside(item: AuditedEvent, role: StepRole): string[] {
  * Role drift: a step's tool call outside its role's tools. One that ran is high (the role's
  * confinement did not hold); one its model only asked for, and that never ran, is low.
  */
-export function roleDriftFindings(events: readonly AuditedEvent[]): Finding[] {
-  const findings: Finding[] = [];
+export function roleDriftFindings(events: readonly AuditedEvent[]): Detection[] {
+  const findings: Detection[] = [];
   const roles = new Map<string, StepRole | null>();
   const asked = new Map<string, { stepId: string; tool: string; role: StepRole; evidence: AuditedEvent[] }>();
   const ran = new Set<string>();
@@ -85,10 +85,10 @@ export function roleDriftFindings(events: readonly AuditedEvent[]): Finding[] {
  * Re-plans: each one is information (what was replaced, and why). Using every re-plan the run
  * allows is low (recovery is down to the operator); more than the cap is high (the cap did not hold).
  */
-export function replanFindings(events: readonly AuditedEvent[]): Finding[] {
+export function replanFindings(events: readonly AuditedEvent[]): Detection[] {
   const cap = events.map(({ event }) => (event.type === 'run.started' ? event.maxReplans : undefined)).find((value) => value !== undefined);
   const revisions = events.filter((item) => item.event.type === 'plan.revised');
-  const findings: Finding[] = revisions.map((item) => {
+  const findings: Detection[] = revisions.map((item) => {
     const event = item.event as Event<'plan.revised'>;
     return { detector: 'replan', severity: 'info', title: `Re-plan ${event.revision}: ${list(event.replaced)} replaced by ${list(event.added)}`, explanation: event.reason, evidence: [cite(item)] };
   });
@@ -108,7 +108,7 @@ export function replanFindings(events: readonly AuditedEvent[]): Finding[] {
  * Escalations: a failed step put to the operator once repairs and re-plans were spent. Low: the
  * chain worked as designed, but the run could not go on by itself; the answer is cited with it.
  */
-export function escalationFindings(events: readonly AuditedEvent[]): Finding[] {
+export function escalationFindings(events: readonly AuditedEvent[]): Detection[] {
   const answers = new Map<string, AuditedEvent>();
   for (const item of events) if (item.event.type === 'approval.resolved') answers.set(item.event.approvalId, item);
   return events.flatMap((item) => {
@@ -131,8 +131,8 @@ export function escalationFindings(events: readonly AuditedEvent[]): Finding[] {
  * Sub-agents spawned: each is information (step, depth, goal). One past the depth limit, or without
  * the approval its policy asks for, is high: a bound the operator relies on did not hold.
  */
-export function spawnFindings(events: readonly AuditedEvent[]): Finding[] {
-  const findings: Finding[] = [];
+export function spawnFindings(events: readonly AuditedEvent[]): Detection[] {
+  const findings: Detection[] = [];
   let policy: Policy = 'balanced';
   /** Steps whose `subagent_spawn` request was answered yes (a lock lets the spawn run too). */
   const requests = new Map<string, string | null>();

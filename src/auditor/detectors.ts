@@ -1,5 +1,5 @@
 import { canonicalJson } from '../shared/canonical-json';
-import type { Finding } from '../shared/schemas/audit';
+import type { Detection } from '../shared/schemas/audit';
 import { isEffectorId } from '../shared/schemas/bus';
 import { asksForTool, grantsForRun } from '../shared/policy';
 import type { RunEvent } from '../shared/schemas/events';
@@ -39,8 +39,8 @@ function overrideFor(overrides: Record<string, ToolApprovalOverride>, tool: stri
  * each other on the bus; attempts a tool's own confinement refused. Only calls that started count: a call refused before
  * it started (unknown, invalid, outside its role, rejected) crossed nothing.
  */
-export function boundaryViolations(events: readonly AuditedEvent[]): Finding[] {
-  const findings: Finding[] = [];
+export function boundaryViolations(events: readonly AuditedEvent[]): Detection[] {
+  const findings: Detection[] = [];
   let policy: Policy = 'balanced';
   let overrides: Record<string, ToolApprovalOverride> = {};
   const locked = new Set<string>();
@@ -105,10 +105,10 @@ type Locked = AuditedEvent & { event: Extract<RunEvent, { type: 'constraint.lock
  * A tool a sub-agent started after a run above it locked it: a lock holds for the whole run tree. Runs log their events
  * apart, so "after" is by time; a tool the run itself had locked is `boundaryViolations`' finding.
  */
-export function inheritedLockViolations(events: readonly AuditedEvent[], ancestors: readonly AuditedEvent[]): Finding[] {
+export function inheritedLockViolations(events: readonly AuditedEvent[], ancestors: readonly AuditedEvent[]): Detection[] {
   const locks = ancestors.filter((item): item is Locked => item.event.type === 'constraint.locked');
   const own = new Set<string>();
-  const findings: Finding[] = [];
+  const findings: Detection[] = [];
   for (const item of events) {
     const event = item.event;
     if (event.type === 'constraint.locked') own.add(event.constraint.tool);
@@ -127,8 +127,8 @@ export function inheritedLockViolations(events: readonly AuditedEvent[], ancesto
 }
 
 /** Repeated identical actions, loops and caps hit, re-plans that do not converge. */
-export function convergenceFailures(events: readonly AuditedEvent[], thresholds: Thresholds): Finding[] {
-  const findings: Finding[] = [];
+export function convergenceFailures(events: readonly AuditedEvent[], thresholds: Thresholds): Detection[] {
+  const findings: Detection[] = [];
   const calls = new Map<string, AuditedEvent[]>();
   /** Calls refused before they started, by tool: a loop of them is evidence, not actions taken. */
   const refusals = new Map<string, AuditedEvent[]>();
@@ -197,8 +197,8 @@ function ratesOf(events: readonly AuditedEvent[]): Rates {
 }
 
 /** Per tool and for the model: this run's failure, retry and token rates against their own baseline (earlier runs). */
-export function rateDrift(events: readonly AuditedEvent[], baseline: readonly AuditedEvent[], thresholds: Thresholds): Finding[] {
-  const findings: Finding[] = [];
+export function rateDrift(events: readonly AuditedEvent[], baseline: readonly AuditedEvent[], thresholds: Thresholds): Detection[] {
+  const findings: Detection[] = [];
   const now = ratesOf(events);
   const before = ratesOf(baseline);
   const evidenceFor = (predicate: (event: RunEvent) => boolean) => events.filter((item) => predicate(item.event)).slice(0, 20).map(cite);
@@ -231,8 +231,8 @@ export function rateDrift(events: readonly AuditedEvent[], baseline: readonly Au
 }
 
 /** Budget warnings and exhaustion; every emergency stop, with what triggered it. */
-export function budgetAndStops(events: readonly AuditedEvent[]): Finding[] {
-  const findings: Finding[] = [];
+export function budgetAndStops(events: readonly AuditedEvent[]): Detection[] {
+  const findings: Detection[] = [];
   for (const item of events) {
     const event = item.event;
     if (event.type === 'budget.warning') findings.push({ detector: 'budget', severity: 'info', title: 'A budget reached 80%', explanation: event.message, evidence: [cite(item)] });

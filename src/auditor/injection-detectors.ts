@@ -1,4 +1,4 @@
-import type { Finding } from '../shared/schemas/audit';
+import type { Detection } from '../shared/schemas/audit';
 import type { RunEvent } from '../shared/schemas/events';
 import { isBuiltinTool, TOOL_CATALOGUE } from '../shared/tools/catalogue';
 import type { AuditedEvent } from './detectors';
@@ -66,8 +66,8 @@ function answerTo(flag: Of<'injection.suspected'>, after: readonly AuditedEvent[
 }
 
 /** possible_injection: a high finding for each call the runtime flagged. */
-function flaggedFindings(events: readonly AuditedEvent[]): Finding[] {
-  return events.flatMap((item, index): Finding[] => {
+function flaggedFindings(events: readonly AuditedEvent[]): Detection[] {
+  return events.flatMap((item, index): Detection[] => {
     if (!is('injection.suspected')(item)) return [];
     const { tool, stepId, sources, reasons } = item.event;
     const answer = answerTo(item, events.slice(index + 1));
@@ -95,12 +95,12 @@ function operatorWords(events: readonly AuditedEvent[]): string {
 const sideEffectsOf = (event: Event<'tool.started'>) => (isBuiltinTool(event.tool) ? TOOL_CATALOGUE[event.tool].sideEffects : (event.sideEffects ?? 'irreversible'));
 
 /** possible_injection (unflagged): a call with side effects passing names an earlier untrusted result of its step held, and the operator did not give. */
-function unflaggedFindings(events: readonly AuditedEvent[]): Finding[] {
+function unflaggedFindings(events: readonly AuditedEvent[]): Detection[] {
   const flagged = new Set(events.filter(is('injection.suspected')).map((item) => item.event.callId));
   const words = operatorWords(events);
   const results: Of<'tool.completed'>[] = [];
   const judged = new Set<string>();
-  const findings: Finding[] = [];
+  const findings: Detection[] = [];
   for (const item of events) {
     if (is('tool.completed')(item) && item.event.status === 'success' && !TRUSTED_RESULTS.has(item.event.tool)) results.push(item);
     if (!is('tool.started')(item) || sideEffectsOf(item.event) === 'none' || flagged.has(item.event.callId) || judged.has(item.event.callId)) continue;
@@ -127,6 +127,6 @@ function unflaggedFindings(events: readonly AuditedEvent[]): Finding[] {
 }
 
 /** Both kinds of possible_injection findings of one run. */
-export function injectionFindings(events: readonly AuditedEvent[]): Finding[] {
+export function injectionFindings(events: readonly AuditedEvent[]): Detection[] {
   return [...flaggedFindings(events), ...unflaggedFindings(events)];
 }

@@ -1,4 +1,4 @@
-import type { Finding } from '../shared/schemas/audit';
+import type { Detection } from '../shared/schemas/audit';
 import type { RunEvent } from '../shared/schemas/events';
 import type { Criterion } from '../shared/schemas/goal-contract';
 import type { AuditedEvent } from './detectors';
@@ -33,10 +33,10 @@ function unproven(contract: Event<'contract.ready'>, check: Event<'outcome.check
 }
 
 /** A completion without gaps: high when the check is missing, names gaps or an unmet criterion; medium per criterion it could not judge. */
-function provenFindings(completed: AuditedEvent, contract: Of<'contract.ready'>, check: Of<'outcome.checked'> | null): Finding[] {
+function provenFindings(completed: AuditedEvent, contract: Of<'contract.ready'>, check: Of<'outcome.checked'> | null): Detection[] {
   const lacking = unproven(contract.event, check?.event);
   const evidence = [cite(contract), ...(check ? [cite(check)] : []), cite(completed)];
-  const findings: Finding[] = [];
+  const findings: Detection[] = [];
   if (!check || lacking.length > 0 || check.event.gaps.length > 0) {
     const why = !check ? 'no outcome check followed its contract' : check.event.gaps.length > 0 ? `its outcome check named gaps (${check.event.gaps.join('; ')})` : 'its outcome check did not show every criterion met';
     findings.push({
@@ -61,9 +61,9 @@ function provenFindings(completed: AuditedEvent, contract: Of<'contract.ready'>,
 }
 
 /** A completion with gaps: a note listing them, and high without an approved outcome approval before it. */
-function gapsFindings(completed: Of<'run.completed'>, course: Course): Finding[] {
+function gapsFindings(completed: Of<'run.completed'>, course: Course): Detection[] {
   const gaps = completed.event.gaps ?? [];
-  const findings: Finding[] = [
+  const findings: Detection[] = [
     {
       detector: 'outcome',
       severity: 'low',
@@ -88,8 +88,8 @@ function gapsFindings(completed: Of<'run.completed'>, course: Course): Finding[]
  * For each `run.completed`: unproven_completion (high), unjudged_criterion (medium), accepted_gaps (low) and
  * gaps_without_approval (high). A run without a contract, or with one of no criteria, is judged only on its gaps.
  */
-export function outcomeFindings(events: readonly AuditedEvent[]): Finding[] {
-  const findings: Finding[] = [];
+export function outcomeFindings(events: readonly AuditedEvent[]): Detection[] {
+  const findings: Detection[] = [];
   const course: Course = { contract: null, check: null, asked: new Set(), approval: null };
   for (const item of events) {
     const event = item.event;

@@ -7,7 +7,7 @@ import type { EndpointProbe } from '../shared/schemas/endpoint';
 import type { McpProbe } from '../shared/schemas/mcp-probe';
 import type { RunOptions } from '../shared/schemas/run';
 import type { McpServerConfig } from '../shared/schemas/settings';
-import { requestRunControl } from './agent/run-control';
+import { requestRunControl, withDriving } from './agent/run-control';
 import type { RunManager } from './agent/run-manager';
 import type { PendingApprovals } from './approval/pending-approvals';
 import { requireOperator, type OperatorConfirmation } from './authority/operator-authority';
@@ -88,7 +88,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       const { modelUrl, model, policy, workspace } = deps.runDefaults();
       return { ...deps.info, runDefaults: { modelUrl, model, policy, workspace } };
     },
-    'runs.list': async ({ limit }) => store.runs.listRuns(limit),
+    'runs.list': async ({ limit }) => store.runs.listRuns(limit).map((summary) => withDriving(store.runs, summary)),
     'estop.status': async () => store.estopState(),
     'estop.trigger': async ({ reason }) => deps.estop.trigger('operator', reason),
     'estop.reset': async () => deps.estop.reset(),
@@ -111,7 +111,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       deps.audit.assertReady();
       return deps.manager.resume(runId);
     },
-    'runs.undoPreview': async ({ runId }) => previewUndo(store.runs.fileEffects, runId),
+    'runs.undoPreview': async ({ runId }) => previewUndo(store.runs, runId),
     'runs.undo': async ({ runId }, { signal }) => {
       if (deps.manager.isActive(runId)) throw new ArchonError('VALIDATION_FAILED', 'This run is still going: stop it first, then undo its file changes.');
       return underStop(signal, (taskSignal) => revertRun(store.runs, runId, deps.undoWorkers, deps.runtime.now, taskSignal));

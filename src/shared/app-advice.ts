@@ -11,6 +11,10 @@ const IN_APP: readonly [RegExp, string][] = [
   [/continue it with `archon resume [^`]+` \(or Resume in the app\)/g, 'continue it with Resume'],
   [/`archon resume [^`]+` continues it/g, 'Resume continues it'],
   [/then resume the run\./g, 'then press Resume.'],
+  [/Re-arm with `archon estop --reset` or the app's Re-arm/g, 'Press Re-arm'],
+  [/, or accept these gaps: `archon resume [^`]+ --accept-gaps` ends it completed with gaps\./g, '.'],
+  // A run's id in full says no more than its first eight characters, which the app shows everywhere.
+  [/\b([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, '$1'],
 ];
 
 export function inAppTerms(message: string): string {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { axeViolations } from '../support/axe';
 import { planReply, requestText, startModelServer, stepIdOf, type ModelServerOptions, type RecordedRequest, type ScriptedModelServer } from '../kit/scripted-model-server';
 import { ArchonStore } from '../../src/core/store/archon-store';
 import { useServe } from '../support/archon-process';
@@ -204,7 +204,7 @@ describe('accessibility', () => {
   it('reaches every main control by keyboard and passes an automated contrast check on the main screens', async () => {
     const serve = await startServe(tempDir());
     const browser = await launchBrowser();
-    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
     await page.goto(serve.url.href);
     await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
@@ -217,16 +217,10 @@ describe('accessibility', () => {
     }
     for (const control of ['Emergency stop', 'Runs', 'Audit', 'Settings', 'Run']) expect(reached, control).toContain(control);
 
-    const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-    for (const screen of ['Runs', 'Audit', 'Settings']) {
+    for (const screen of ['Runs', 'Audit', 'Memory', 'Settings']) {
       await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: screen }).click();
-      await page.getByRole('heading', { name: screen, exact: true }).waitFor();
-      await page.addScriptTag({ content: axe });
-      const violations = await page.evaluate(async () => {
-        const result = await (window as unknown as { axe: { run(options: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run({ runOnly: ['color-contrast', 'label', 'button-name'] });
-        return result.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
-      });
-      expect(violations, screen).toEqual([]);
+      await page.getByRole('heading', { name: screen, exact: true, level: 1 }).waitFor();
+      expect(await axeViolations(page), screen).toEqual([]);
     }
     await context.close();
   });

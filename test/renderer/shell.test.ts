@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ArchonStore } from '../../src/core/store/archon-store';
 import { runArchon, useServe } from '../support/archon-process';
+import { axeViolations } from '../support/axe';
 import { useBrowser } from '../support/browser';
 import { useTempDirs } from '../support/temp-dir';
 
@@ -14,7 +15,7 @@ const launchBrowser = useBrowser();
 async function openApp(dataDir: string) {
   const serve = await startServe(dataDir);
   const browser = await launchBrowser();
-  const page = await browser.newPage();
+  const page = await (await browser.newContext()).newPage();
   const problems: string[] = [];
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(message.text());
@@ -69,6 +70,16 @@ describe('renderer shell in Chromium through archon serve', () => {
     expect(runArchon(['estop', '--data-dir', dataDir]).status).toBe(0);
     const { page } = await openApp(dataDir);
     await page.getByRole('alert').filter({ hasText: 'Emergency stop latched' }).waitFor();
+    // The top bar and the banner, over the Audit and Memory screens, in both themes.
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme)).toBe(colorScheme);
+      for (const entry of ['Audit', 'Memory']) {
+        await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: entry }).click();
+        await page.getByRole('heading', { name: entry, level: 1 }).waitFor();
+        expect(await axeViolations(page), `${entry}, ${colorScheme}`).toEqual([]);
+      }
+    }
     await page.close();
   });
 

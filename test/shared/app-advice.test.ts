@@ -30,3 +30,17 @@ describe('errors in the app speak of Settings and Resume, not command-line flags
     expect(inAppTerms(message)).toMatch(new RegExp(`^The model server at ${DEAD.replaceAll('.', '\\.')} did not answer .*then press Resume\\.$`));
   });
 });
+
+const RUN_ID = '3f2a9c1e-5b7d-4e21-9a0c-8d6f4b2e1a90';
+
+describe('what the Runs screens say of a run’s end, in the app’s terms', () => {
+  it('names a run by the first eight characters of its id, and its pause by the Resume button', () => {
+    const shown = inAppTerms(`Its parent run ${RUN_ID} takes this as its step's failure. When the cause is fixed, continue it with \`archon resume ${RUN_ID}\` (or Resume in the app).`);
+    expect(shown).toBe("Its parent run 3f2a9c1e takes this as its step's failure. When the cause is fixed, continue it with Resume.");
+  });
+
+  it('points to the Re-arm button after an emergency stop, and leaves out accepting gaps from the command line', () => {
+    expect(inAppTerms("Emergency stop (operator: test). Re-arm with `archon estop --reset` or the app's Re-arm; nothing restarts by itself.")).toBe('Emergency stop (operator: test). Press Re-arm; nothing restarts by itself.');
+    expect(inAppTerms(`The run did not meet its goal: no report. Do what is missing and run the goal again, or accept these gaps: \`archon resume ${RUN_ID} --accept-gaps\` ends it completed with gaps.`)).toBe('The run did not meet its goal: no report. Do what is missing and run the goal again.');
+  });
+});

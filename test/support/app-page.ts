@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { BrowserContextOptions, Page } from 'playwright-core';
 import { afterEach } from 'vitest';
 import { startModelServer, type ModelServerOptions, type ScriptedModelServer } from '../kit/scripted-model-server';
@@ -29,7 +27,7 @@ export function useAppPage(): (reply: ModelServerOptions['reply'], context?: Bro
     const dataDir = tempDir();
     const serve = await startServe(dataDir, ['--model-url', server.url, '--workspace', tempDir()]);
     const browser = await launchBrowser();
-    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 800 }, ...options });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options });
     if (initScript) await context.addInitScript(initScript);
     const page = await context.newPage();
     // These tests assert order and outcome; the waits are only long enough for a loaded 2-core machine running the whole suite.
@@ -38,15 +36,6 @@ export function useAppPage(): (reply: ModelServerOptions['reply'], context?: Bro
     await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
     return { page, serve, server, dataDir };
   };
-}
-
-/** The automated accessibility check the app's screens keep clean. */
-export async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') });
-  return page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(options: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run({ runOnly: ['color-contrast', 'label', 'button-name'] });
-    return result.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
-  });
 }
 
 export async function startGoal(page: Page, goal: string): Promise<void> {

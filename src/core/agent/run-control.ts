@@ -1,6 +1,6 @@
 import { sleep } from '../../shared/abort';
 import { ArchonError } from '../../shared/errors';
-import { ENDED_RUN_STATUSES, type RunControl, type RunControlAction, type RunStatus } from '../../shared/schemas/run';
+import { ENDED_RUN_STATUSES, type RunControl, type RunControlAction, type RunStatus, type RunSummary } from '../../shared/schemas/run';
 import { processRunning } from '../process/process-liveness';
 import type { RunStore } from '../store/run-store';
 import { LEASE_HEARTBEAT_MS, LEASE_STALE_MS } from '../run/run-lease';
@@ -30,6 +30,14 @@ export function requestRunControl(runs: RunStore, idOrPrefix: string, action: Ru
   }
   runs.requestControl(runId, { action, by });
   return { runId };
+}
+
+/** The summary marked `interrupted` when it has not ended and no live process drives it or an ancestor of it (a sub-agent runs in its parent's process). */
+export function withDriving(runs: RunStore, summary: RunSummary, now: () => number = Date.now): RunSummary {
+  if (ENDED_RUN_STATUSES.has(summary.status)) return summary;
+  const lineage = [summary.id, ...runs.ancestorIds(summary.id)];
+  const driven = lineage.some((runId) => runs.leaseHolder(runId, now(), LEASE_STALE_MS, (pid) => processRunning(pid)) !== null);
+  return driven ? summary : { ...summary, interrupted: true };
 }
 
 /** Waits until the run's end is stored; null when it has not ended within `timeoutMs`. */

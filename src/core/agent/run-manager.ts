@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ArchonError } from '../../shared/errors';
+import { withDriving } from './run-control';
 import type { RunDetail, StartRunInput } from '../../shared/schemas/run-detail';
 import { ENDED_RUN_STATUSES, type RunOptions } from '../../shared/schemas/run';
 import { MAX_SUBAGENT_DEPTH } from '../../shared/schemas/roles';
@@ -100,7 +101,7 @@ export class RunManager {
   detail(runId: string): RunDetail {
     const stored = this.runs.getRun(runId);
     if (!stored) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
-    return { run: stored.summary, steps: this.runs.getSteps(runId), events: this.runs.events(runId), active: this.isActive(runId) };
+    return { run: withDriving(this.runs, stored.summary), steps: this.runs.getSteps(runId), events: this.runs.events(runId), active: this.isActive(runId) };
   }
 
   async delete(runId: string): Promise<void> {

@@ -29,6 +29,7 @@ const RunRowSchema = z
     /** The JSON type of the price the run started with: 'null' when nobody knew it, null for runs from before prices were kept. */
     price_type: z.string().nullable(),
     parent_run_id: z.string().nullable(),
+    follow_up_of: z.string().nullable(),
     kind: z.string(),
   })
   .transform((row) =>
@@ -45,6 +46,7 @@ const RunRowSchema = z
       costUsd: row.cost_usd,
       ...(row.price_type === null ? {} : { priceKnown: row.price_type !== 'null' }),
       ...(row.parent_run_id === null ? {} : { parentRunId: row.parent_run_id }),
+      ...(row.follow_up_of === null ? {} : { followUpOf: row.follow_up_of }),
       kind: row.kind,
     }),
   );
@@ -133,7 +135,7 @@ const RUN_COLUMNS =
   '(SELECT COALESCE(SUM(tokens), 0) FROM budget_ledger WHERE run_id = runs.id) AS tokens, ' +
   '(SELECT COALESCE(SUM(cost_usd), 0) FROM budget_ledger WHERE run_id = runs.id) AS cost_usd, ' +
   "json_type(options_json, '$.price') AS price_type, " +
-  "json_extract(options_json, '$.parentRunId') AS parent_run_id, runs.kind AS kind";
+  "json_extract(options_json, '$.parentRunId') AS parent_run_id, follow_up_of, runs.kind AS kind";
 
 /** A run's validator confidences, read through their own index (events_validation), not the run's whole event log. */
 const VALIDATIONS =
@@ -439,13 +441,18 @@ export class RunStore {
     });
   }
 
-  /** The runs above this one (its parent, and up) and below it (its sub-agents, and down). */
-  private treeOf(runId: string): string[] {
+  /** The runs above this one: the run it works for, and up. */
+  ancestorIds(runId: string): string[] {
     const up = this.db
       .prepare("WITH RECURSIVE up(id) AS (SELECT json_extract(options_json, '$.parentRunId') FROM runs WHERE id = ? UNION SELECT json_extract(runs.options_json, '$.parentRunId') FROM runs JOIN up ON runs.id = up.id) SELECT id FROM up WHERE id IS NOT NULL")
       .all(runId) as { id: string }[];
+    return up.map((row) => row.id);
+  }
+
+  /** The runs above this one (its parent, and up) and below it (its sub-agents, and down). */
+  private treeOf(runId: string): string[] {
     const down = this.db.prepare(`${RUN_TREE} SELECT id FROM tree WHERE id <> ?`).all(runId, runId) as { id: string }[];
-    return [...up, ...down].map((row) => row.id);
+    return [...this.ancestorIds(runId), ...down.map((row) => row.id)];
   }
 
   /** False when this process no longer holds the lease (another one took it over). */

@@ -1,6 +1,9 @@
-import { realpathSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join, relative } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { ArchonError } from '../../shared/errors';
+import { WRITE_FILE_MAX_CHARS } from '../../shared/tools/catalogue';
 import type { RestoreFileInput, UndoOutcome, UndoStep } from '../../shared/schemas/file-effect';
 import type { StoredFileEffect, FileEffectStore } from '../store/file-effects';
 import type { RunStore } from '../store/run-store';
@@ -23,9 +26,73 @@ function diffOf(effect: StoredFileEffect): string {
   return createTwoFilesPatch(`${effect.path} (as the run left it)`, `${effect.path} (${effect.existed ? 'before the run' : 'deleted'})`, effect.written ?? '', before);
 }
 
-/** What undoing the run would do, in the order it would do it. */
-export function previewUndo(effects: FileEffectStore, runId: string): UndoStep[] {
-  return effects.pending(runId).map((effect) => ({ path: effect.path, action: actionOf(effect), diff: actionOf(effect) === 'cannot' ? notKept(effect) : diffOf(effect) }));
+/** Stands for a file that cannot be read as a workspace file (outside it, unreadable): never the hash a run left. */
+const UNREADABLE = 'unreadable';
+
+function sha256(content: Buffer): string {
+  return createHash('sha256').update(content).digest('hex');
+}
+
+/** Stands for a file larger than any write leaves: it was changed since, and is not read to say so. */
+const LARGER_THAN_ANY_WRITE = 'larger than any write';
+const MAX_WRITTEN_BYTES = WRITE_FILE_MAX_CHARS * 3;
+
+/**
+ * The hash of the file as it is now, null when there is none: what revert compares with the hash the run
+ * left. Only a regular file inside the workspace is read (a pipe put there would block the host), and
+ * only one small enough to be what a write left.
+ */
+function hashNow(workspace: string | null, path: string): string | null {
+  if (workspace === null) return null;
+  try {
+    const real = realpathSync(join(workspace, path));
+    const inside = relative(workspace, real);
+    const stat = statSync(real);
+    if (inside.startsWith('..') || isAbsolute(inside) || !stat.isFile()) return UNREADABLE;
+    return stat.size > MAX_WRITTEN_BYTES ? LARGER_THAN_ANY_WRITE : sha256(readFileSync(real));
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : UNREADABLE;
+  }
+}
+
+function workspaceNow(runs: RunStore, runId: string): string | null {
+  const run = runs.getRun(runId);
+  if (!run) throw new ArchonError('NOT_FOUND', `There is no run ${runId}.`);
+  try {
+    return realpathSync(run.options.workspace);
+  } catch {
+    return null;
+  }
+}
+
+function changedSince(path: string, current: string | null): string {
+  return `${path} was ${current === null ? 'deleted' : 'changed'} since (by a later run or by hand): it will be left as it is`;
+}
+
+function stepOf(effect: StoredFileEffect, current: string | null): UndoStep {
+  const action = actionOf(effect);
+  if (action === 'cannot') return { path: effect.path, action, diff: notKept(effect) };
+  if (current !== effect.newSha256) return { path: effect.path, action: 'changed', diff: changedSince(effect.path, current) };
+  return { path: effect.path, action, diff: diffOf(effect) };
+}
+
+/**
+ * What undoing the run would do, in the order it would do it, checked against the files as they are
+ * now the way revert checks them: a file changed since the run left it, and its earlier writes, are left.
+ */
+export function previewUndo(runs: RunStore, runId: string): UndoStep[] {
+  const workspace = workspaceNow(runs, runId);
+  const afterUndo = new Map<string, string | null>();
+  const left = new Set<string>();
+  const steps: UndoStep[] = [];
+  for (const effect of runs.fileEffects.pending(runId)) {
+    if (left.has(effect.path)) continue;
+    const step = stepOf(effect, afterUndo.has(effect.path) ? (afterUndo.get(effect.path) ?? null) : hashNow(workspace, effect.path));
+    if (step.action === 'cannot' || step.action === 'changed') left.add(effect.path);
+    else afterUndo.set(effect.path, effect.previous === null ? null : sha256(effect.previous));
+    steps.push(step);
+  }
+  return steps;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { createAppServices } from '../../core/app-services';
+import { busAnnouncer } from '../../core/authority/confirmation-announcer';
 import type { ArchonRuntime } from '../../core/runtime';
 import { apiKeyFromCommandLine } from '../../core/secrets/api-key-source';
 import { ApiKeys } from '../../core/secrets/api-keys';
@@ -41,7 +42,7 @@ export async function serve(flags: ServeFlags): Promise<void> {
       executorEntry: entry,
       readableRoots,
       apiKeys: serveApiKeys(runtime, flags, runDefaults),
-      confirmation: terminalConfirmation({ trustUi: flags.trustUi ?? false }),
+      confirmation: terminalConfirmation({ trustUi: flags.trustUi ?? false, announcer: busAnnouncer(runtime.bus, 'terminal') }),
       hiddenFolders,
       allowNetwork: flags.allowNetwork,
       runDefaults,

@@ -1,4 +1,5 @@
-import { createInterface } from 'node:readline/promises';
+import { createInterface, type Interface } from 'node:readline/promises';
+import type { ConfirmationAnnouncer } from '../../core/authority/confirmation-announcer';
 import type { OperatorConfirmation } from '../../core/authority/operator-authority';
 import { terminalText } from './terminal-text';
 
@@ -7,6 +8,20 @@ export interface TerminalConfirmationOptions {
   trustUi: boolean;
   input?: NodeJS.ReadableStream & { isTTY?: boolean };
   output?: NodeJS.WritableStream;
+  /** Told when a question goes on the terminal and when it is answered, so the page can say where it waits. */
+  announcer?: ConfirmationAnnouncer;
+}
+
+/** The question on the terminal; anything but "y" or "yes", or a question cancelled, is a no. */
+async function ask(prompt: Interface, { title, changes }: { title: string; changes: string[] }, signal: AbortSignal): Promise<boolean> {
+  try {
+    // The changes name what the page sent (names, commands, URLs): shown as text, one line each, so none can hide another.
+    const listed = changes.map((change) => `  - ${terminalText(change, { keepNewlines: false })}`).join('\n');
+    const reply = await prompt.question(`\n${terminalText(title, { keepNewlines: false })}\n${listed}\nAllow? [y/N] `, { signal });
+    return /^y(es)?$/i.test(reply.trim());
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -24,13 +39,11 @@ export function terminalConfirmation(options: TerminalConfirmationOptions): Oper
       if (!input.isTTY) return false;
       const answer = queue.then(async () => {
         const prompt = createInterface({ input, output });
+        const answered = options.announcer?.asking({ title, changes });
         try {
-          // The changes name what the page sent (names, commands, URLs): shown as text, one line each, so none can hide another.
-          const listed = changes.map((change) => `  - ${terminalText(change, { keepNewlines: false })}`).join('\n');
-          const reply = await prompt.question(`\n${terminalText(title, { keepNewlines: false })}\n${listed}\nAllow? [y/N] `, { signal });
-          return /^y(es)?$/i.test(reply.trim());
-        } catch {
-          return false;
+          const allowed = await ask(prompt, { title, changes }, signal);
+          answered?.(allowed);
+          return allowed;
         } finally {
           prompt.close();
         }

@@ -11,7 +11,7 @@ export interface UndoFlags {
   yes?: boolean;
 }
 
-const VERB = { restore: 'Restore', delete: 'Delete', cannot: 'Cannot undo' } as const;
+const VERB = { restore: 'Restore', delete: 'Delete', cannot: 'Cannot undo', changed: 'Leave' } as const;
 
 /**
  * `archon undo RUN_ID`: shows what reverting the run's file writes will change, asks (or takes
@@ -19,7 +19,7 @@ const VERB = { restore: 'Restore', delete: 'Delete', cannot: 'Cannot undo' } as 
  */
 export async function undoFromCli(runtime: ArchonRuntime, reference: string, flags: UndoFlags): Promise<number> {
   const runId = runtime.store.runs.resolveRunId(reference);
-  const steps = previewUndo(runtime.store.runs.fileEffects, runId);
+  const steps = previewUndo(runtime.store.runs, runId);
   if (steps.length === 0) {
     process.stdout.write(`Run ${runId} has no file changes left to undo.\n`);
     return 0;

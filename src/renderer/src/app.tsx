@@ -5,6 +5,7 @@ import { AuditView } from './features/audit/audit-view';
 import { EstopBanner } from './features/emergency-stop/estop-banner';
 import { EstopUndeliveredAlert } from './features/emergency-stop/estop-undelivered-alert';
 import { MemoryView } from './features/memory/memory-view';
+import { HostConfirmationNotice } from './features/host-confirmation/host-confirmation-notice';
 import { GetModelCallout } from './features/models/get-model-callout';
 import { ModelsView } from './features/models/models-view';
 import { RunsView } from './features/runs/runs-view';
@@ -41,6 +42,7 @@ export function App() {
         <EstopUndeliveredAlert />
       </div>
       <EstopBanner />
+      <HostConfirmationNotice />
       {error && (
         <div className="error-banner" role="alert">
           <span>{inAppTerms(error)}</span>

@@ -3,7 +3,8 @@ import { z } from 'zod';
 export const SeveritySchema = z.enum(['info', 'low', 'medium', 'high', 'critical']);
 export type Severity = z.infer<typeof SeveritySchema>;
 
-export const FindingSchema = z.object({
+/** What a detector finds in one run's events. */
+export const DetectionSchema = z.object({
   detector: z.enum(['boundary', 'convergence', 'drift', 'role', 'replan', 'escalation', 'spawn', 'budget', 'emergency_stop', 'outcome', 'injection']),
   severity: SeveritySchema,
   title: z.string(),
@@ -11,6 +12,10 @@ export const FindingSchema = z.object({
   /** The audit records (and the run events they hold) the finding rests on. */
   evidence: z.array(z.object({ record: z.int(), event: z.string(), eventSeq: z.int() })),
 });
+export type Detection = z.infer<typeof DetectionSchema>;
+
+/** A detection in a report: it names the run it is about (a report on a run covers its sub-agents' runs too). */
+export const FindingSchema = DetectionSchema.extend({ runId: z.string() });
 export type Finding = z.infer<typeof FindingSchema>;
 
 export const AuditRunSummarySchema = z.object({

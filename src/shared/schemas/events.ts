@@ -4,6 +4,7 @@ import { PossibleInjectionSchema, ApprovalDecisionSchema, ApprovalKindSchema, Ap
 import { EndpointProbeSchema } from './endpoint';
 import { BusEnvelopeSchema } from './bus';
 import { EstopStateSchema, EstopTriggerSchema } from './estop';
+import { HostConfirmationSchema } from './host-confirmation';
 import { MemoryIdSchema, RecalledMemorySchema } from './memory';
 import { CriterionOutcomeSchema, GoalContractSchema } from './goal-contract';
 import { PlanSchema } from './plan';
@@ -158,6 +159,7 @@ export type RunEventType = RunEvent['type'];
 /** State that belongs to the whole data dir rather than one run. */
 export const SystemEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('system.estop'), ts: z.string(), state: EstopStateSchema }),
+  z.object({ type: z.literal('system.confirmation'), ts: z.string(), confirmation: HostConfirmationSchema }),
 ]);
 export type SystemEvent = z.infer<typeof SystemEventSchema>;
 

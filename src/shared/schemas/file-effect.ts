@@ -30,14 +30,22 @@ export const RestoreFileInputSchema = z
   .strict();
 export type RestoreFileInput = z.infer<typeof RestoreFileInputSchema>;
 
-/** One write to revert, last first: restore the previous content, delete a file the run created, or cannot (not kept). */
+/**
+ * One write to revert, last first: restore the previous content, delete a file the run created, cannot (not
+ * kept), or changed (the file changed since the run left it, so it is left as it is).
+ */
 export const UndoStepSchema = z.object({
   path: z.string(),
-  action: z.enum(['restore', 'delete', 'cannot']),
-  /** The change undo makes, as a unified diff (from what the run wrote to what was there before); for `cannot`, why. */
+  action: z.enum(['restore', 'delete', 'cannot', 'changed']),
+  /** The change undo makes, as a unified diff (from what the run wrote to what was there before); for `cannot` and `changed`, why. */
   diff: z.string(),
 });
 export type UndoStep = z.infer<typeof UndoStepSchema>;
+
+/** Whether reverting changes the step's file (a restore or a delete), as against leaving it as it is. */
+export function revertsFile(step: UndoStep): boolean {
+  return step.action === 'restore' || step.action === 'delete';
+}
 
 /** What undo did: the files put back, and those left as they are with the reason. */
 export const UndoOutcomeSchema = z.object({

@@ -69,6 +69,10 @@ export const RunSummarySchema = z.object({
   priceKnown: z.boolean().optional(),
   /** A sub-agent's run: the run it works for. */
   parentRunId: RunIdSchema.nullable().optional(),
+  /** A follow-up's run: the finished run it continues. */
+  followUpOf: RunIdSchema.optional(),
+  /** Not ended, yet no Archon process drives it or the run it works for (its host stopped): Resume takes it up. */
+  interrupted: z.boolean().optional(),
   /** Absent for runs listed before runs had kinds: a goal. */
   kind: RunKindSchema.optional(),
 });

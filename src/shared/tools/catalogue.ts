@@ -17,6 +17,9 @@ export interface BuiltinToolSpec<Input extends z.ZodType = z.ZodType> {
 
 const relativePath = z.string().min(1).max(4096).describe('a path relative to the workspace');
 
+/** The most text one write_file call writes, in UTF-16 units (at most three UTF-8 bytes each). */
+export const WRITE_FILE_MAX_CHARS = 10 * 1024 * 1024;
+
 export const TOOL_CATALOGUE = {
   calculator: {
     description: 'Evaluates an arithmetic expression exactly: numbers, + - * / ^ %, and parentheses, e.g. "(2 + 3) * 4" or "20% * 50".',
@@ -41,7 +44,7 @@ export const TOOL_CATALOGUE = {
   },
   write_file: {
     description: 'Writes a text file in the workspace, creating folders as needed; replaces the file atomically. The previous content is kept so the write can be undone.',
-    input: z.object({ path: relativePath, content: z.string().max(10 * 1024 * 1024) }).strict(),
+    input: z.object({ path: relativePath, content: z.string().max(WRITE_FILE_MAX_CHARS) }).strict(),
     sideEffects: 'reversible',
     idempotent: true,
     timeoutMs: 10_000,

@@ -54,7 +54,7 @@ describe('archon serve keeps its token to itself', () => {
     const model = await modelServer();
     const serve = await startServe(tempDir(), ['--model-url', model.url, '--workspace', tempDir()]);
     const other = await otherLocalServer();
-    const context = await (await launchBrowser()).newContext({ bypassCSP: true });
+    const context = await (await launchBrowser()).newContext({});
     closers.push(() => context.close());
     const page = await context.newPage();
     page.setDefaultTimeout(60_000);

@@ -1,6 +1,9 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { busAnnouncer } from '../../../src/core/authority/confirmation-announcer';
+import { EventBus } from '../../../src/core/events/event-bus';
 import { terminalConfirmation } from '../../../src/hosts/node/terminal-confirmation';
+import type { ArchonEvent } from '../../../src/shared/schemas/events';
 
 const question = { title: 'Widen?', changes: ['the sandbox for commands turned off'] };
 
@@ -57,5 +60,51 @@ describe('terminalConfirmation shows what the page sent as text', () => {
     expect(shown).toContain('Widen?\\x1b]0;title\\x07');
     tty.input.write('n\n');
     expect(await pending).toBe(false);
+  });
+});
+
+describe('terminalConfirmation tells the pages what waits on the terminal', () => {
+  function announced() {
+    const bus = new EventBus();
+    const events: ArchonEvent[] = [];
+    bus.subscribe((event) => events.push(event));
+    const states = () => events.flatMap((event) => (event.type === 'system.confirmation' ? [`${event.confirmation.state} ${event.confirmation.title}: ${event.confirmation.changes.join('; ')}`] : []));
+    return { announcer: busAnnouncer(bus, 'terminal'), events, states };
+  }
+
+  it('announces the question when it goes on the terminal, then the answer, for one question after another', async () => {
+    const tty = terminal(true);
+    const { announcer, events, states } = announced();
+    const confirmation = terminalConfirmation({ trustUi: false, input: tty.input, output: tty.output, announcer });
+    const yes = confirmation.confirm(question, new AbortController().signal);
+    const no = confirmation.confirm({ title: 'Widen more?', changes: ['network tools turned on'] }, new AbortController().signal);
+    await expect.poll(tty.shown).toContain('Allow? [y/N]');
+    expect(states()).toEqual(['pending Widen?: the sandbox for commands turned off']);
+    tty.input.write('y\n');
+    expect(await yes).toBe(true);
+    await expect.poll(() => tty.shown().split('Allow? [y/N]').length).toBe(3);
+    tty.input.write('n\n');
+    expect(await no).toBe(false);
+    expect(states()).toEqual(['pending Widen?: the sandbox for commands turned off', 'allowed Widen?: the sandbox for commands turned off', 'pending Widen more?: network tools turned on', 'refused Widen more?: network tools turned on']);
+    const ids = events.map((event) => (event.type === 'system.confirmation' ? event.confirmation.id : ''));
+    expect(ids[0]).toBe(ids[1]);
+    expect(ids[2]).toBe(ids[3]);
+    expect(ids[0]).not.toBe(ids[2]);
+  });
+
+  it('announces a cancelled question as refused, and nothing when it asks nobody (--trust-ui, no terminal)', async () => {
+    const tty = terminal(true);
+    const { announcer, states } = announced();
+    const controller = new AbortController();
+    const pending = terminalConfirmation({ trustUi: false, input: tty.input, output: tty.output, announcer }).confirm(question, controller.signal);
+    await expect.poll(tty.shown).toContain('Allow? [y/N]');
+    controller.abort();
+    expect(await pending).toBe(false);
+    expect(states()).toEqual(['pending Widen?: the sandbox for commands turned off', 'refused Widen?: the sandbox for commands turned off']);
+
+    const quiet = announced();
+    expect(await terminalConfirmation({ trustUi: true, input: terminal(true).input, announcer: quiet.announcer }).confirm(question, new AbortController().signal)).toBe(true);
+    expect(await terminalConfirmation({ trustUi: false, input: terminal(false).input, announcer: quiet.announcer }).confirm(question, new AbortController().signal)).toBe(false);
+    expect(quiet.states()).toEqual([]);
   });
 });

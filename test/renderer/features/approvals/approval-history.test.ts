@@ -20,7 +20,7 @@ describe("a run's approval history, in Chromium through archon serve", () => {
     const server = await startServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'think', description: 'think it over' }]) : { content: 'Thought it over.' }) });
     const dataDir = tempDir();
     const serve = await startServe(dataDir, ['--model-url', server.url, '--workspace', tempDir(), '--policy', 'balanced']);
-    const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+    const context = await (await launchBrowser()).newContext({ viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
     page.setDefaultTimeout(60_000);
     await page.goto(serve.url.href);

@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { describe, expect, it, vi } from 'vitest';
 import { ArchonStore } from '../../../../src/core/store/archon-store';
 import { planReply, requestText, stepIdOf, type ModelServerOptions, type RecordedRequest, type ScriptedReply } from '../../../kit/scripted-model-server';
 import { useServe } from '../../../support/archon-process';
+import { axeViolations } from '../../../support/axe';
 import { useBrowser } from '../../../support/browser';
 import { useModelServers } from '../../../support/model-servers';
 import { useTempDirs } from '../../../support/temp-dir';
@@ -42,7 +41,7 @@ async function openApp(fetch: (request: RecordedRequest) => ScriptedReply) {
     store.close();
   }
   const serve = await startServe(dataDir, ['--model-url', server.url, '--workspace', tempDir()]);
-  const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+  const context = await (await launchBrowser()).newContext({ viewport: { width: 1400, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(60_000);
   await page.goto(serve.url.href);
@@ -66,17 +65,20 @@ describe('the escalation dialog in Chromium through archon serve', () => {
     await dialog.waitFor();
     const evidence = dialog.getByRole('definition');
     await evidence.filter({ hasText: 'fetch: fetch the figures' }).waitFor();
-    await dialog.getByRole('list', { name: 'Failed attempts' }).getByText(/^fetch: /).waitFor();
+    const failures = dialog.getByRole('list', { name: 'Failed attempts' }).getByRole('listitem');
+    await failures.getByText(/^fetch: /).first().waitFor();
+    // Each failure once: the reason is not repeated by the summary, the packet or the failure list.
+    const reason = (await failures.first().innerText()).replace(/^fetch: /, '').replace(/ ×\d+$/, '');
+    const shown = await dialog.innerText();
+    expect(shown.split(reason).length - 1).toBe(1);
+    const listed = await failures.allInnerTexts();
+    expect(new Set(listed).size).toBe(listed.length);
+    expect(await dialog.getByRole('heading', { level: 2 }).innerText()).toBe('Step fetch is stuck: choose what happens');
     for (const name of ['Approve', 'Reject', 'Edit', 'Lock constraint']) expect(await dialog.getByRole('button', { name, exact: true }).count(), name).toBe(0);
     expect(await status(app.page, 'fetch')).toBe('failed');
     expect(app.sums()).toHaveLength(0);
 
-    await app.page.addScriptTag({ content: readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') });
-    const violations = await app.page.evaluate(async () => {
-      const result = await (window as unknown as { axe: { run(context: string, options: object): Promise<{ violations: { id: string; nodes: { target: unknown }[] }[] }> } }).axe.run('[role="dialog"]', { runOnly: ['color-contrast', 'label', 'button-name'] });
-      return result.violations.map((violation) => `${violation.id}: ${JSON.stringify(violation.nodes.map((item) => item.target))}`);
-    });
-    expect(violations).toEqual([]);
+    expect(await axeViolations(app.page)).toEqual([]);
 
     const before = app.fetches().length;
     fixed = true;

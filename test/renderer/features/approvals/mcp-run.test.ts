@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Locator, Page } from 'playwright-core';
+import type { Locator } from 'playwright-core';
 import { describe, expect, it, vi } from 'vitest';
+import { axeViolations } from '../../../support/axe';
 import { planReply, toolMessagesOf, type ScriptedReply } from '../../../kit/scripted-model-server';
 import { ArchonStore } from '../../../../src/core/store/archon-store';
 import { useServe } from '../../../support/archon-process';
@@ -17,18 +16,6 @@ const tempDir = useTempDirs();
 const startServe = useServe();
 const launchBrowser = useBrowser();
 const startServer = useModelServers();
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** axe through the debugging protocol, so the page keeps its own Content-Security-Policy (which the thumbnails must pass). */
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(options: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe;
-    const result = await axe.run({ runOnly: ['color-contrast', 'label', 'button-name'] });
-    return result.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
-  });
-}
-
 /** The model's turns in the step: echo (asks, by setting), the tiny image, a resource link, the elicitation twice (answered, declined), then done. */
 function stepReply(tools: number): ScriptedReply {
   const calls: ScriptedReply[] = [
@@ -101,7 +88,7 @@ describe('an MCP server in a run, in Chromium through archon serve', () => {
     await page.getByRole('dialog', { name: 'Approval: elicitation' }).getByRole('button', { name: 'Decline' }).click();
 
     await page.getByRole('dialog', { name: 'Approval: final answer' }).getByRole('button', { name: 'Approve' }).click();
-    await page.getByLabel('Answer').waitFor();
+    await page.getByLabel('Answer', { exact: true }).waitFor();
     const answered = model.chatRequests.filter((request) => request.purpose === 'step').at(-1);
     const results = answered ? toolMessagesOf(answered) : [];
     expect(results[0]).toContain('hello from the model');

@@ -73,7 +73,7 @@ async function openApp() {
     runtime.events.flush();
     return decided;
   };
-  const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+  const context = await (await launchBrowser()).newContext({ viewport: { width: 1400, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(60_000);
   const open = async () => {
@@ -85,7 +85,7 @@ async function openApp() {
 
 const words = (locator: Locator) => locator.evaluate((element) => (element as HTMLElement).innerText.replace(/\s+/g, ' ').trim());
 const itemTexts = async (list: Locator) => (await list.getByRole('listitem').allInnerTexts()).map((text) => text.replace(/\s+/g, ' ').trim());
-const injectedDialog = (page: Page) => page.getByRole('dialog', { name: 'Approval: tool call', exact: true });
+const injectedDialog = (page: Page) => page.getByRole('dialog', { name: /^Approval: tool call / });
 
 describe('a possibly injected tool call in the app, in Chromium', () => {
   it('leads its approval with the warning, the sources and each reason in words; the command preview stays, the raw action is folded, nothing allows all like it', async () => {

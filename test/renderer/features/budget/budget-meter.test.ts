@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Page } from 'playwright-core';
 import { describe, expect, it, vi } from 'vitest';
+import { axeViolations } from '../../../support/axe';
 import { planReply } from '../../../kit/scripted-model-server';
 import { useServe } from '../../../support/archon-process';
 import { useBrowser } from '../../../support/browser';
@@ -18,20 +17,12 @@ const startServe = useServe();
 const launchBrowser = useBrowser();
 const startServer = useModelServers();
 
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') });
-  return page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(options: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run({ runOnly: ['color-contrast', 'label', 'button-name'] });
-    return result.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
-  });
-}
-
 const fanOut = Array.from({ length: 8 }, (_, index) => ({ id: `s${index + 1}`, description: `part ${index + 1}` }));
 
 async function openApp(modelUrl: string, extra: string[]) {
   const dataDir = tempDir();
   const serve = await startServe(dataDir, ['--model-url', modelUrl, '--workspace', tempDir(), '--policy', 'permissive', ...extra]);
-  const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+  const context = await (await launchBrowser()).newContext({ viewport: { width: 1400, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(60_000);
   await page.goto(serve.url.href);
@@ -87,7 +78,7 @@ describe('honest budgets, in Chromium through archon serve', () => {
     await cost.getByText('price unknown').waitFor();
     expect(await cost.textContent()).not.toContain('$');
     await approval(page, 'final answer').getByRole('button', { name: 'Approve' }).click();
-    await page.getByRole('button', { name: /unpriced.*completed.*price unknown/ }).waitFor();
+    await page.getByRole('list', { name: 'Run history' }).getByRole('listitem').filter({ has: page.getByRole('button', { name: 'unpriced completed' }) }).filter({ hasText: 'price unknown' }).waitFor();
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Settings' }).click();
     const prices = page.getByRole('group', { name: 'Model prices' });

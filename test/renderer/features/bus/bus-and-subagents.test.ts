@@ -4,7 +4,8 @@ import { Auditor } from '../../../../src/auditor/auditor';
 import { ArchonStore } from '../../../../src/core/store/archon-store';
 import { RunOptionsSchema } from '../../../../src/shared/schemas/run';
 import { planReply, requestText, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../../kit/scripted-model-server';
-import { axeViolations, startGoal, useAppPage } from '../../../support/app-page';
+import { startGoal, useAppPage } from '../../../support/app-page';
+import { axeViolations } from '../../../support/axe';
 import { useServe } from '../../../support/archon-process';
 import { useBrowser } from '../../../support/browser';
 import { useTempDirs } from '../../../support/temp-dir';
@@ -47,7 +48,7 @@ function recordedRuns(): string {
 
 async function openParentRun(): Promise<{ page: Page; close(): Promise<void> }> {
   const serve = await startServe(recordedRuns());
-  const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+  const context = await (await launchBrowser()).newContext({ viewport: { width: 1400, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(60_000);
   await page.goto(serve.url.href);
@@ -56,7 +57,8 @@ async function openParentRun(): Promise<{ page: Page; close(): Promise<void> }> 
   return { page, close: () => context.close() };
 }
 
-const senders = (page: Page) => page.getByRole('list', { name: 'Bus messages' }).getByRole('listitem').evaluateAll((items) => items.map((item) => item.getAttribute('data-message-id')));
+// The messages themselves, not the steps of a plan one of them carries.
+const senders = (page: Page) => page.getByRole('list', { name: 'Bus messages' }).locator(':scope > li').evaluateAll((items) => items.map((item) => item.getAttribute('data-message-id')));
 const inspector = (page: Page, id: string) => page.getByRole('region', { name: `Step ${id}` });
 const childNodes = (page: Page) => page.locator(`[data-run-id="${CHILD.id}"]`);
 
@@ -67,6 +69,10 @@ describe('the bus and sub-agents in the app (Chromium through archon serve; runs
     const bus = page.getByRole('region', { name: 'Bus' });
     await bus.getByRole('status').filter({ hasText: '9 of 9 messages' }).waitFor();
     expect(await senders(page)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9']);
+    // A sub-agent is named by its step and goal, and the planner's plan reads as its steps.
+    expect(await bus.locator('[data-message-id="m5"] .bus-message-head').textContent()).toContain(`coordinator → Sub-agent for step research: ${CHILD.goal}`);
+    expect(await bus.locator('[data-message-id="m5"]').textContent()).not.toContain(CHILD.id);
+    expect(await bus.locator('[data-message-id="m2"]').getByRole('list', { name: 'Plan' }).getByRole('listitem').allInnerTexts()).toEqual(['gather: list the two sources', 'research: read both sources (after gather)', 'report: write the comparison (after research)']);
     // The history lists the child under its parent, marked, not as a run of its own.
     const history = page.getByRole('list', { name: 'Run history' }).getByRole('listitem').locator('.run-open');
     expect(await history.allInnerTexts()).toEqual([expect.stringMatching(new RegExp(`^${PARENT.goal}`)), expect.stringMatching(new RegExp(`^Sub-agent run\\s+${CHILD.goal}`))]);
@@ -177,9 +183,9 @@ describe('a live run with a sub-agent (Chromium through archon serve, the real e
     const listed = await senders(page);
     expect(new Set(listed).size).toBe(listed.length);
     await bus.getByLabel('Agent', { exact: true }).selectOption(`subagent:${childRunId}`);
-    const shown = bus.getByRole('listitem');
+    const shown = bus.getByRole('list', { name: 'Bus messages' }).locator(':scope > li');
     await shown.first().waitFor();
-    for (const text of await shown.allTextContents()) expect(text).toContain(`subagent:${childRunId}`);
+    for (const text of await shown.allTextContents()) expect(text).toContain('Sub-agent for step research: ');
     await shown.first().getByRole('button', { name: 'Go to step research' }).click();
     await inspector(page, 'research').waitFor();
     await bus.getByLabel('Agent', { exact: true }).selectOption('planner');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { busChoices, busMessagesOf, filterMessages, messageSteps } from '../../../../src/renderer/src/features/bus/bus-model';
-import { CHILD, parentEvents } from './subagent-run';
+import { agentNames, busChoices, busMessagesOf, filterMessages, messageSteps, planOf } from '../../../../src/renderer/src/features/bus/bus-model';
+import { CHILD, PARENT, PARENT_PLAN, parentEvents } from './subagent-run';
 
 describe('the bus model', () => {
   it('links a message to the step its sender or recipient is, a sub-agent to the step that started it, and run-level messages to none', () => {
@@ -19,5 +19,15 @@ describe('the bus model', () => {
     expect(filterMessages(messages, { agent: 'coordinator', topic: 'type:critique' }).map((message) => message.id)).toEqual(['m7']);
     expect(busChoices(messages).agents).toEqual(['coordinator', 'critic', 'executor:gather', 'executor:report', 'planner', `subagent:${CHILD.id}`]);
     expect(busChoices(messages).topics).toContain('type:critique');
+  });
+
+  it('names a sub-agent by the step that started it and its goal', () => {
+    expect(Object.fromEntries(agentNames(parentEvents()))).toEqual({ [`subagent:${CHILD.id}`]: `Sub-agent for step research: ${CHILD.goal}` });
+  });
+
+  it('reads a plan out of a message body, and nothing out of other text', () => {
+    expect(planOf(JSON.stringify({ goal: PARENT.goal, steps: PARENT_PLAN }))?.map((step) => step.id)).toEqual(['gather', 'research', 'report']);
+    expect(planOf('A and B')).toBeNull();
+    expect(planOf('{"goal": "g"}')).toBeNull();
   });
 });

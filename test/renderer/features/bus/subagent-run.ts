@@ -28,7 +28,7 @@ const message = (id: string, correlationId: string, from: string, to: string, ki
 /** The bus messages of the parent run, in the order they were sent. */
 export const MESSAGES: Body[] = [
   message('m1', 'c1', 'coordinator', 'planner', 'task', `Plan the goal: ${PARENT.goal}`),
-  message('m2', 'c1', 'planner', 'coordinator', 'result', 'A plan of 3 steps'),
+  message('m2', 'c1', 'planner', 'coordinator', 'result', JSON.stringify({ goal: PARENT.goal, steps: PARENT_PLAN })),
   message('m3', 'c2', 'coordinator', 'executor:gather', 'task', 'list the two sources'),
   message('m4', 'c2', 'executor:gather', 'coordinator', 'result', 'A and B'),
   message('m5', 'c3', 'coordinator', `subagent:${CHILD.id}`, 'task', CHILD.goal),

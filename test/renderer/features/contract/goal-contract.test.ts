@@ -67,7 +67,7 @@ async function openApp() {
     runtime.events.flush();
     return decided;
   };
-  const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+  const context = await (await launchBrowser()).newContext({ viewport: { width: 1400, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(60_000);
   const open = async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { boundsOf, groupSize, inGroup, layoutPlan, NODE_HEIGHT, NODE_TEXT_PX, NODE_WIDTH } from '../../../../src/renderer/src/features/dag/dag-layout';
 import { routePath } from '../../../../src/renderer/src/features/dag/routed-edge';
-import { fitViewport, MIN_ZOOM, READABLE_TEXT_PX } from '../../../../src/renderer/src/features/dag/dag-viewport';
+import { fitViewport, inView, layoutOrder, MAX_ZOOM, MIN_ZOOM, NODE_FONT_SIZE, READABLE_TEXT_PX, textZoom } from '../../../../src/renderer/src/features/dag/dag-viewport';
 
 const step = (id: string, dependencies: string[] = []) => ({ id, dependencies });
 
@@ -61,8 +61,20 @@ describe('edge lanes', () => {
 });
 
 describe('the viewport', () => {
-  it('never zooms out so far that node text renders under 11 px', () => {
-    expect(MIN_ZOOM * NODE_TEXT_PX).toBeGreaterThanOrEqual(READABLE_TEXT_PX);
+  it('sizes node text for a zoom at or under the real one, so that it never renders under 11 px', () => {
+    for (const zoom of [MIN_ZOOM, 0.4123, 0.5, 0.6789, 11 / 13, 1, MAX_ZOOM]) {
+      expect(textZoom(zoom), String(zoom)).toBeLessThanOrEqual(zoom);
+      expect(Math.max(NODE_TEXT_PX, READABLE_TEXT_PX / textZoom(zoom)) * zoom, String(zoom)).toBeGreaterThanOrEqual(READABLE_TEXT_PX);
+    }
+    expect(NODE_FONT_SIZE).toBe(`max(${NODE_TEXT_PX}px, calc(${READABLE_TEXT_PX}px / var(--dag-zoom, 1)))`);
+  });
+
+  it('tells whether a node lies wholly in the pane, and orders nodes column by column', () => {
+    const viewport = { x: -100, y: 0, zoom: 0.5 };
+    expect(inView({ x: 200, y: 0 }, { width: 240, height: 132 }, viewport, 400, 300)).toBe(true);
+    expect(inView({ x: 0, y: 0 }, { width: 240, height: 132 }, viewport, 400, 300)).toBe(false);
+    expect(inView({ x: 800, y: 0 }, { width: 240, height: 132 }, viewport, 400, 300)).toBe(false);
+    expect(layoutOrder(new Map([['join', { x: 300, y: 50 }], ['b', { x: 0, y: 200 }], ['a', { x: 0, y: 0 }]]))).toEqual(['a', 'b', 'join']);
   });
 
   it('centres a graph that fits', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { planReply, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../../kit/scripted-model-server';
-import { axeViolations, startGoal, useAppPage } from '../../../support/app-page';
+import { startGoal, useAppPage } from '../../../support/app-page';
+import { axeViolations } from '../../../support/axe';
 
 // A browser, a host and a run on a loaded 2-core machine: the bound is against hangs, not a speed target.
 vi.setConfig({ testTimeout: 120_000 });
@@ -43,6 +44,12 @@ describe('the Emergency stop stays in reach', () => {
     const alert = page.getByRole('alert').filter({ hasText: 'The emergency stop was NOT delivered' });
     await alert.waitFor();
     expect(await alert.textContent()).toMatch(/archon estop.*Ctrl\+C/s);
+    // Over Audit, a screen that does not change while disconnected: the alert reads well in either theme.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Audit' }).click();
+    await page.getByRole('heading', { name: 'Audit', level: 1 }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expect.poll(() => page.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
     expect(await axeViolations(page)).toEqual([]);
   });
 });

@@ -2,7 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { ArchonStore } from '../../../../src/core/store/archon-store';
 import type { MemoryItem } from '../../../../src/shared/schemas/memory';
 import { planReply } from '../../../kit/scripted-model-server';
-import { axeViolations, startGoal, useAppPage } from '../../../support/app-page';
+import { startGoal, useAppPage } from '../../../support/app-page';
+import { axeViolations } from '../../../support/axe';
 
 // A browser, a host and a run on a loaded 2-core machine: the bound is against hangs, not a speed target.
 vi.setConfig({ testTimeout: 120_000 });
@@ -59,6 +60,9 @@ describe('the Memory view (Chromium through archon serve)', () => {
     await entry(fact).getByRole('button', { name: 'Pin' }).click();
     await entry(fact).getByRole('button', { name: 'Unpin' }).waitFor();
     expect(withStore(dataDir, (store) => store.memory.get(fact.id)?.pinned)).toBe(true);
+    await entry(fact).getByRole('button', { name: 'Unpin' }).click();
+    await entry(fact).getByRole('button', { name: 'Pin' }).waitFor();
+    expect(withStore(dataDir, (store) => store.memory.get(fact.id)?.pinned)).toBe(false);
 
     // The run's fact is recalled in its workspace only; made global, by runs of every workspace.
     await entry(fact).getByRole('button', { name: 'Make global' }).click();
@@ -87,12 +91,23 @@ describe('the Memory view (Chromium through archon serve)', () => {
     expect(withStore(dataDir, (store) => store.memory.get(lesson.id))).toBeNull();
     expect(await list.getByRole('listitem').count()).toBe(stored - 1);
 
+    // A memory forgotten elsewhere cannot be pinned: the error banner says so in the app's terms, the list leaves it out, and Dismiss closes the banner.
+    withStore(dataDir, (store) => store.memory.forget(preference.id));
+    await entry(preference).getByRole('button', { name: 'Pin' }).click();
+    const banner = page.getByRole('alert').filter({ hasText: `Memory ${preference.id} was forgotten since` });
+    await banner.waitFor();
+    await entry(preference).waitFor({ state: 'detached' });
+    expect(await banner.textContent()).not.toContain('archon');
+    expect(await axeViolations(page)).toEqual([]);
+    await banner.getByRole('button', { name: 'Dismiss' }).click();
+    await banner.waitFor({ state: 'detached' });
+
     await entry(fact).getByRole('button', { name: 'step collect' }).click();
     await page.getByRole('region', { name: 'Step collect' }).waitFor();
     expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Runs' }).getAttribute('aria-current')).toBe('page');
   });
 
-  it("the step inspector lists the memories the step recalled, with where each came from and its text (or that it was forgotten)", async () => {
+  it("the step inspector leads with the step's trace, then folds the memories the step recalled, with where each came from, its relevance and its text (or that it was forgotten)", async () => {
     const { page, dataDir } = await openApp((request) => {
       if (request.purpose === 'plan') return planReply([{ id: 'collect', description: 'collect the March invoice numbers' }]);
       if (request.purpose === 'final') return { content: 'Invoices 10, 20 and 30.' };
@@ -108,8 +123,18 @@ describe('the Memory view (Chromium through archon serve)', () => {
     await page.locator('.run-header .status-completed').waitFor();
     withStore(dataDir, (store) => store.memory.forget(gone.id));
     await page.locator('[data-step-id="collect"]').click({ position: { x: 20, y: 10 } });
-    const recalled = page.getByRole('region', { name: 'Step collect' }).getByRole('region', { name: 'Recalled memories' });
+    const inspector = page.getByRole('region', { name: 'Step collect' });
+    const recalled = inspector.getByRole('region', { name: 'Recalled memories' });
+    await recalled.getByText('Recalled memories (2)').waitFor();
+    const traceFirst = await inspector.evaluate((region) => {
+      const [trace, memories] = [region.querySelector('.trace'), region.querySelector('[aria-label="Recalled memories"]')];
+      return trace !== null && memories !== null && (trace.compareDocumentPosition(memories) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+    });
+    expect(traceFirst).toBe(true);
+    expect(await recalled.getByText(fact.id).isVisible()).toBe(false);
+    await recalled.getByText('Recalled memories (2)').click();
     await recalled.getByText(fact.id).waitFor();
+    expect(await recalled.textContent()).toContain('relevance');
     expect(await recalled.textContent()).toContain('preference');
     expect(await recalled.textContent()).toContain('written by the operator');
     // Each item's text is read from memory now; one forgotten since the step recalled it says so.

@@ -8,6 +8,7 @@ import { ArchonStore } from '../../../../src/core/store/archon-store';
 import { MODEL_CATALOG_ENV } from '../../../../src/core/models/model-catalog';
 import { MODEL_PRESETS } from '../../../../src/shared/model-presets';
 import type { Settings } from '../../../../src/shared/schemas/settings';
+import { ENDED_RUN_STATUSES, type RunStatus } from '../../../../src/shared/schemas/run';
 import { useServe } from '../../../support/archon-process';
 import { axeViolations } from '../../../support/axe';
 import { useAppPage, startGoal } from '../../../support/app-page';
@@ -47,7 +48,7 @@ function endedRun(dataDir: string): string | null {
   try {
     const runs = db.prepare("SELECT status, options_json AS options FROM runs WHERE kind = 'goal'").all() as { status: string; options: string }[];
     const run = runs.find((candidate) => !(JSON.parse(candidate.options) as { parentRunId?: string }).parentRunId);
-    return run && ['completed', 'failed', 'stopped', 'paused'].includes(run.status) ? run.status : null;
+    return run && ENDED_RUN_STATUSES.has(run.status as RunStatus) ? run.status : null;
   } finally {
     db.close();
   }
@@ -67,7 +68,7 @@ const nav = (page: Page, name: string) => page.getByRole('navigation', { name: '
 /** The app in Chromium, at 1024×700, through `archon serve` on `dataDir`. */
 async function openServe(dataDir: string, args: string[]): Promise<Page> {
   const serve = await startServe(dataDir, ['--workspace', tempDir(), ...args]);
-  const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport: { width: 1024, height: 700 } });
+  const context = await (await launchBrowser()).newContext({ viewport: { width: 1024, height: 700 } });
   const page = await context.newPage();
   page.setDefaultTimeout(60_000);
   await page.goto(serve.url.href);
@@ -189,7 +190,7 @@ describe('the Models view (Chromium through archon serve)', () => {
     expect(await page.getByRole('textbox', { name: 'Model server URL' }).count()).toBe(0);
     await nav(page, 'Runs').click();
     await startGoal(page, 'Compute 6*7 with the calculator and report it');
-    // Under a grammar the tiny model sometimes plans validly: what the policy then asks (the plan, a step's call, the final answer) is approved as it comes.
+    // Under a grammar the tiny model sometimes plans validly: what the policy then asks (the plan, a step's call, the outcome) is approved as it comes, so accepted gaps end it completed_with_gaps.
     await expect
       .poll(
         async () => {
@@ -199,7 +200,7 @@ describe('the Models view (Chromium through archon serve)', () => {
         },
         { timeout: 150_000, interval: 250 },
       )
-      .toMatch(/^(completed|failed)$/);
+      .toMatch(/^(completed|completed_with_gaps|failed)$/);
     const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
     try {
       const calls = db.prepare("SELECT prompt_tokens AS prompt, completion_tokens AS completion FROM model_calls WHERE purpose = 'plan' AND status = 'completed'").all() as { prompt: number; completion: number }[];

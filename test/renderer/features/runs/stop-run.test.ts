@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { planReply } from '../../../kit/scripted-model-server';
-import { axeViolations, startGoal, useAppPage } from '../../../support/app-page';
+import { startGoal, useAppPage } from '../../../support/app-page';
+import { axeViolations } from '../../../support/axe';
 
 // A browser, a host and a run on a loaded 2-core machine: the bound is against hangs, not a speed target.
 vi.setConfig({ testTimeout: 120_000 });

@@ -19,7 +19,7 @@ afterEach(async () => {
 
 async function openApp(flags: string[]) {
   const serve = await startServe(tempDir(), ['--workspace', tempDir(), ...flags]);
-  const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+  const context = await (await launchBrowser()).newContext({ viewport: { width: 1400, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(60_000);
   await page.goto(serve.url.href);

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { describe, expect, it, vi } from 'vitest';
+import { axeViolations } from '../../../support/axe';
 import { ArchonStore } from '../../../../src/core/store/archon-store';
 import { MASKED_SECRET } from '../../../../src/shared/mcp-secret-mask';
 import { useServe } from '../../../support/archon-process';
@@ -18,7 +17,7 @@ const launchBrowser = useBrowser();
 
 async function openSettings(dataDir: string, extra: string[] = []) {
   const serve = await startServe(dataDir, ['--workspace', tempDir(), ...extra]);
-  const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+  const context = await (await launchBrowser()).newContext({ viewport: { width: 1400, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(60_000);
   await page.goto(serve.url.href);
@@ -36,14 +35,6 @@ const savedServers = (dataDir: string) => {
     store.close();
   }
 };
-
-async function axeViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') });
-  return page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(options: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } }).axe.run({ runOnly: ['color-contrast', 'label', 'button-name'] });
-    return result.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
-  });
-}
 
 describe('MCP servers in Settings, in Chromium through archon serve', () => {
   it('rejects a bad config with the path of the bad field, saves a good one, and Test lists the tools of server-everything or says what failed', async () => {

@@ -26,7 +26,7 @@ async function modelServer(models: string[]): Promise<ScriptedModelServer> {
 
 async function openSettings(dataDir: string, flags: string[]) {
   const serve = await startServe(dataDir, ['--workspace', tempDir(), ...flags]);
-  const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+  const context = await (await launchBrowser()).newContext({ viewport: { width: 1400, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(60_000);
   await page.goto(serve.url.href);

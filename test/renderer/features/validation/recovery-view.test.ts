@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { describe, expect, it, vi } from 'vitest';
+import { axeViolations } from '../../../support/axe';
 import { Auditor } from '../../../../src/auditor/auditor';
 import { ArchonStore } from '../../../../src/core/store/archon-store';
 import { RunOptionsSchema } from '../../../../src/shared/schemas/run';
@@ -50,7 +49,7 @@ const inspector = (page: Page, id: string) => page.getByRole('region', { name: `
 describe('validation and recovery in the app (Chromium through archon serve)', () => {
   it('shows verdict badges, repairs, the revision, the replaced steps greyed with links to their replacements, the verdicts in the inspector and the gap trend', async () => {
     const serve = await startServe(recordedRun());
-    const context = await (await launchBrowser()).newContext({ bypassCSP: true, viewport: { width: 1400, height: 900 } });
+    const context = await (await launchBrowser()).newContext({ viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
     page.setDefaultTimeout(60_000);
     await page.goto(serve.url.href);
@@ -88,12 +87,7 @@ describe('validation and recovery in the app (Chromium through archon serve)', (
 
     await node(page, 'draft').click({ position: { x: 20, y: 10 } });
     await inspector(page, 'draft').waitFor();
-    await page.addScriptTag({ content: readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') });
-    const violations = await page.evaluate(async () => {
-      const result = await (window as unknown as { axe: { run(options: object): Promise<{ violations: { id: string; nodes: { target: unknown }[] }[] }> } }).axe.run({ runOnly: ['color-contrast', 'label', 'button-name'] });
-      return result.violations.map((violation) => `${violation.id}: ${JSON.stringify(violation.nodes.map((item) => item.target))}`);
-    });
-    expect(violations).toEqual([]);
+    expect(await axeViolations(page)).toEqual([]);
     await context.close();
   });
 });

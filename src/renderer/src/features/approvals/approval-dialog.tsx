@@ -1,6 +1,6 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import { planGraphErrors } from '../../../../shared/plan-graph';
-import { EscalationChoiceSchema, type ApprovalRequest, type ExplanationPacket } from '../../../../shared/schemas/approval';
+import { EscalationChoiceSchema, PlanRevisionActionSchema, type ApprovalRequest, type ExplanationPacket } from '../../../../shared/schemas/approval';
 import { PlanStepSchema, type PlanStep } from '../../../../shared/schemas/plan';
 import { BUILTIN_TOOL_NAMES, isBuiltinTool, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
 import { describeZodError } from '../../../../shared/errors';
@@ -13,7 +13,10 @@ import { EscalationPanel } from './escalation-panel';
 import { CallPreview } from './call-preview';
 import { mcpCallOf, McpCallDetails } from './mcp-call';
 import { InjectionWarning, possibleInjectionOf } from './possible-injection';
-import { PlanGraph, PlanSteps } from './plan-view';
+import { PlanChanges, PlanGraph, PlanSteps } from './plan-view';
+import { useApprovalOrigin, type PlanChange, type SubagentOrigin } from './approval-origin';
+import { approvalTitle } from './approval-title';
+import { useFocusReturn } from '../../focus-return';
 import { StepTraceDisclosure } from './step-trace-disclosure';
 import { OutcomeActionSchema } from '../../../../shared/schemas/goal-contract';
 import { criteriaChanged, outcomeApproveHint } from '../contract/contract-model';
@@ -176,16 +179,21 @@ function describeDownstream(packet: ExplanationPacket): string {
   return `${count} later step${count === 1 ? '' : 's'}: ${packet.downstream.join(', ')}${more > 0 ? `, … and ${more} more` : ''}`;
 }
 
-function Explanation({ request }: { request: ApprovalRequest }) {
+/** The packet in words; `brief` leaves out what an escalation's evidence already says (why, the failures, the choices). */
+function Explanation({ request, brief = false }: { request: ApprovalRequest; brief?: boolean }) {
   const packet = request.explanation;
   return (
     <dl className="explanation">
-      <dt>Why</dt>
-      <dd>{packet.summary}</dd>
+      {!brief && (
+        <>
+          <dt>Why</dt>
+          <dd>{packet.summary}</dd>
+        </>
+      )}
       <dt>Risk</dt>
       <dd>
         {packet.risk.level}
-        {packet.risk.factors.length > 0 && ` — ${packet.risk.factors.join('; ')}`}
+        {!brief && packet.risk.factors.length > 0 && ` — ${packet.risk.factors.join('; ')}`}
       </dd>
       <dt>Reversibility</dt>
       <dd>{packet.reversibility.replace('_', ' ')}</dd>
@@ -197,7 +205,7 @@ function Explanation({ request }: { request: ApprovalRequest }) {
       </dd>
       <dt>Affects</dt>
       <dd>{describeDownstream(packet)}</dd>
-      {packet.alternatives.length > 0 && (
+      {!brief && packet.alternatives.length > 0 && (
         <>
           <dt>Alternatives</dt>
           <dd>{packet.alternatives.join('; ')}</dd>
@@ -248,27 +256,99 @@ function LockEditor({ initial, onDone, onCancel }: { initial: string | null; onD
 
 /**
  * The approval queue, oldest first, as a modal dialog. Approving takes an explicit click: focus
- * starts on the dialog itself, Enter and Escape never approve, and nothing here submits a form.
+ * starts on the dialog's heading, Enter and Escape never approve, and nothing here submits a form.
+ * When the queue empties, focus goes back to where it was before the first request opened.
  */
 export function ApprovalDialog() {
   const pending = useAppStore((state) => state.pending);
   const request = pending[0];
+  useFocusReturn(request !== undefined);
   return request ? <ApprovalCard key={request.id} request={request} waiting={pending.length - 1} /> : null;
+}
+
+/** A tool call's summary is the call itself, which the title says in words; one that says more (unconfined, possibly injected) is kept. */
+function summaryAddsToTitle(request: ApprovalRequest): boolean {
+  if (request.kind === 'plan' || request.kind === 'escalation') return false;
+  if (request.kind !== 'tool_call') return true;
+  const tool = (request.action as { tool?: unknown } | null)?.tool;
+  return typeof tool !== 'string' || !request.summary.startsWith(`${tool} `);
+}
+
+/** Whose request it is: the run (a sub-agent's names its parent's goal and the step that started it) and the step. */
+function Origin({ request, subagent }: { request: ApprovalRequest; subagent: SubagentOrigin | null }) {
+  return (
+    <p className="origin">
+      {subagent ? (
+        <>
+          Sub-agent of “{subagent.parentGoal}”
+          {subagent.stepId && ` — step ${subagent.stepId}`}
+          {request.stepId && `; its step ${request.stepId}`}
+        </>
+      ) : (
+        <>
+          Run {request.runId.slice(0, 8)}
+          {request.stepId && `, step ${request.stepId}`}
+        </>
+      )}
+    </p>
+  );
+}
+
+/** A plan request leads with what changed when it is a revision: after a failed step, or after the operator rejected the plan before it. */
+function PlanRevision({ request, replan }: { request: ApprovalRequest; replan: PlanChange | null }) {
+  const revision = PlanRevisionActionSchema.safeParse(request.action);
+  if (revision.success) {
+    const { failedStepId, reason, added, replaced } = revision.data;
+    return <PlanChanges added={added.map((step) => step.id)} removed={replaced} why={`Step ${failedStepId} failed: ${reason}`} />;
+  }
+  return replan && <PlanChanges added={replan.added} removed={replan.removed} why="Made again after you rejected the plan before it." />;
+}
+
+function ExactAction({ request, open }: { request: ApprovalRequest; open: boolean }) {
+  return (
+    <details className="exact-action" open={open}>
+      <summary>The exact action</summary>
+      {!summaryAddsToTitle(request) && <p className="meta">{request.summary}</p>}
+      <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
+    </details>
+  );
+}
+
+/** The reason for a rejection, and whether it also stops the run. */
+function RejectForm({ onSend, onCancel }: { onSend(feedback: string, stop: boolean): void; onCancel(): void }) {
+  const [feedback, setFeedback] = useState('');
+  const [stop, setStop] = useState(false);
+  const feedbackId = useId();
+  const hintId = useId();
+  return (
+    <div className="reject-form modal-actions">
+      <label htmlFor={feedbackId}>Feedback</label>
+      <textarea id={feedbackId} rows={3} aria-describedby={hintId} value={feedback} onChange={(event) => setFeedback(event.target.value)} autoFocus />
+      <p id={hintId} className="meta">
+        Optional: say why, and what to do instead. The agent reads it.
+      </p>
+      <div className="reject-row">
+        <label className="inline">
+          <input type="checkbox" checked={stop} onChange={(event) => setStop(event.target.checked)} /> Stop the run
+        </label>
+        <ConfirmOrCancel label="Send rejection" danger onConfirm={() => onSend(feedback.trim() || 'Rejected by the operator.', stop)} onCancel={onCancel} />
+      </div>
+    </div>
+  );
 }
 
 /** One request; keyed by its id, so a new request starts with a fresh card. */
 function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting: number }) {
   const decide = useAppStore((state) => state.decide);
   const [mode, setMode] = useState<Mode>('view');
-  const [feedback, setFeedback] = useState('');
-  const [stop, setStop] = useState(false);
-  const dialog = useRef<HTMLDivElement>(null);
-  const feedbackId = useId();
+  const heading = useRef<HTMLHeadingElement>(null);
+  const kindId = useId();
   const titleId = useId();
   const countdown = useCountdown(request.expiresAt);
+  const origin = useApprovalOrigin(request);
 
   useEffect(() => {
-    dialog.current?.focus();
+    heading.current?.focus();
   }, []);
 
   const lockable = LOCKABLE.has(request.kind);
@@ -281,86 +361,86 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
   const outcome = request.kind === 'outcome' ? OutcomeActionSchema.safeParse(request.action) : null;
   const approveHintId = useId();
   const finish = (decision: Parameters<typeof decide>[1]) => void decide(request, decision);
+  const revised = origin.replan !== null;
+  const lead = (
+    <>
+      {injection && <InjectionWarning injection={injection} />}
+      {summaryAddsToTitle(request) && (
+        <p>
+          <strong>{request.summary}</strong>
+        </p>
+      )}
+      {request.stepId && <StepTraceDisclosure runId={request.runId} stepId={request.stepId} />}
+    </>
+  );
   return (
     <div className="modal-backdrop">
       <div
-        ref={dialog}
-        className="modal"
+        className="modal approval-modal"
         role="dialog"
         aria-modal="true"
-        aria-labelledby={titleId}
-        tabIndex={-1}
+        aria-labelledby={`${kindId} ${titleId}`}
         onKeyDown={(event) => {
           if (event.key === 'Escape') event.preventDefault();
         }}
       >
-        <h2 id={titleId}>Approval: {request.kind.replace('_', ' ')}</h2>
-        {injection && <InjectionWarning injection={injection} />}
-        <p className="queue">
-          {waiting > 0 ? `${waiting} more waiting` : 'Nothing else waiting'} · expires in <span className="countdown">{countdown}</span>
-        </p>
-        <p>
-          <strong>{request.summary}</strong>
-        </p>
-        <p className="origin">
-          Run {request.runId.slice(0, 8)}
-          {request.stepId && `, step ${request.stepId}`}
-        </p>
-        {request.stepId && <StepTraceDisclosure runId={request.runId} stepId={request.stepId} />}
+        <div className="modal-header">
+          <p id={kindId} className="approval-kind">
+            Approval: {request.kind.replace('_', ' ')}
+          </p>
+          <h2 id={titleId} ref={heading} tabIndex={-1}>
+            {approvalTitle(request, revised)}
+          </h2>
+          <Origin request={request} subagent={origin.subagent} />
+          <p className="queue">
+            {waiting > 0 ? `${waiting} more waiting` : 'Nothing else waiting'} · expires in <span className="countdown">{countdown}</span>
+          </p>
+        </div>
         {request.kind === 'escalation' ? (
-          <EscalationPanel request={request} explanation={<Explanation request={request} />} onChoose={(choice) => finish({ verdict: 'edit', edited: EscalationChoiceSchema.parse(choice) })} />
+          <EscalationPanel request={request} lead={lead} explanation={<Explanation request={request} brief />} onChoose={(choice) => finish({ verdict: 'edit', edited: EscalationChoiceSchema.parse(choice) })} />
         ) : request.kind === 'elicitation' ? (
-          <ElicitationForm request={request} onDecide={finish} />
+          <ElicitationForm request={request} lead={lead} onDecide={finish} />
         ) : (
           <>
-            {mcpCall ? (
-              <McpCallDetails call={mcpCall} request={request} />
-            ) : outcome?.success ? (
-              <OutcomePanel action={outcome.data} />
-            ) : planSteps ? (
-              <>
-                {contract && (
-                  <section className="plan-contract" aria-label="Done means">
-                    <p>
-                      <strong>Done means:</strong> {contract.goal}
-                    </p>
-                    <CriteriaList contract={contract} outcomes={null} label="Success criteria" />
-                  </section>
-                )}
-                <PlanSteps steps={planSteps} />
-                <PlanGraph steps={planSteps} />
-              </>
-            ) : (
-              <details open={!injection}>
-                <summary>The exact action</summary>
-                <pre className="action">{JSON.stringify(request.action, null, 2)}</pre>
-              </details>
-            )}
-            {request.explanation.preview && <CallPreview preview={request.explanation.preview} reversibility={request.explanation.reversibility} />}
-            <Explanation request={request} />
-            {mode === 'edit' && request.kind === 'plan' && <PlanEditor request={request} contract={contract} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
-            {mode === 'edit' && request.kind === 'tool_call' && <ArgumentsEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
-            {mode === 'edit' && request.kind === 'budget_raise' && <BudgetEditor onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
-            {mode === 'lock' && (
-              <LockEditor initial={tool} onDone={(locked) => finish({ verdict: 'lock', constraint: { kind: 'never_tool', tool: locked }, feedback: `Never use ${locked}.` })} onCancel={() => setMode('view')} />
-            )}
-            {mode === 'reject' && (
-              <div className="editor">
-                <label htmlFor={feedbackId}>Feedback</label>
-                <textarea id={feedbackId} rows={3} value={feedback} onChange={(event) => setFeedback(event.target.value)} autoFocus />
-                <label className="inline">
-                  <input type="checkbox" checked={stop} onChange={(event) => setStop(event.target.checked)} /> Stop the run
-                </label>
-                <ConfirmOrCancel label="Send rejection" danger onConfirm={() => finish({ verdict: 'reject', feedback: feedback.trim() || 'Rejected by the operator.', stop })} onCancel={() => setMode('view')} />
-              </div>
-            )}
-            {mode === 'view' && outcome?.success && (
-              <p id={approveHintId} className="meta">
-                {outcomeApproveHint(outcome.data)}
-              </p>
-            )}
+            <div className="modal-body">
+              {lead}
+              {mcpCall ? (
+                <McpCallDetails call={mcpCall} request={request} />
+              ) : outcome?.success ? (
+                <OutcomePanel action={outcome.data} />
+              ) : planSteps ? (
+                <>
+                  <PlanRevision request={request} replan={origin.replan} />
+                  {contract && (
+                    <section className="plan-contract" aria-label="Done means for this plan">
+                      <p>
+                        <strong>Done means:</strong> {contract.goal}
+                      </p>
+                      <CriteriaList contract={contract} outcomes={null} label="Success criteria" />
+                    </section>
+                  )}
+                  <PlanSteps steps={planSteps} />
+                  <PlanGraph steps={planSteps} />
+                </>
+              ) : null}
+              {request.explanation.preview && <CallPreview preview={request.explanation.preview} reversibility={request.explanation.reversibility} />}
+              <Explanation request={request} />
+              {!mcpCall && !outcome?.success && <ExactAction request={request} open={false} />}
+              {mode === 'edit' && request.kind === 'plan' && <PlanEditor request={request} contract={contract} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+              {mode === 'edit' && request.kind === 'tool_call' && <ArgumentsEditor request={request} onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+              {mode === 'edit' && request.kind === 'budget_raise' && <BudgetEditor onDone={(edited) => finish({ verdict: 'edit', edited })} onCancel={() => setMode('view')} />}
+              {mode === 'lock' && (
+                <LockEditor initial={tool} onDone={(locked) => finish({ verdict: 'lock', constraint: { kind: 'never_tool', tool: locked }, feedback: `Never use ${locked}.` })} onCancel={() => setMode('view')} />
+              )}
+              {mode === 'view' && outcome?.success && (
+                <p id={approveHintId} className="meta">
+                  {outcomeApproveHint(outcome.data)}
+                </p>
+              )}
+            </div>
+            {mode === 'reject' && <RejectForm onSend={(feedback, stop) => finish({ verdict: 'reject', feedback, stop })} onCancel={() => setMode('view')} />}
             {mode === 'view' && (
-              <div className="actions">
+              <div className="actions modal-actions">
                 <button type="button" className="primary" aria-describedby={outcome?.success ? approveHintId : undefined} onClick={() => finish({ verdict: 'approve' })}>
                   {approveLabel(request)}
                 </button>

@@ -22,8 +22,10 @@ function DiffLines({ path, diff, truncated }: { path: string; diff: string; trun
   );
 }
 
-function undoNote(reversibility: ExplanationPacket['reversibility']): string {
-  return reversibility === 'reversible' ? 'Can be undone: the previous content is kept.' : 'Cannot be undone.';
+/** What undo does to a write: a new file is removed, a changed one gets its previous content back. */
+function undoNote(preview: Exclude<ApprovalPreview, { kind: 'command' }>, reversibility: ExplanationPacket['reversibility']): string {
+  if (reversibility !== 'reversible') return 'Cannot be undone.';
+  return preview.kind === 'new_file' ? 'Can be undone: undo removes the new file.' : 'Can be undone: the previous content is kept.';
 }
 
 /** What a call will do, as core worked it out before asking: a file write's changes, or a command's folder and dangerous parts. */
@@ -68,7 +70,7 @@ export function CallPreview({ preview, reversibility }: { preview: ApprovalPrevi
         ) : (
           <DiffLines path={preview.path} diff={preview.diff} truncated={preview.truncated} />
         ))}
-      <p>{undoNote(reversibility)}</p>
+      <p>{undoNote(preview, reversibility)}</p>
     </section>
   );
 }

@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useId, useState, type ReactNode } from 'react';
 import type { ApprovalDecision, ApprovalRequest } from '../../../../shared/schemas/approval';
 import { elicitationContent, elicitationFields, ElicitationActionSchema, type Field, type FieldValue } from './elicitation-form';
 
@@ -68,41 +68,48 @@ function FieldInput({ field, value, onChange }: { field: Field; value: FieldValu
   );
 }
 
-/** A server asks the operator for information: a form from its requested schema; Submit answers, Decline refuses. */
-export function ElicitationForm({ request, onDecide }: { request: ApprovalRequest; onDecide(decision: ApprovalDecision): void }) {
+/** A server asks the operator for information: a form from its requested schema; Submit answers, Decline refuses. Renders the dialog's body (after `lead`) and its action row. */
+export function ElicitationForm({ request, lead, onDecide }: { request: ApprovalRequest; lead: ReactNode; onDecide(decision: ApprovalDecision): void }) {
   const parsed = ElicitationActionSchema.safeParse(request.action);
   const [fields] = useState(() => (parsed.success ? elicitationFields(parsed.data.requestedSchema) : []));
   const [values, setValues] = useState<Record<string, FieldValue>>(() => Object.fromEntries(fields.map((field) => [field.key, field.initial])));
   const decline = () => onDecide({ verdict: 'reject', feedback: 'Declined by the operator.' });
+  const declineButton = (
+    <button type="button" onClick={decline}>
+      Decline
+    </button>
+  );
   if (!parsed.success) {
     return (
-      <div className="editor">
-        <p className="invalid">The server asked with a form this app cannot show; decline, and the server is told so.</p>
-        <div className="actions">
-          <button type="button" onClick={decline}>
-            Decline
-          </button>
+      <>
+        <div className="modal-body">
+          {lead}
+          <p className="invalid">The server asked with a form this app cannot show; decline, and the server is told so.</p>
         </div>
-      </div>
+        <div className="actions modal-actions">{declineButton}</div>
+      </>
     );
   }
   const result = elicitationContent(fields, values);
   return (
-    <div className="editor elicitation">
-      {fields.map((field) => (
-        <FieldInput key={field.key} field={field} value={values[field.key] ?? field.initial} onChange={(value) => setValues((current) => ({ ...current, [field.key]: value }))} />
-      ))}
-      <p role="status" className={result.ok ? 'valid' : 'invalid'}>
-        {result.ok ? `This goes to ${parsed.data.server} when you submit.` : result.problems.join(' ')}
-      </p>
-      <div className="actions">
+    <>
+      <div className="modal-body">
+        {lead}
+        <div className="editor elicitation">
+          {fields.map((field) => (
+            <FieldInput key={field.key} field={field} value={values[field.key] ?? field.initial} onChange={(value) => setValues((current) => ({ ...current, [field.key]: value }))} />
+          ))}
+          <p role="status" className={result.ok ? 'valid' : 'invalid'}>
+            {result.ok ? `This goes to ${parsed.data.server} when you submit.` : result.problems.join(' ')}
+          </p>
+        </div>
+      </div>
+      <div className="actions modal-actions">
         <button type="button" className="primary" disabled={!result.ok} onClick={() => result.ok && onDecide({ verdict: 'edit', edited: result.content })}>
           Submit
         </button>
-        <button type="button" onClick={decline}>
-          Decline
-        </button>
+        {declineButton}
       </div>
-    </div>
+    </>
   );
 }

@@ -48,3 +48,20 @@ export function PlanGraph({ steps }: { steps: readonly PlanStep[] }) {
     </svg>
   );
 }
+
+const ids = (list: readonly string[]) => (list.length === 0 ? 'none' : list.join(', '));
+
+/** What a revised plan changes against the one before it, by step id. */
+export function PlanChanges({ added, removed, why }: { added: readonly string[]; removed: readonly string[]; why: string }) {
+  return (
+    <section className="plan-changes" aria-label="What changed">
+      <p>{why}</p>
+      <dl className="explanation">
+        <dt>New steps</dt>
+        <dd>{ids(added)}</dd>
+        <dt>Dropped steps</dt>
+        <dd>{ids(removed)}</dd>
+      </dl>
+    </section>
+  );
+}

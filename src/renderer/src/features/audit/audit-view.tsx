@@ -1,5 +1,7 @@
 import { useEffect, useId, useState } from 'react';
+import { inAppTerms } from '../../../../shared/app-advice';
 import { renderAuditMarkdown } from '../../../../shared/audit-markdown';
+import type { AuditReport, Finding } from '../../../../shared/schemas/audit';
 import { useAppStore } from '../../store/use-app-store';
 import { statusLabel } from '../contract/contract-model';
 
@@ -10,6 +12,38 @@ function download(name: string, text: string, type: string): void {
   link.download = name;
   link.click();
   URL.revokeObjectURL(url);
+}
+
+function FindingItem({ finding, report }: { finding: Finding; report: AuditReport }) {
+  const openEvidence = useAppStore((state) => state.openEvidence);
+  const { runId } = finding;
+  const goal = report.runs.find((run) => run.runId === runId)?.goal;
+  return (
+    <li className={`finding severity-${finding.severity}`}>
+      <span className="severity">{finding.severity}</span> <strong>{inAppTerms(finding.title)}</strong>
+      <p className="finding-run">
+        In{' '}
+        <button type="button" className="link" onClick={() => void openEvidence(runId, null)}>
+          run {runId.slice(0, 8)}
+          {goal ? `: ${goal}` : ''}
+        </button>
+      </p>
+      <p>{inAppTerms(finding.explanation)}</p>
+      <details>
+        <summary>Evidence ({finding.evidence.length})</summary>
+        <ul>
+          {finding.evidence.map((evidence) => (
+            <li key={evidence.record}>
+              <button type="button" className="link" onClick={() => void openEvidence(runId, evidence.eventSeq)}>
+                {evidence.event} #{evidence.eventSeq}
+              </button>{' '}
+              (audit record {evidence.record})
+            </li>
+          ))}
+        </ul>
+      </details>
+    </li>
+  );
 }
 
 /** The auditor's reports and findings, with evidence; verifying the log; export as Markdown or JSON. */
@@ -61,7 +95,7 @@ export function AuditView() {
         <>
           {report.runs.map((run) => (
             <article key={run.runId} className="audit-run">
-              <h2>{run.goal ?? run.runId}</h2>
+              <h2>{run.goal ?? `Run ${run.runId.slice(0, 8)}`}</h2>
               <p>
                 Outcome {run.status}; steps {Object.entries(run.steps).map(([status, n]) => `${n} ${status}`).join(', ') || 'none'}; approvals {run.approvals.asked} asked ({Object.entries(run.approvals.answers).map(([status, n]) => `${n} ${status}`).join(', ') || 'none answered'}
                 {Object.keys(run.approvals.decidedBy).length > 0 && `; decided by ${Object.entries(run.approvals.decidedBy).map(([who, n]) => `${who} ×${n}`).join(', ')}`}); {run.tokens} tokens; ${run.costUsd.toFixed(4)}.
@@ -74,20 +108,7 @@ export function AuditView() {
           ) : (
             <ul className="findings" aria-label="Findings">
               {report.findings.map((finding, index) => (
-                <li key={index} className={`finding severity-${finding.severity}`}>
-                  <span className="severity">{finding.severity}</span> <strong>{finding.title}</strong>
-                  <p>{finding.explanation}</p>
-                  <details>
-                    <summary>Evidence ({finding.evidence.length})</summary>
-                    <ul>
-                      {finding.evidence.map((evidence) => (
-                        <li key={evidence.record}>
-                          audit record {evidence.record}: {evidence.event} #{evidence.eventSeq}
-                        </li>
-                      ))}
-                    </ul>
-                  </details>
-                </li>
+                <FindingItem key={index} finding={finding} report={report} />
               ))}
             </ul>
           )}

@@ -1,7 +1,9 @@
-import { useShallow } from 'zustand/react/shallow';
 import { formatUsd } from '../../../../shared/budget-cap';
 import type { RunEvent } from '../../../../shared/schemas/events';
+import type { RunSummary } from '../../../../shared/schemas/run';
 import { useAppStore } from '../../store/use-app-store';
+import { dayTotals, formatSeconds, shownListedRun } from '../runs/live-summary';
+import { useLiveInputs } from '../runs/use-live-run';
 
 function Meter({ label, value, max, format }: { label: string; value: number; max: number | null; format(value: number): string }) {
   return (
@@ -16,35 +18,35 @@ function Meter({ label, value, max, format }: { label: string; value: number; ma
   );
 }
 
-/** Tokens, money, time and tool calls of the run against the caps in force (raised ones included), and what all of today's runs spent. */
-export function BudgetMeter({ events }: { events: readonly RunEvent[] }) {
-  const today = useAppStore(
-    useShallow((state) => {
-      const day = new Date().toISOString().slice(0, 10);
-      return state.runs.filter((run) => run.createdAt.startsWith(day)).reduce((sum, run) => ({ tokens: sum.tokens + run.tokens, costUsd: sum.costUsd + run.costUsd }), { tokens: 0, costUsd: 0 });
-    }),
-  );
+const usd = (value: number) => `$${value.toFixed(4)}`;
+
+/**
+ * Tokens, money and time of the run (with its sub-agents' runs, as its card says them and the caps count them) against
+ * the caps in force (raised ones included), its calls, and what all of today's runs spent.
+ */
+export function BudgetMeter({ run, events }: { run: RunSummary; events: readonly RunEvent[] }) {
+  const inputs = useLiveInputs();
   const caps = useAppStore((state) => state.settings);
+  const shown = shownListedRun(inputs, run);
+  const today = dayTotals(inputs, new Date(inputs.now).toISOString().slice(0, 10));
   const latest = events.findLast((event): event is Extract<RunEvent, { type: 'budget.updated' }> => event.type === 'budget.updated');
-  const first = events[0]?.ts;
-  const last = events.at(-1)?.ts;
-  const seconds = first && last ? Math.round((Date.parse(last) - Date.parse(first)) / 1000) : 0;
+  const maxCostUsd = latest?.maxCostUsd ?? null;
   return (
     <section className="budget" aria-label="Budget">
-      <Meter label="Tokens" value={latest?.tokens ?? 0} max={latest?.maxTokens ?? null} format={(value) => value.toLocaleString('en-US')} />
-      {latest?.priceKnown === false ? (
+      <Meter label={shown.withSubAgents ? 'Tokens, with sub-agents' : 'Tokens'} value={shown.tokens} max={latest?.maxTokens ?? null} format={(value) => value.toLocaleString('en-US')} />
+      {shown.priceKnown ? (
+        <Meter label="Cost" value={shown.costUsd} max={maxCostUsd} format={usd} />
+      ) : (
         <div className="meter">
           <span>Cost</span>
-          <span>price unknown{latest.maxCostUsd !== null ? ` / ${formatUsd(latest.maxCostUsd)}` : ''}</span>
+          <span>price unknown{maxCostUsd !== null ? ` / ${formatUsd(maxCostUsd)}` : ''}</span>
         </div>
-      ) : (
-        <Meter label="Cost" value={latest?.costUsd ?? 0} max={latest?.maxCostUsd ?? null} format={(value) => `$${value.toFixed(4)}`} />
       )}
       <Meter label="Model calls" value={latest?.modelCalls ?? 0} max={null} format={String} />
       <Meter label="Tool calls" value={latest?.toolCalls ?? 0} max={null} format={String} />
-      <Meter label="Time" value={seconds} max={null} format={(value) => `${value} s`} />
-      <Meter label="Today, tokens" value={today.tokens} max={caps?.dailyMaxTokens ?? null} format={String} />
-      <Meter label="Today, cost" value={today.costUsd} max={caps?.dailyMaxCostUsd ?? null} format={(value) => `$${value.toFixed(4)}`} />
+      <Meter label="Time" value={shown.seconds} max={null} format={formatSeconds} />
+      <Meter label="Today, tokens" value={today.tokens} max={caps?.dailyMaxTokens ?? null} format={(value) => value.toLocaleString('en-US')} />
+      <Meter label="Today, cost" value={today.costUsd} max={caps?.dailyMaxCostUsd ?? null} format={usd} />
     </section>
   );
 }

@@ -1,4 +1,5 @@
 import type { RunEvent } from '../../../../shared/schemas/events';
+import { PlanSchema, type PlanStep } from '../../../../shared/schemas/plan';
 
 export type BusMessage = Extract<RunEvent, { type: 'bus.message' }>;
 
@@ -57,4 +58,19 @@ export function busChoices(messages: readonly BusMessage[]): { agents: string[];
     agents: [...new Set(messages.flatMap((message) => [message.from, message.to]))].sort(),
     topics: [...new Set(messages.map((message) => message.topic))].sort(),
   };
+}
+
+/** How the app names an agent: a sub-agent by the step that started it and its goal, every other agent by its id. */
+export function agentNames(events: readonly RunEvent[]): Map<string, string> {
+  return new Map(events.flatMap((event) => (event.type === 'subagent.started' ? [[`subagent:${event.childRunId}`, `Sub-agent for step ${event.stepId}: ${event.goal}`] as const] : [])));
+}
+
+/** The steps of a plan a message carries (the planner's answer is the plan as JSON), else null. */
+export function planOf(body: string): PlanStep[] | null {
+  try {
+    const parsed = PlanSchema.safeParse(JSON.parse(body));
+    return parsed.success ? parsed.data.steps : null;
+  } catch {
+    return null;
+  }
 }

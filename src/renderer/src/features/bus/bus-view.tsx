@@ -1,6 +1,22 @@
 import { useId, useMemo, useState } from 'react';
 import type { RunEvent } from '../../../../shared/schemas/events';
-import { busChoices, busMessagesOf, filterMessages, messageSteps } from './bus-model';
+import { agentNames, busChoices, busMessagesOf, filterMessages, messageSteps, planOf } from './bus-model';
+
+/** A message's body: a plan as its list of steps, anything else as the text it is. */
+function MessageBody({ body }: { body: string }) {
+  const plan = planOf(body);
+  if (!plan) return <p className="bus-body">{body}</p>;
+  return (
+    <ol className="bus-body bus-plan" aria-label="Plan">
+      {plan.map((step) => (
+        <li key={step.id}>
+          <strong>{step.id}</strong>: {step.description}
+          {step.dependencies.length > 0 && <span className="bus-plan-after"> (after {step.dependencies.join(', ')})</span>}
+        </li>
+      ))}
+    </ol>
+  );
+}
 
 interface BusViewProps {
   events: readonly RunEvent[];
@@ -13,6 +29,10 @@ export function BusView({ events, selectedStepId, onSelectStep }: BusViewProps) 
   const messages = useMemo(() => busMessagesOf(events), [events]);
   const steps = useMemo(() => messageSteps(events), [events]);
   const choices = useMemo(() => busChoices(messages), [messages]);
+  const names = useMemo(() => agentNames(events), [events]);
+  const nameOf = (agent: string) => names.get(agent) ?? agent;
+  // A topic `agent:<id>` is that agent's inbox: named as the agent is.
+  const topicName = (name: string) => (name.startsWith('agent:') ? `to ${nameOf(name.slice('agent:'.length))}` : name);
   const [agent, setAgent] = useState('');
   const [topic, setTopic] = useState('');
   const shown = filterMessages(messages, { agent: agent || null, topic: topic || null });
@@ -23,15 +43,19 @@ export function BusView({ events, selectedStepId, onSelectStep }: BusViewProps) 
         <label htmlFor={ids.agent}>Agent</label>
         <select id={ids.agent} value={agent} onChange={(event) => setAgent(event.target.value)}>
           <option value="">all agents</option>
-          {choices.agents.map((name) => (
-            <option key={name}>{name}</option>
+          {choices.agents.map((agentId) => (
+            <option key={agentId} value={agentId}>
+              {nameOf(agentId)}
+            </option>
           ))}
         </select>
         <label htmlFor={ids.topic}>Topic</label>
         <select id={ids.topic} value={topic} onChange={(event) => setTopic(event.target.value)}>
           <option value="">all topics</option>
           {choices.topics.map((name) => (
-            <option key={name}>{name}</option>
+            <option key={name} value={name}>
+              {topicName(name)}
+            </option>
           ))}
         </select>
         <span role="status">
@@ -50,16 +74,16 @@ export function BusView({ events, selectedStepId, onSelectStep }: BusViewProps) 
                   <time dateTime={message.ts}>{new Date(message.ts).toLocaleTimeString()}</time>
                   <span className="bus-kind">{message.kind}</span>
                   <span>
-                    {message.from} → {message.to}
+                    {nameOf(message.from)} → {nameOf(message.to)}
                   </span>
-                  <code>{message.topic}</code>
+                  {message.topic !== `agent:${message.to}` && <code>{topicName(message.topic)}</code>}
                   {step !== undefined && (
                     <button type="button" className="link" onClick={() => onSelectStep(step)}>
                       Go to step {step}
                     </button>
                   )}
                 </div>
-                <p className="bus-body">{message.body}</p>
+                <MessageBody body={message.body} />
               </li>
             );
           })}

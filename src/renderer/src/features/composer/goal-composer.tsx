@@ -1,9 +1,21 @@
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { endpointSummary } from '../../../../shared/endpoint-summary';
 import { isBuiltinModelUrl, resolveModelUrl } from '../../../../shared/model-presets';
 import { PolicySchema, type Policy } from '../../../../shared/schemas/run';
 import { askNotificationPermission } from '../approvals/approval-notifications';
 import { useAppStore } from '../../store/use-app-store';
+
+/** "Continue" on a run may be pressed far down the run list: bring the composer into view and put the cursor in its goal. */
+function useFollowUpFocus(runId: string | undefined) {
+  const formRef = useRef<HTMLFormElement>(null);
+  const goalRef = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    if (!runId) return;
+    formRef.current?.scrollIntoView({ block: 'start' });
+    goalRef.current?.focus({ preventScroll: true });
+  }, [runId]);
+  return { formRef, goalRef };
+}
 
 const optionalNumber = (text: string) => (text.trim() === '' ? undefined : Number(text));
 
@@ -26,6 +38,7 @@ export function GoalComposer() {
   const [concurrency, setConcurrency] = useState('');
   const [workspace, setWorkspace] = useState('');
   const id = useId();
+  const { formRef, goalRef } = useFollowUpFocus(followUp?.runId);
   // A preset's name (builtin, ollama, …) stands for its address, as on the command line.
   const url = resolveModelUrl(modelUrl.trim()) || defaults?.modelUrl || '';
 
@@ -49,7 +62,7 @@ export function GoalComposer() {
   }
 
   return (
-    <form className="composer" onSubmit={(event) => event.preventDefault()} aria-label="New run">
+    <form ref={formRef} className="composer" onSubmit={(event) => event.preventDefault()} aria-label="New run">
       {followUp && (
         <p className="follow-up" role="status">
           Continuing run {followUp.runId.slice(0, 8)}: {followUp.goal}{' '}
@@ -59,7 +72,7 @@ export function GoalComposer() {
         </p>
       )}
       <label htmlFor={`${id}-goal`}>Goal</label>
-      <textarea id={`${id}-goal`} rows={3} value={goal} onChange={(event) => setGoal(event.target.value)} placeholder={followUp ? "What should the agents do next, building on that run?" : "What should the agents achieve?"} />
+      <textarea ref={goalRef} id={`${id}-goal`} rows={3} value={goal} onChange={(event) => setGoal(event.target.value)} placeholder={followUp ? "What should the agents do next, building on that run?" : "What should the agents achieve?"} />
       <div className="composer-grid">
         <label htmlFor={`${id}-policy`}>Policy</label>
         <select id={`${id}-policy`} value={policy} onChange={(event) => setPolicy(event.target.value as Policy | '')}>

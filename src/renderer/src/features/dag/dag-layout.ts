@@ -84,9 +84,12 @@ export function boundsOf(positions: ReadonlyMap<string, Point>, sizes: ReadonlyM
   };
 }
 
-/** Room around a group's steps, and above them for the sub-agent step's own title. */
+/**
+ * Room around a group's steps, and above them for the sub-agent step's own title and its Collapse line: one line each,
+ * at the largest size node text takes (zoomed out to the minimum, 11 px / 0.4 = 27.5 flow units, the title 1.1 times that).
+ */
 export const GROUP_PADDING = 16;
-export const GROUP_HEADER = 64;
+export const GROUP_HEADER = 92;
 
 /** How large a group is that holds steps laid out within `bounds`. */
 export function groupSize(bounds: Rect): Size {

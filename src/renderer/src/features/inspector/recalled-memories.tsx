@@ -31,24 +31,26 @@ function useMemoryTexts(ids: readonly string[]): { texts: Map<string, string> | 
   return { texts, problem };
 }
 
-/** What long-term memory gave the step (its `memory.recalled` events): each item's kind, id, where it came from, its score and its text. */
+/** What long-term memory gave the step (its `memory.recalled` events), most relevant first and folded: each item's kind, id, where it came from, its relevance and its text. */
 export function RecalledMemories({ stepId, events }: { stepId: string; events: readonly RunEvent[] }) {
-  const recalled: RecalledMemory[] = events.flatMap((event) => (event.type === 'memory.recalled' && event.stepId === stepId ? event.items : []));
+  const recalled: RecalledMemory[] = events.flatMap((event) => (event.type === 'memory.recalled' && event.stepId === stepId ? event.items : [])).sort((a, b) => b.score - a.score);
   const { texts, problem } = useMemoryTexts(recalled.map((item) => item.id));
   if (recalled.length === 0) return null;
   return (
     <section aria-label="Recalled memories">
-      <h3>Recalled memories ({recalled.length})</h3>
-      {problem && <p role="alert">{problem}</p>}
-      <ul className="recalled-memories">
-        {recalled.map((item, index) => (
-          <li key={`${item.id}:${index}`}>
-            <span className="memory-kind">{item.kind}</span> {item.id}
-            {item.source ? ` from run ${item.source.runId.slice(0, 8)}${item.source.stepId ? `, step ${item.source.stepId}` : ''}` : ' written by the operator'} (score {item.score.toFixed(3)})
-            {texts && <p className="memory-text">{texts.get(item.id) ?? 'Forgotten since.'}</p>}
-          </li>
-        ))}
-      </ul>
+      <details className="recalled">
+        <summary>Recalled memories ({recalled.length})</summary>
+        {problem && <p role="alert">{problem}</p>}
+        <ul className="recalled-memories">
+          {recalled.map((item, index) => (
+            <li key={`${item.id}:${index}`}>
+              <span className="memory-kind">{item.kind}</span> {item.id}
+              {item.source ? ` from run ${item.source.runId.slice(0, 8)}${item.source.stepId ? `, step ${item.source.stepId}` : ''}` : ' written by the operator'} (relevance {item.score.toFixed(3)})
+              {texts && <p className="memory-text">{texts.get(item.id) ?? 'Forgotten since.'}</p>}
+            </li>
+          ))}
+        </ul>
+      </details>
     </section>
   );
 }

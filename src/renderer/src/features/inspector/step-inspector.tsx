@@ -12,7 +12,7 @@ interface StepInspectorProps {
   onSelectStep(id: string): void;
 }
 
-/** The selected step's trace: model turns, tool calls with arguments and results, approvals, timings; its verdicts and repairs. */
+/** The selected step's trace: model turns, tool calls with arguments and results, approvals, timings; its verdicts and repairs; then what memory gave it. */
 export function StepInspector({ step, events, recovery, onSelectStep }: StepInspectorProps) {
   if (!step) return <p className="empty">Select a step in the graph to see its trace.</p>;
   return (
@@ -21,8 +21,8 @@ export function StepInspector({ step, events, recovery, onSelectStep }: StepInsp
       <p>{step.spec.description}</p>
       <p className={`status status-${step.status}`}>{step.status.replace('_', ' ')}</p>
       {recovery && <StepVerdicts recovery={recovery} onSelectStep={onSelectStep} />}
-      <RecalledMemories stepId={step.spec.id} events={events} />
       <StepTrace stepId={step.spec.id} events={events} />
+      <RecalledMemories stepId={step.spec.id} events={events} />
     </section>
   );
 }

@@ -1,3 +1,4 @@
+import { ArchonError } from '../../../../shared/errors';
 import type { MemoryItem, MemoryKind } from '../../../../shared/schemas/memory';
 import type { SliceContext } from '../../store/slice';
 
@@ -25,6 +26,16 @@ export function createMemorySlice({ set, get, client, attempt }: SliceContext): 
     // A later filter's answer wins: an answer for one the operator has since changed is dropped.
     if (get().memoryFilter.query === query && get().memoryFilter.kind === kind) set({ memories });
   };
+  /** A memory forgotten elsewhere (the command line, another window) since the list was read: the list is read again and the operator told so. */
+  const unlessGone = async (id: string, action: () => Promise<void>) => {
+    try {
+      await action();
+    } catch (error) {
+      if (!(ArchonError.isInstance(error) && error.code === 'NOT_FOUND')) throw error;
+      await reload();
+      throw new Error(`Memory ${id} was forgotten since this list was shown, so it was left out of the list.`, { cause: error });
+    }
+  };
   return {
     memories: [],
     memoryFilter: { query: '', kind: null },
@@ -34,14 +45,18 @@ export function createMemorySlice({ set, get, client, attempt }: SliceContext): 
         await reload();
       }),
     updateMemory: (id, change) =>
-      attempt(async () => {
-        const updated = await client.commands['memory.update']({ id, ...change });
-        set({ memories: get().memories.map((item) => (item.id === id ? updated : item)) });
-      }),
+      attempt(() =>
+        unlessGone(id, async () => {
+          const updated = await client.commands['memory.update']({ id, ...change });
+          set({ memories: get().memories.map((item) => (item.id === id ? updated : item)) });
+        }),
+      ),
     forgetMemory: (id) =>
-      attempt(async () => {
-        await client.commands['memory.forget']({ id });
-        set({ memories: get().memories.filter((item) => item.id !== id) });
-      }),
+      attempt(() =>
+        unlessGone(id, async () => {
+          await client.commands['memory.forget']({ id });
+          set({ memories: get().memories.filter((item) => item.id !== id) });
+        }),
+      ),
   };
 }

@@ -1,9 +1,10 @@
 import { foldEvents, runStateOf, type RunState } from '../../../../shared/run-state';
 import type { RunEvent } from '../../../../shared/schemas/events';
-import type { RunSummary, StepStatus } from '../../../../shared/schemas/run';
+import type { RunControlAction, RunSummary, StepStatus } from '../../../../shared/schemas/run';
 import type { RunDetail, StartRunInput, StepView } from '../../../../shared/schemas/run-detail';
 import { latestOnly } from '../../store/latest-only';
 import type { SliceContext } from '../../store/slice';
+import { anyRunGoing, foldLive, type LiveFigures } from './live-summary';
 
 /** A run as the store holds it: its detail, whose events are those of the one fold of events (each `seq` once). */
 export interface LiveRun extends RunDetail {
@@ -21,6 +22,12 @@ export interface RunsSlice {
   arrived: RunEvent[];
   /** The sub-agent runs the selected run started (and theirs), by run id, kept current by their events. */
   children: Record<string, LiveRun>;
+  /** What each run's events said since the list was fetched: status, tokens, cost, end. */
+  live: Record<string, LiveFigures>;
+  /** Stop or pause asked for a run whose end has not come yet. */
+  control: Record<string, RunControlAction>;
+  /** The one clock of elapsed times (ms), ticking each second while a run goes. */
+  now: number;
   refreshRuns(): Promise<void>;
   selectRun(runId: string | null): Promise<void>;
   selectStep(stepId: string | null): void;
@@ -82,7 +89,30 @@ export function foldStepEvents(steps: StepView[], events: readonly RunEvent[], a
   return next;
 }
 
+const withoutKey = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => Object.fromEntries(Object.entries(record).filter(([name]) => name !== key));
+
 export function createRunsSlice({ set, get, client, attempt }: SliceContext): RunsSlice {
+  let ticking: ReturnType<typeof setInterval> | null = null;
+  /** Ticks the clock while a listed (or the opened) run goes, and stops it when none does. */
+  const syncClock = () => {
+    const { runs, live, detail } = get();
+    const going = anyRunGoing({ runs: detail && !runs.some((run) => run.id === detail.run.id) ? [...runs, detail.run] : runs, live });
+    if (going === (ticking !== null)) return;
+    if (ticking) clearInterval(ticking);
+    ticking = going ? setInterval(() => set({ now: Date.now() }), 1000) : null;
+    set({ now: Date.now() });
+  };
+  /** Asks the run to stop or pause, showing that it was asked until its end event comes (or the asking fails). */
+  const control = (runId: string, action: RunControlAction) =>
+    attempt(async () => {
+      set({ control: { ...get().control, [runId]: action } });
+      try {
+        await client.commands[action === 'stop' ? 'runs.stop' : 'runs.pause']({ runId });
+      } catch (error) {
+        set({ control: withoutKey(get().control, runId) });
+        throw error;
+      }
+    });
   /** Child runs being fetched, with the events of theirs that arrived meanwhile. */
   const fetching = new Map<string, RunEvent[]>();
   const loadChild = async (childRunId: string) => {
@@ -126,9 +156,16 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
       const detail = fetchedRun(fetched, state.arrived, state.approvalSteps);
       set({ detail });
       trackChildren(detail.events);
+      syncClock();
     },
   );
-  const listRuns = latestOnly(() => client.commands['runs.list'](), (runs) => set({ runs }));
+  const listRuns = latestOnly(
+    () => client.commands['runs.list'](),
+    (runs) => {
+      set({ runs });
+      syncClock();
+    },
+  );
   return {
     runs: [],
     selectedRunId: null,
@@ -137,6 +174,9 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
     approvalSteps: {},
     arrived: [],
     children: {},
+    live: {},
+    control: {},
+    now: Date.now(),
     refreshRuns: () => attempt(listRuns),
     selectRun: (runId) =>
       attempt(async () => {
@@ -155,16 +195,15 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
     resumeRun: (runId) =>
       attempt(async () => {
         await client.commands['runs.resume']({ runId });
-        await get().selectRun(runId);
+        // Its `run.resumed` event says it goes again; the list is fetched so it no longer counts as interrupted.
+        set({ control: withoutKey(get().control, runId) });
+        await listRuns();
+        // The opened run stays on screen while its detail is fetched again; another one is opened.
+        if (get().selectedRunId === runId) await loadDetail(runId);
+        else await get().selectRun(runId);
       }),
-    stopRun: (runId) =>
-      attempt(async () => {
-        await client.commands['runs.stop']({ runId });
-      }),
-    pauseRun: (runId) =>
-      attempt(async () => {
-        await client.commands['runs.pause']({ runId });
-      }),
+    stopRun: (runId) => control(runId, 'stop'),
+    pauseRun: (runId) => control(runId, 'pause'),
     deleteRun: (runId) =>
       attempt(async () => {
         await client.commands['runs.delete']({ runId });
@@ -186,7 +225,10 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
         set({ detail: next });
         if (planChanged && state.selectedRunId) void attempt(() => loadDetail(state.selectedRunId as string));
       }
-      set({ approvalSteps });
+      const ended = new Set(events.filter((event) => TERMINAL.has(event.type)).map((event) => event.runId));
+      const controls = Object.fromEntries(Object.entries(get().control).filter(([runId]) => !ended.has(runId)));
+      set({ approvalSteps, live: foldLive(get().live, events), ...(ended.size > 0 ? { control: controls } : {}) });
+      syncClock();
       trackChildren(mine);
       applyChildEvents(events.filter((event) => event.runId !== state.selectedRunId), approvalSteps);
       if (events.some((event) => TERMINAL.has(event.type) || event.type === 'run.started' || event.type === 'plan.ready')) {

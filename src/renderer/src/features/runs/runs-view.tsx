@@ -4,18 +4,21 @@ import { BudgetMeter } from '../budget/budget-meter';
 import { GoalComposer } from '../composer/goal-composer';
 import { BusView } from '../bus/bus-view';
 import { DagView } from '../dag/dag-view';
-import { useId, useMemo, useState } from 'react';
+import { useCallback, useId, useMemo, useRef, useState } from 'react';
 import { StepInspector } from '../inspector/step-inspector';
 import type { RunEvent } from '../../../../shared/schemas/events';
 import type { RunDetail, StepView } from '../../../../shared/schemas/run-detail';
-import { ENDED_RUN_STATUSES } from '../../../../shared/schemas/run';
+import { ENDED_RUN_STATUSES, type RunSummary } from '../../../../shared/schemas/run';
 import { useAppStore } from '../../store/use-app-store';
 import { GapTrend } from '../validation/gap-trend';
 import { recoveryOf, recoveryOfStep, stepsWithReplaced, type RunRecovery } from '../validation/validation-model';
-import { acceptedGaps, lastOutcome, statusLabel } from '../contract/contract-model';
+import { acceptedGaps, lastOutcome } from '../contract/contract-model';
 import { DoneMeans } from '../contract/done-means';
-import { RunList } from './run-list';
+import { FollowUpOf } from './follow-up-of';
+import { RunControls, RunList } from './run-list';
 import { RunModel } from './run-model';
+import { useShownRun } from './use-live-run';
+import { useInspectorOpen, type InspectorOpen } from './use-inspector-open';
 
 const NONE: readonly never[] = [];
 
@@ -36,6 +39,15 @@ function RunTabs({ tab, onTab, panelId }: { tab: RunTab; onTab(tab: RunTab): voi
         </button>
       ))}
     </div>
+  );
+}
+
+/** Hides the step details so the graph gets their width, and shows them again. */
+function InspectorToggle({ inspector, inspectorId }: { inspector: InspectorOpen; inspectorId: string }) {
+  return (
+    <button type="button" className="inspector-toggle" aria-expanded={inspector.open} aria-controls={inspectorId} onClick={inspector.toggle}>
+      {inspector.open ? 'Hide step details' : 'Show step details'}
+    </button>
   );
 }
 
@@ -70,13 +82,39 @@ function AcceptedGaps({ events }: { events: readonly RunEvent[] }) {
   ) : null;
 }
 
+/** Why the run ended, or, for a paused run, that it waits and what Resume does. */
+function RunEnd({ status, error }: { status: RunSummary['status']; error: string }) {
+  const paused = status === 'paused';
+  return (
+    <section className={paused ? 'run-paused-note' : 'run-error'} aria-labelledby="run-error-heading">
+      <h3 id="run-error-heading">{paused ? 'Paused: Resume continues where it stopped' : 'Why the run ended'}</h3>
+      <p>{inAppTerms(error)}</p>
+    </section>
+  );
+}
+
+/** The selected run's goal, its live status (the same as its card's), its gap trend, and Pause and Stop while it goes. */
+function RunHeader({ run, gaps }: { run: RunSummary; gaps: readonly number[] }) {
+  const shown = useShownRun(run);
+  return (
+    <header className="run-header">
+      <h2>{run.goal}</h2>
+      <div className="run-header-facts">
+        <span className={`status status-${shown.status}${shown.control ? ' status-control' : ''}`}>{shown.statusText}</span>
+        <span className="run-meta">Run {run.id.slice(0, 8)}</span>
+        {run.followUpOf && <FollowUpOf runId={run.followUpOf} />}
+        <GapTrend gaps={gaps} />
+        {!ENDED_RUN_STATUSES.has(shown.status) && !shown.interrupted && <RunControls runId={run.id} goal={run.goal} shown={shown} named="header" />}
+      </div>
+    </header>
+  );
+}
+
 export function RunsView() {
   const detail = useAppStore((state) => state.detail);
   const children = useAppStore((state) => state.children);
   const selectedStepId = useAppStore((state) => state.selectedStepId);
   const selectStep = useAppStore((state) => state.selectStep);
-  const stopRun = useAppStore((state) => state.stopRun);
-  const pauseRun = useAppStore((state) => state.pauseRun);
   const theme = useAppStore((state) => state.settings?.theme ?? 'system');
   const runId = detail?.run.id;
   const pendingStepId = useAppStore((state) => state.pending.find((request) => request.runId === runId && request.stepId !== null)?.stepId ?? null);
@@ -87,32 +125,39 @@ export function RunsView() {
   const inspected = useMemo(() => inspectedStep(selectedStepId, { steps, events, recovery }, children), [selectedStepId, steps, events, recovery, children]);
   const [tab, setTab] = useState<RunTab>('graph');
   const panelId = useId();
+  const selectedRun = useRef<HTMLElement>(null);
   const waitingStepId = pendingStepId ?? steps.find((candidate) => candidate.status === 'awaiting_approval')?.spec.id ?? null;
+  const inspector = useInspectorOpen(selectedStepId);
+  const inspectorId = useId();
+  const { reveal } = inspector;
+  const revealStep = useCallback(
+    (id: string | null) => {
+      selectStep(id);
+      reveal();
+    },
+    [selectStep, reveal],
+  );
   return (
-    <div className="runs-layout">
-      <aside className="runs-side">
+    <div className={`runs-layout${inspector.open ? '' : ' inspector-collapsed'}`}>
+      <a
+        href="#selected-run"
+        className="skip-link"
+        onClick={(event) => {
+          event.preventDefault();
+          selectedRun.current?.focus();
+        }}
+      >
+        Skip to selected run
+      </a>
+      <aside className="runs-side" aria-labelledby="runs-heading">
         <h1 id="runs-heading">Runs</h1>
         <GoalComposer />
         <RunList />
       </aside>
-      <section className="run-main" aria-label="Selected run">
+      <section className={`run-main${detail?.run.status === 'paused' ? ' run-paused' : ''}`} aria-label="Selected run" id="selected-run" ref={selectedRun} tabIndex={-1}>
         {detail ? (
           <>
-            <header className="run-header">
-              <h2>{detail.run.goal}</h2>
-              <span className={`status status-${detail.run.status}`}>{statusLabel(detail.run.status)}</span>
-              <GapTrend gaps={recovery.gapTrend} />
-              {!ENDED_RUN_STATUSES.has(detail.run.status) && (
-                <>
-                  <button type="button" onClick={() => void pauseRun(detail.run.id)}>
-                    Pause run
-                  </button>
-                  <button type="button" onClick={() => void stopRun(detail.run.id)}>
-                    Stop run
-                  </button>
-                </>
-              )}
-            </header>
+            <RunHeader run={detail.run} gaps={recovery.gapTrend} />
             {detail.run.answer && (
               <p className="answer" aria-label="Answer">
                 {detail.run.answer}
@@ -120,22 +165,20 @@ export function RunsView() {
             )}
             <AcceptedGaps events={detail.events} />
             {detail.state.contract && <DoneMeans contract={detail.state.contract} outcomes={lastOutcome(detail.events)?.criteria ?? null} />}
-            {detail.run.error && (
-              <section className="run-error" aria-labelledby="run-error-heading">
-                <h3 id="run-error-heading">Why the run ended</h3>
-                <p>{inAppTerms(detail.run.error)}</p>
-              </section>
-            )}
+            {detail.run.error && <RunEnd status={detail.run.status} error={detail.run.error} />}
             <RunModel events={detail.events} />
-            <BudgetMeter events={detail.events} />
-            <RunTabs tab={tab} onTab={setTab} panelId={panelId} />
+            <BudgetMeter run={detail.run} events={detail.events} />
+            <div className="run-tabs-bar">
+              <RunTabs tab={tab} onTab={setTab} panelId={panelId} />
+              <InspectorToggle inspector={inspector} inspectorId={inspectorId} />
+            </div>
             <div role="tabpanel" id={panelId} aria-labelledby={`${panelId}-${tab}`} className="run-tab-panel">
               {tab === 'bus' ? (
-                <BusView events={detail.events} selectedStepId={selectedStepId} onSelectStep={selectStep} />
+                <BusView events={detail.events} selectedStepId={selectedStepId} onSelectStep={revealStep} />
               ) : tab === 'approvals' ? (
                 <ApprovalHistory events={detail.events} />
               ) : steps.length > 0 ? (
-                <DagView steps={steps} events={detail.events} children={children} selectedStepId={selectedStepId} waitingStepId={waitingStepId} onSelectStep={selectStep} colorMode={theme} />
+                <DagView steps={steps} events={detail.events} children={children} selectedStepId={selectedStepId} waitingStepId={waitingStepId} onSelectStep={revealStep} colorMode={theme} />
               ) : (
                 <p className="empty">Planning…</p>
               )}
@@ -145,7 +188,9 @@ export function RunsView() {
           <p className="empty">Start a run, or open one from the history.</p>
         )}
       </section>
-      <aside className="run-inspector">{detail && <StepInspector step={inspected.step} events={inspected.events} recovery={inspected.step ? recoveryOfStep(inspected.recovery, inspected.step.spec.id) : null} onSelectStep={selectStep} />}</aside>
+      <aside className="run-inspector" aria-label="Step details" id={inspectorId} hidden={!inspector.open}>
+        {detail && <StepInspector step={inspected.step} events={inspected.events} recovery={inspected.step ? recoveryOfStep(inspected.recovery, inspected.step.spec.id) : null} onSelectStep={selectStep} />}
+      </aside>
     </div>
   );
 }

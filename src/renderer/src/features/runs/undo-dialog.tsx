@@ -1,9 +1,39 @@
 import { useEffect, useId, useRef, useState } from 'react';
-import type { UndoOutcome, UndoStep } from '../../../../shared/schemas/file-effect';
+import { revertsFile, type UndoOutcome, type UndoStep } from '../../../../shared/schemas/file-effect';
 import type { RunSummary } from '../../../../shared/schemas/run';
+import { useFocusReturn } from '../../focus-return';
 import { useAppStore } from '../../store/use-app-store';
 
-const VERB = { restore: 'Restore', delete: 'Delete', cannot: 'Cannot undo' } as const;
+const VERB = { restore: 'Restore', delete: 'Delete', cannot: 'Cannot undo', changed: 'Leave' } as const;
+
+const LINE_CLASS: Record<string, string> = { '+': 'diff-added', '-': 'diff-removed', '@': 'diff-hunk' };
+
+/** A unified diff, each added and removed line marked by its sign and its color; the file headers are left out. */
+function Diff({ text }: { text: string }) {
+  const all = text.split('\n');
+  const lines = all.slice(Math.max(0, all.findIndex((line) => line.startsWith('@@'))));
+  return (
+    <pre className="action undo-diff" tabIndex={0}>
+      {lines.map((line, index) => (
+        <span key={index} className={LINE_CLASS[line.charAt(0)]}>
+          {line}
+          {'\n'}
+        </span>
+      ))}
+    </pre>
+  );
+}
+
+function UndoStepView({ step }: { step: UndoStep }) {
+  return (
+    <details open>
+      <summary>
+        {VERB[step.action]} {step.path}
+      </summary>
+      {revertsFile(step) ? <Diff text={step.diff} /> : <p className="undo-left">{step.diff}.</p>}
+    </details>
+  );
+}
 
 /**
  * "Undo file changes": what reverting the run's writes will change, last first, as diffs; nothing
@@ -18,6 +48,7 @@ export function UndoDialog({ run, onClose }: { run: RunSummary; onClose(): void 
   const [busy, setBusy] = useState(false);
   const dialog = useRef<HTMLDivElement>(null);
   const titleId = useId();
+  useFocusReturn(true);
 
   useEffect(() => {
     dialog.current?.focus();
@@ -46,15 +77,7 @@ export function UndoDialog({ run, onClose }: { run: RunSummary; onClose(): void 
         {failure && <p role="alert">{failure}</p>}
         {steps === null && !failure && <p>Loading the changes…</p>}
         {steps?.length === 0 && <p>This run has no file changes left to undo.</p>}
-        {!outcome &&
-          steps?.map((step, index) => (
-            <details key={`${index}-${step.path}`} open>
-              <summary>
-                {VERB[step.action]} {step.path}
-              </summary>
-              <pre className="action">{step.diff}</pre>
-            </details>
-          ))}
+        {!outcome && steps?.map((step, index) => <UndoStepView key={`${index}-${step.path}`} step={step} />)}
         {outcome && (
           <div role="status">
             {outcome.reverted.length > 0 && <p>Reverted: {outcome.reverted.join(', ')}</p>}
@@ -66,8 +89,8 @@ export function UndoDialog({ run, onClose }: { run: RunSummary; onClose(): void 
           </div>
         )}
         <div className="actions">
-          {!outcome && (
-            <button type="button" className="danger" disabled={busy || !steps || steps.length === 0} onClick={() => void revert()}>
+          {!outcome && steps?.some(revertsFile) && (
+            <button type="button" className="danger" disabled={busy} onClick={() => void revert()}>
               Revert
             </button>
           )}

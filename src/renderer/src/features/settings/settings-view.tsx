@@ -4,12 +4,13 @@ import { isBuiltinModelUrl, MODEL_PRESETS } from '../../../../shared/model-prese
 import { PolicySchema, VerificationSchema, type Policy } from '../../../../shared/schemas/run';
 import { ThemeSchema, type Settings } from '../../../../shared/schemas/settings';
 import type { CommandOutput } from '../../../../shared/ipc/contract';
-import { BUILTIN_TOOL_NAMES, TOOL_CATALOGUE } from '../../../../shared/tools/catalogue';
+import { BUILTIN_TOOL_NAMES, TOOL_CATALOGUE, type BuiltinToolName, type BuiltinToolSpec } from '../../../../shared/tools/catalogue';
 import { useAppStore } from '../../store/use-app-store';
 import { McpServerSettings } from './mcp-server-settings';
 import { ModelPriceSettings } from './model-price-settings';
 import { RoleSettings } from './role-settings';
-import { ToolTable } from './tool-table';
+import { SettingsSaveStatus } from './settings-save-status';
+import { ToolTable, type ToolRowSpec } from './tool-table';
 
 type AppInfo = CommandOutput<'app.info'>;
 type HostFlag = AppInfo['hostFlags'][number];
@@ -120,6 +121,13 @@ function ModelProvider({ settings, info }: { settings: Settings; info: AppInfo |
   );
 }
 
+/** A network tool is off while network tools are, whatever its own switch says. */
+function builtinToolRow(name: BuiltinToolName, settings: Settings): ToolRowSpec {
+  const spec: BuiltinToolSpec = TOOL_CATALOGUE[name];
+  const blocked = spec.needsNetwork && !settings.networkTools;
+  return { name, effects: spec.sideEffects, ...(blocked ? { blockedBy: 'network tools are off; turn them on above to use it.' } : {}) };
+}
+
 function ToolSettings({ settings }: { settings: Settings }) {
   const updateSettings = useAppStore((state) => state.updateSettings);
   return (
@@ -128,7 +136,7 @@ function ToolSettings({ settings }: { settings: Settings }) {
       <label className="inline span-2">
         <input type="checkbox" checked={settings.networkTools} onChange={(event) => void updateSettings({ networkTools: event.target.checked })} /> Network tools (http_get); off for offline use
       </label>
-      <ToolTable settings={settings} label="Built-in tools" tools={BUILTIN_TOOL_NAMES.map((name) => ({ name, effects: TOOL_CATALOGUE[name].sideEffects }))} />
+      <ToolTable settings={settings} label="Built-in tools" tools={BUILTIN_TOOL_NAMES.map((name) => builtinToolRow(name, settings))} />
     </fieldset>
   );
 }
@@ -180,6 +188,7 @@ export function SettingsView() {
         <McpServerSettings settings={settings} />
         <RoleSettings settings={settings} />
       </form>
+      <SettingsSaveStatus />
     </section>
   );
 }
