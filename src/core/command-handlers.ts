@@ -90,6 +90,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     },
     'runs.list': async ({ limit }) => store.runs.listRuns(limit).map((summary) => withDriving(store.runs, summary)),
     'estop.status': async () => store.estopState(),
+    'host.confirmations': async () => deps.confirmation.waiting?.() ?? [],
     'estop.trigger': async ({ reason }) => deps.estop.trigger('operator', reason),
     'estop.reset': async () => deps.estop.reset(),
     'settings.get': async () => maskMcpSecrets(store.getSettings()),

@@ -1,5 +1,8 @@
 import type { RunStore } from '../store/run-store';
 import { capObservation } from '../model/observation';
+import type { RunContext } from '../run/run-context';
+import { earlierRunName, fenced, fenceNonce } from '../provenance/spotlight';
+import { earlierRunOf } from '../provenance/step-provenance';
 
 /** The earlier answer is carried verbatim up to this many characters. */
 export const EARLIER_ANSWER_CHARS = 8000;
@@ -23,4 +26,14 @@ export function earlierRunBrief(runs: RunStore, earlierRunId: string | undefined
     'Answer:',
     earlier.summary.answer === null ? `(no answer: the run ended ${earlier.summary.status})` : capObservation(earlier.summary.answer, EARLIER_ANSWER_CHARS),
   ].join('\n');
+}
+
+/**
+ * What the plan's or a step's brief carries before its goal: this follow-up's earlier run, fenced as
+ * data (its answer may rest on pages and files it read), then the capabilities' sections (recalled
+ * memory comes fenced from its capability; the goal's contract is the operator's).
+ */
+export function briefBackground(context: RunContext, sections: string | null): string[] {
+  const earlier = earlierRunOf(context);
+  return [...(earlier ? [fenced(fenceNonce(context), earlierRunName(earlier.runId), earlier.brief)] : []), ...(sections ? [sections] : [])];
 }

@@ -46,7 +46,8 @@ import { LEASE_WAIT_MS, leaseRun, leaseRunWhenFree, type RunLease } from '../run
 import { runControlError } from './run-control';
 import { executeStep, stepTask } from './step-executor';
 import { describeOutcome, type Recover, type StepState } from '../run/plan-view';
-import { earlierRunBrief } from './follow-up';
+import { briefBackground, earlierRunBrief } from './follow-up';
+import { fenceNonce } from '../provenance/spotlight';
 import { contextWindowOf } from '../model/context-window';
 import { endWorkingMemory } from '../memory/working-memory';
 import type { MemoryStore } from '../memory/memory-store';
@@ -228,7 +229,7 @@ async function drive(context: RunContext, concurrency: number, existing: Resumed
       const memory = await context.hooks.beforePlan(context);
       plan = await approvePlan(context, async (feedback) => {
           const candidate = await planCoveringContract(contractOf(context), feedback, (told) => handOff(context, { from: 'coordinator', to: 'planner', body: planningTask(context.goal, told) }, () =>
-            planGoal(context.goal, { mode: planner.mode, tools: context.tools, maxSteps: planStepCap(context.options), roles: context.roles.registry, callModel: (request) => callModel(planner, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), depth: context.options.depth }, told, context.earlierRun, memory),
+            planGoal(context.goal, { mode: planner.mode, tools: context.tools, maxSteps: planStepCap(context.options), roles: context.roles.registry, callModel: (request) => callModel(planner, { purpose: 'plan', ...request }, null), onDialect: (dialect) => noteDialect(planner, dialect), depth: context.options.depth }, told, { parts: briefBackground(context, memory), nonce: fenceNonce(context) }),
           JSON.stringify));
           warm(candidate);
           return candidate;

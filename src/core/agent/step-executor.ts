@@ -17,6 +17,7 @@ import { capObservation } from '../model/observation';
 import { dependencyFacts } from '../memory/working-memory';
 import { fenced, fenceNonce, spotlightRule } from '../provenance/spotlight';
 import { stepSources } from '../provenance/step-provenance';
+import { briefBackground } from './follow-up';
 
 /** The coordinator's hand-off of a step to the agent that runs it, as the bus carries it. */
 export function stepTask(step: PlanStep): HandOffRequest {
@@ -40,7 +41,8 @@ function dependencyResult(context: RunContext, id: string, result: string): stri
 }
 
 function stepBrief(context: RunContext, step: PlanStep, dependencyResults: ReadonlyMap<string, string>, memory: string | null): string {
-  const lines = [...(context.earlierRun ? [context.earlierRun, ''] : []), ...(memory ? [memory, ''] : []), `Goal: ${context.goal}`, `Step ${step.id}: ${step.description}`];
+  const background = briefBackground(context, memory).flatMap((part) => [part, '']);
+  const lines = [...background, `Goal: ${context.goal}`, `Step ${step.id}: ${step.description}`];
   if (step.expected_output) lines.push(`Expected output: ${step.expected_output}`);
   if (dependencyResults.size > 0) {
     lines.push('Results of the steps this one depends on:');

@@ -1,4 +1,5 @@
 import { ArchonError } from '../../shared/errors';
+import type { HostConfirmation } from '../../shared/schemas/host-confirmation';
 
 /**
  * A person's yes or no, asked outside the renderer: a native dialog shown by Electron's main
@@ -7,6 +8,8 @@ import { ArchonError } from '../../shared/errors';
 export interface OperatorConfirmation {
   /** False when refused, unanswerable, or cancelled through `signal`. */
   confirm(question: { title: string; changes: string[] }, signal: AbortSignal): Promise<boolean>;
+  /** The questions put outside the page that still wait, for a page to show (none where the question is a modal dialog). */
+  waiting?(): HostConfirmation[];
 }
 
 /** Lets a change that widens what agents may do take effect only once the operator said yes outside the renderer. */

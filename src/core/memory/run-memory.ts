@@ -3,6 +3,7 @@ import type { RunStatus } from '../../shared/schemas/run';
 import { instructionLike, relevantMemorySection } from './recall';
 import type { RunCapability, RunContext } from '../run/run-context';
 import type { RunEnding } from '../run/hooks';
+import { fenced, fenceNonce, RECALLED_MEMORY } from '../provenance/spotlight';
 
 /** An episode keeps each step's result and the answer up to this many characters. */
 const EPISODE_PART_CHARS = 1500;
@@ -27,7 +28,9 @@ async function recallFor(context: RunContext, query: string, stepId: string | nu
   });
   const flagged = recalled.filter((entry) => instructionLike(entry.item.text)).map((entry) => entry.item.id);
   if (flagged.length > 0) context.events.append(context.runId, 'memory.flagged', { ...(stepId === null ? {} : { stepId }), items: flagged });
-  return relevantMemorySection(recalled);
+  // Memories are kept from earlier runs, which may have read untrusted text: data for the model, never instructions.
+  const section = relevantMemorySection(recalled);
+  return section === null ? null : fenced(fenceNonce(context), RECALLED_MEMORY, section);
 }
 
 /**

@@ -7,6 +7,7 @@ import { askStructured, type Checked, type StructuredChat } from '../run/structu
 import type { ToolRegistry } from '../tools/tool-registry';
 import { MAX_SUBAGENT_DEPTH } from '../../shared/schemas/roles';
 import { validatePlan } from './validate-plan';
+import { carriesFence, spotlightRule } from '../provenance/spotlight';
 
 export const SUBMIT_PLAN = 'submit_plan';
 export const MAX_PLAN_REPAIRS = 2;
@@ -84,17 +85,28 @@ async function submitPlan<T>(goal: string, dependencies: PlannerDependencies, me
   throw new ArchonError('PLAN_INVALID', `The model did not produce a valid plan in ${answer.attempts} attempts. Last problems: ${answer.error}`);
 }
 
+/** What the plan request carries before its goal (some of it fenced as data), and the run's fence nonce. */
+export interface PlanBackground {
+  parts: readonly string[];
+  nonce: string;
+}
+
+/** The planner's instructions, with what the fence means when the request carries fenced text. */
+function planningPrompt(dependencies: PlannerDependencies, background: PlanBackground | null): string {
+  const prompt = plannerPrompt(dependencies.mode, dependencies.tools, dependencies.roles, dependencies.depth);
+  return background?.parts.some((part) => carriesFence(part, background.nonce)) ? `${prompt}\n\n${spotlightRule(background.nonce)}` : prompt;
+}
+
 /**
  * Goal → validated plan. The plan must parse, match the schema and be a valid DAG; otherwise the
  * errors go back to the model, at most MAX_PLAN_REPAIRS times. `feedback` carries an operator's
- * words from a rejected plan into the request; `earlierRun`, a follow-up's earlier run; `relevantMemory`,
- * what long-term memory recalled for the goal.
+ * words from a rejected plan into the request; `background`, what goes before the goal: the
+ * contract's criteria, and what comes from earlier runs (a follow-up's earlier run, recalled memory) fenced as data.
  */
-export async function planGoal(goal: string, dependencies: PlannerDependencies, operatorFeedback: string[] = [], earlierRun: string | null = null, relevantMemory: string | null = null): Promise<Plan> {
-  const background = [earlierRun, relevantMemory].filter((part): part is string => part !== null);
+export async function planGoal(goal: string, dependencies: PlannerDependencies, operatorFeedback: string[] = [], background: PlanBackground | null = null): Promise<Plan> {
   const messages: ChatMessage[] = [
-    { role: 'system', content: plannerPrompt(dependencies.mode, dependencies.tools, dependencies.roles, dependencies.depth) },
-    { role: 'user', content: [...background, `Goal: ${goal}`].join('\n\n') },
+    { role: 'system', content: planningPrompt(dependencies, background) },
+    { role: 'user', content: [...(background?.parts ?? []), `Goal: ${goal}`].join('\n\n') },
     ...operatorFeedback.map((text): ChatMessage => ({ role: 'user', content: `The operator rejected the previous plan and said: ${text}` })),
   ];
   return submitPlan(goal, dependencies, messages, (plan) => {

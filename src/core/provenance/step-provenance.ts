@@ -1,7 +1,9 @@
 import type { PlanStep } from '../../shared/schemas/plan';
+import type { RunEvent } from '../../shared/schemas/events';
 import { BUILTIN_TOOL_NAMES } from '../../shared/tools/catalogue';
 import type { RunContext } from '../run/run-context';
 import type { RunToolCall } from '../store/run-store';
+import { earlierRunName, RECALLED_MEMORY } from './spotlight';
 
 /*
  * Where the text in a step's context came from. The operator's words (goal, first plan, contract, their
@@ -70,16 +72,30 @@ function untrustedResults(calls: readonly Pick<RunToolCall, 'tool' | 'args' | 'r
   });
 }
 
-function recalledFor(context: RunContext, stepId: string): UntrustedSource[] {
+/** What memory recalled for a step, or (no step) for planning. */
+function recalledFor(context: RunContext, stepId: string | undefined): UntrustedSource[] {
   const recalled = context.runs.events(context.runId, Number.MAX_SAFE_INTEGER).filter((event) => event.type === 'memory.recalled' && event.stepId === stepId);
   if (recalled.length === 0) return [];
   const ids = new Set(recalled.flatMap((event) => (event.type === 'memory.recalled' ? event.items.map((item) => item.id) : [])));
-  return [{ name: 'recalled memory', text: (context.memory?.textsOf([...ids]) ?? []).join('\n') }];
+  return [{ name: RECALLED_MEMORY, text: (context.memory?.textsOf([...ids]) ?? []).join('\n') }];
+}
+
+/** The earlier run a follow-up's briefs carry, with its brief; null for a run that follows none. */
+export function earlierRunOf(context: Pick<RunContext, 'options' | 'earlierRun'>): { runId: string; brief: string } | null {
+  const runId = context.options.followUpOf;
+  return runId && context.earlierRun ? { runId, brief: context.earlierRun } : null;
+}
+
+/** A follow-up's earlier run, which every step's brief carries: its answer and results may rest on untrusted reads. */
+function earlierRunFor(context: RunContext): UntrustedSource[] {
+  const earlier = earlierRunOf(context);
+  return earlier ? [{ name: earlierRunName(earlier.runId), text: earlier.brief }] : [];
 }
 
 /**
  * The untrusted text a step has seen: its own tool results and, for a sub-agent step, its child run's;
- * the memories recalled for it; and the results of the steps it depends on that saw untrusted text.
+ * the memories recalled for it; a follow-up's earlier run; and the results of the steps it depends on
+ * that saw untrusted text.
  * Each step is worked out once however many paths reach it.
  */
 export function stepSources(context: RunContext, step: PlanStep): UntrustedSource[] {
@@ -97,17 +113,35 @@ export function stepSources(context: RunContext, step: PlanStep): UntrustedSourc
       const seen = dependency ? sourcesOf(dependency) : [];
       return seen.length === 0 ? [] : [{ name: `the result of step ${id} (built on ${seen[0]?.name ?? 'untrusted text'})`, text: results.get(id) ?? '' }];
     });
-    const found = [...own, ...recalledFor(context, current.id), ...inherited];
+    const found = [...own, ...recalledFor(context, current.id), ...earlierRunFor(context), ...inherited];
     known.set(current.id, found);
     return found;
   };
   return sourcesOf(step);
 }
 
+const wordsOf = (text: string) => text.toLowerCase().split(/[\s"\\]+/).filter((word) => word !== '');
+
+/** The plan's words that the untrusted text it was planned with does not hold: what the plan adds of its own. */
+function beyond(plan: string, background: string): string {
+  const held = new Set(wordsOf(background));
+  return wordsOf(plan)
+    .filter((word) => !held.has(word))
+    .join(' ');
+}
+
+/** Whether a person (not a rule) approved a plan of the run. */
+function personApprovedPlan(events: readonly RunEvent[]): boolean {
+  const planRequests = new Set(events.flatMap((event) => (event.type === 'approval.requested' && event.kind === 'plan' ? [event.approvalId] : [])));
+  return events.some((event) => event.type === 'approval.resolved' && event.decidedBy === 'operator' && event.decision.verdict === 'approve' && planRequests.has(event.approvalId));
+}
+
 /**
- * The operator's own words for the run: the goal, the plan as it was first made (before any untrusted
- * text was read), the contract, and what a person decided — edits and feedback. A re-plan a rule
- * approved after the steps read untrusted text is not among them.
+ * The operator's own words for the run: the goal, the plan as it was first made (before any step read
+ * untrusted text), the contract, and what a person decided — edits and feedback. A re-plan a rule
+ * approved after the steps read untrusted text is not among them. A first plan made with recalled
+ * memory or an earlier run in view counts only for what that text does not hold, unless a person
+ * approved it: otherwise a planted memory could plan its own call and then pass for the operator's.
  */
 export function operatorWords(context: RunContext): string {
   const events = context.runs.events(context.runId, Number.MAX_SAFE_INTEGER);
@@ -119,6 +153,8 @@ export function operatorWords(context: RunContext): string {
     if (decision.verdict === 'reject') return [decision.feedback];
     return decision.verdict === 'edit' ? [JSON.stringify(decision.edited)] : [];
   });
-  const plan = firstPlan?.type === 'plan.ready' ? firstPlan.plan.steps : (context.plan?.steps ?? []);
-  return [context.goal, JSON.stringify(plan), ...said].join('\n').toLowerCase();
+  const plan = JSON.stringify(firstPlan?.type === 'plan.ready' ? firstPlan.plan.steps : (context.plan?.steps ?? []));
+  const background = [...recalledFor(context, undefined), ...earlierRunFor(context)].map((source) => source.text).join('\n');
+  const planWords = background === '' || personApprovedPlan(events) ? plan : beyond(plan, background);
+  return [context.goal, planWords, ...said].join('\n').toLowerCase();
 }

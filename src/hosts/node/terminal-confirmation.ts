@@ -12,15 +12,15 @@ export interface TerminalConfirmationOptions {
   announcer?: ConfirmationAnnouncer;
 }
 
-/** The question on the terminal; anything but "y" or "yes", or a question cancelled, is a no. */
-async function ask(prompt: Interface, { title, changes }: { title: string; changes: string[] }, signal: AbortSignal): Promise<boolean> {
+/** The question on the terminal: "y" or "yes" allows, anything else refuses; a question its asker gave up on is withdrawn. */
+async function ask(prompt: Interface, { title, changes }: { title: string; changes: string[] }, signal: AbortSignal): Promise<'allowed' | 'refused' | 'withdrawn'> {
   try {
     // The changes name what the page sent (names, commands, URLs): shown as text, one line each, so none can hide another.
     const listed = changes.map((change) => `  - ${terminalText(change, { keepNewlines: false })}`).join('\n');
     const reply = await prompt.question(`\n${terminalText(title, { keepNewlines: false })}\n${listed}\nAllow? [y/N] `, { signal });
-    return /^y(es)?$/i.test(reply.trim());
+    return /^y(es)?$/i.test(reply.trim()) ? 'allowed' : 'refused';
   } catch {
-    return false;
+    return signal.aborted ? 'withdrawn' : 'refused';
   }
 }
 
@@ -34,16 +34,19 @@ export function terminalConfirmation(options: TerminalConfirmationOptions): Oper
   const output = options.output ?? process.stderr;
   let queue: Promise<unknown> = Promise.resolve();
   return {
+    waiting: () => options.announcer?.waiting() ?? [],
     async confirm({ title, changes }, signal) {
       if (options.trustUi) return true;
       if (!input.isTTY) return false;
       const answer = queue.then(async () => {
+        // Given up on while another question held the terminal: it never goes on it.
+        if (signal.aborted) return false;
         const prompt = createInterface({ input, output });
         const answered = options.announcer?.asking({ title, changes });
         try {
-          const allowed = await ask(prompt, { title, changes }, signal);
-          answered?.(allowed);
-          return allowed;
+          const answer = await ask(prompt, { title, changes }, signal);
+          answered?.(answer);
+          return answer === 'allowed';
         } finally {
           prompt.close();
         }

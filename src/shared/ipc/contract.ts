@@ -3,6 +3,7 @@ import { ApprovalDecisionSchema, ApprovalRequestSchema } from '../schemas/approv
 import { AuditReportSchema, VerifyResultSchema } from '../schemas/audit';
 import { EndpointProbeSchema } from '../schemas/endpoint';
 import { EstopStateSchema } from '../schemas/estop';
+import { HostConfirmationSchema } from '../schemas/host-confirmation';
 import { UndoOutcomeSchema, UndoStepSchema } from '../schemas/file-effect';
 import { McpProbeSchema } from '../schemas/mcp-probe';
 import { MemoryIdSchema, MemoryItemSchema, MemoryKindSchema } from '../schemas/memory';
@@ -46,6 +47,7 @@ export const contract = {
   'app.info': command(noInput, AppInfoSchema),
   'runs.list': command(z.object({ limit: z.int().min(1).max(500).default(100) }).strict(), z.array(RunSummarySchema)),
   'estop.status': command(noInput, EstopStateSchema),
+  'host.confirmations': command(noInput, z.array(HostConfirmationSchema)),
   'estop.trigger': command(
     z.object({ reason: z.string().min(1).max(500).default('Emergency stop pressed in the app') }).strict(),
     EstopStateSchema,

@@ -10,6 +10,7 @@ export const HostConfirmationSchema = z.object({
   where: z.enum(['terminal']),
   title: z.string(),
   changes: z.array(z.string()),
-  state: z.enum(['pending', 'allowed', 'refused']),
+  /** `withdrawn`: the page's request ended (or the host stopped) before the terminal answered; nothing changed. */
+  state: z.enum(['pending', 'allowed', 'refused', 'withdrawn']),
 });
 export type HostConfirmation = z.infer<typeof HostConfirmationSchema>;

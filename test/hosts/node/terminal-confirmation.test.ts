@@ -72,7 +72,7 @@ describe('terminalConfirmation tells the pages what waits on the terminal', () =
     return { announcer: busAnnouncer(bus, 'terminal'), events, states };
   }
 
-  it('announces the question when it goes on the terminal, then the answer, for one question after another', async () => {
+  it('announces the question when it goes on the terminal, then the answer, for one question after another, and knows which still wait', async () => {
     const tty = terminal(true);
     const { announcer, events, states } = announced();
     const confirmation = terminalConfirmation({ trustUi: false, input: tty.input, output: tty.output, announcer });
@@ -80,11 +80,13 @@ describe('terminalConfirmation tells the pages what waits on the terminal', () =
     const no = confirmation.confirm({ title: 'Widen more?', changes: ['network tools turned on'] }, new AbortController().signal);
     await expect.poll(tty.shown).toContain('Allow? [y/N]');
     expect(states()).toEqual(['pending Widen?: the sandbox for commands turned off']);
+    expect(confirmation.waiting?.().map((waiting) => waiting.title)).toEqual(['Widen?']);
     tty.input.write('y\n');
     expect(await yes).toBe(true);
     await expect.poll(() => tty.shown().split('Allow? [y/N]').length).toBe(3);
     tty.input.write('n\n');
     expect(await no).toBe(false);
+    expect(confirmation.waiting?.()).toEqual([]);
     expect(states()).toEqual(['pending Widen?: the sandbox for commands turned off', 'allowed Widen?: the sandbox for commands turned off', 'pending Widen more?: network tools turned on', 'refused Widen more?: network tools turned on']);
     const ids = events.map((event) => (event.type === 'system.confirmation' ? event.confirmation.id : ''));
     expect(ids[0]).toBe(ids[1]);
@@ -92,7 +94,7 @@ describe('terminalConfirmation tells the pages what waits on the terminal', () =
     expect(ids[0]).not.toBe(ids[2]);
   });
 
-  it('announces a cancelled question as refused, and nothing when it asks nobody (--trust-ui, no terminal)', async () => {
+  it('announces a question its asker gave up on as withdrawn (nothing changes), and nothing when it asks nobody (--trust-ui, no terminal)', async () => {
     const tty = terminal(true);
     const { announcer, states } = announced();
     const controller = new AbortController();
@@ -100,7 +102,7 @@ describe('terminalConfirmation tells the pages what waits on the terminal', () =
     await expect.poll(tty.shown).toContain('Allow? [y/N]');
     controller.abort();
     expect(await pending).toBe(false);
-    expect(states()).toEqual(['pending Widen?: the sandbox for commands turned off', 'refused Widen?: the sandbox for commands turned off']);
+    expect(states()).toEqual(['pending Widen?: the sandbox for commands turned off', 'withdrawn Widen?: the sandbox for commands turned off']);
 
     const quiet = announced();
     expect(await terminalConfirmation({ trustUi: true, input: terminal(true).input, announcer: quiet.announcer }).confirm(question, new AbortController().signal)).toBe(true);

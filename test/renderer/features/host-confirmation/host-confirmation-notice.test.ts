@@ -43,7 +43,7 @@ async function serveOnTerminal(dataDir: string, workspace: string) {
 }
 
 describe.skipIf(!existsSync('/usr/bin/script'))('a change the terminal must confirm, in Chromium through archon serve (skipped without util-linux script)', () => {
-  it('shows the question in the page while the terminal has not answered, then the answer, and the change goes ahead only on yes', async () => {
+  it('shows the question in the page while the terminal has not answered (also in a page opened meanwhile), then the answer, and the change goes ahead only on yes', async () => {
     const host = await serveOnTerminal(tempDir(), tempDir());
     const page = await (await launchBrowser()).newPage({ viewport: { width: 1280, height: 800 } });
     page.setDefaultTimeout(60_000);
@@ -62,6 +62,11 @@ describe.skipIf(!existsSync('/usr/bin/script'))('a change the terminal must conf
     await page.getByRole('status').filter({ hasText: 'Starting everything and listing its tools…' }).waitFor();
     expect(await page.getByRole('table', { name: 'Tools of everything' }).count()).toBe(0);
     expect(await axeViolations(page)).toEqual([]);
+    // A page opened while the question waits learns of it from the host.
+    const late = await (await launchBrowser()).newPage({ viewport: { width: 1280, height: 800 } });
+    await late.goto(host.url);
+    await late.getByRole('alert', { name: 'Confirm in the terminal running archon serve' }).filter({ hasText: 'Start an MCP server you have not allowed?' }).waitFor();
+    await late.close();
 
     host.type('y\r');
     await question.waitFor({ state: 'detached' });

@@ -25,7 +25,7 @@ describe('Stop run in the app', () => {
 });
 
 describe('Pause run in the app', () => {
-  it('pauses the selected run: it ends paused naming the operator, and Resume is offered for it', async () => {
+  it('pauses the selected run: it ends paused naming the operator, Resume is offered for it, and its stopped step says paused', async () => {
     const { page } = await openApp((request) => (request.purpose === 'plan' ? planReply([{ id: 'think', description: 'think forever' }]) : { hang: true }));
     await startGoal(page, 'Think forever');
     await page.getByRole('dialog', { name: 'Approval: plan' }).getByRole('button', { name: 'Approve' }).click();
@@ -36,5 +36,11 @@ describe('Pause run in the app', () => {
     await page.getByText(/Paused by the operator \(Pause run in the app\)\. Resume continues it/).first().waitFor();
     await page.getByRole('button', { name: 'Pause run', exact: true }).waitFor({ state: 'detached' });
     expect(await page.getByRole('button', { name: 'Resume', exact: true }).isVisible()).toBe(true);
+    // The step it stopped waits for Resume: it says paused, not stopped, in words and to a screen reader.
+    const step = page.locator('[data-step-id="think"][data-status="stopped"]');
+    await step.getByText('paused', { exact: true }).waitFor();
+    expect(await step.getAttribute('aria-label')).toBe('Step think, paused');
+    await step.click();
+    await page.getByRole('region', { name: 'Step think' }).locator('.status').filter({ hasText: /^paused$/ }).waitFor();
   });
 });

@@ -9,6 +9,7 @@ import { fitViewport, inView, layoutOrder, MAX_ZOOM, MIN_ZOOM, textZoom, type Vi
 import { RoutedEdge, type RoutedEdgeType } from './routed-edge';
 import { NodeKeysContext, SelectStepContext, StepNode, ToggleGroupContext, type StepNodeData, type StepNodeType, type SubagentProgress } from './step-node';
 import { useRovingNodes } from './use-roving-nodes';
+import { stepStatusText } from './step-status';
 
 const NODE_TYPES = { step: StepNode };
 const EDGE_TYPES = { routed: RoutedEdge };
@@ -56,6 +57,8 @@ interface NodeMarks {
   selectedStepId: string | null;
   waitingStepId: string | null;
   tabStopId: string | null;
+  /** The run is paused: the steps it stopped wait for Resume. */
+  runPaused: boolean;
 }
 
 /** Keeps each node object as long as what it shows is unchanged, so React Flow re-renders only the nodes that changed. */
@@ -63,7 +66,7 @@ class NodeCache {
   private readonly entries = new Map<string, { key: string; node: StepNodeType }>();
 
   nodesFor(steps: readonly StepView[], plan: PlanState, marks: NodeMarks, scope: NodeScope = TOP): StepNodeType[] {
-    const { selectedStepId, waitingStepId, tabStopId } = marks;
+    const { selectedStepId, waitingStepId, tabStopId, runPaused } = marks;
     return steps.map((step) => {
       const id = scope.prefix + step.spec.id;
       const now = plan.activity.get(step.spec.id) ?? { tool: null, tokens: 0, startedAt: null };
@@ -74,6 +77,7 @@ class NodeCache {
         description: step.spec.description,
         role: step.spec.role ?? null,
         status: step.status,
+        statusText: stepStatusText(step.status, runPaused),
         waiting: waitingStepId === id,
         tool: now.tool,
         tokens: now.tokens,
@@ -148,6 +152,8 @@ interface DagViewProps {
   selectedStepId: string | null;
   /** The step a pending approval holds: highlighted, and brought into view when it starts waiting. */
   waitingStepId?: string | null;
+  /** The run is paused: its stopped steps say "paused". */
+  runPaused?: boolean;
   onSelectStep(id: string | null): void;
   colorMode?: ColorMode;
 }
@@ -174,7 +180,7 @@ const NO_CHILDREN: Readonly<Record<string, RunDetail>> = {};
  * plan make it follow again. The controls, and the minimap when the plan does not fit, sit in a strip under the pane,
  * so they never cover a node.
  */
-function DagFlow({ steps, events, children = NO_CHILDREN, selectedStepId, waitingStepId = null, onSelectStep, colorMode = 'system' }: DagViewProps) {
+function DagFlow({ steps, events, children = NO_CHILDREN, selectedStepId, waitingStepId = null, runPaused = false, onSelectStep, colorMode = 'system' }: DagViewProps) {
   const [cache] = useState(() => new NodeCache());
   const [fits, setFits] = useState(true);
   const pane = useRef<HTMLDivElement>(null);
@@ -228,7 +234,7 @@ function DagFlow({ steps, events, children = NO_CHILDREN, selectedStepId, waitin
   }, []);
   const { tabStopId, keys } = useRovingNodes(order, selectedStepId, onSelectStep, pane, stopFollowing);
   const nodes = useMemo(() => {
-    const marks = { selectedStepId, waitingStepId, tabStopId };
+    const marks = { selectedStepId, waitingStepId, tabStopId, runPaused };
     const top = cache.nodesFor(steps, { activity: activityOf(events), recovery, positions, sizes, subagents }, marks);
     const inner = groups.flatMap(({ stepId, childRunId, layout: childLayout, bounds: childBounds }) => {
       const child = children[childRunId];
@@ -238,7 +244,7 @@ function DagFlow({ steps, events, children = NO_CHILDREN, selectedStepId, waitin
       return cache.nodesFor(child.steps, plan, marks, { prefix: `${child.run.id}/`, parentId: stepId, runId: child.run.id });
     });
     return [...top, ...inner];
-  }, [cache, steps, events, recovery, positions, sizes, subagents, groups, children, selectedStepId, waitingStepId, tabStopId]);
+  }, [cache, steps, events, recovery, positions, sizes, subagents, groups, children, selectedStepId, waitingStepId, tabStopId, runPaused]);
   // The steps at work, the one an approval holds first: what a graph too large for its pane shows, and what the view follows.
   const activeIds = new Set(steps.filter((step) => ACTIVE.has(step.status)).map((step) => step.spec.id));
   const active = [...(waitingStepId ? [waitingStepId] : []), ...order.filter((id) => id !== waitingStepId && activeIds.has(id))];

@@ -18,6 +18,8 @@ export interface StepNodeData extends Record<string, unknown> {
   /** The plan step's role, if it names one. */
   role: string | null;
   status: StepStatus;
+  /** The status in words: a step its paused run stopped says "paused". */
+  statusText: string;
   /** Whether the operator's answer to a pending approval is what this step waits for. */
   waiting: boolean;
   tool: string | null;
@@ -138,7 +140,7 @@ function SubagentToggle({ stepId, subagent }: { stepId: string; subagent: Subage
 
 /** What a screen reader says for a node: its id, status and, when there is one, the validators' verdict. */
 export function nodeName(data: StepNodeData): string {
-  const parts = [`Step ${data.label}`, data.status.replace('_', ' ')];
+  const parts = [`Step ${data.label}`, data.statusText];
   if (data.verdict) parts.push(data.verdict.verdict);
   if (data.replacedBy) parts.push('replaced');
   return parts.join(', ');
@@ -149,7 +151,7 @@ function Body({ data }: { data: StepNodeData }) {
   return (
     <>
       <div className="step-node-meta">
-        <span className="step-node-status">{data.status.replace('_', ' ')}</span>
+        <span className="step-node-status">{data.statusText}</span>
         {data.revision !== null && <span className="step-node-revision">· revision {data.revision}</span>}
         {data.tool && <span>· {data.tool}</span>}
         {data.tokens > 0 && <span>· {data.tokens} tok</span>}

@@ -2,14 +2,27 @@ import { useEffect, useId, useState } from 'react';
 import type { HostConfirmation } from '../../../../shared/schemas/host-confirmation';
 import { useAppStore } from '../../store/use-app-store';
 
+/** What became of a question, as the page says it. */
+const ANSWERED: Record<HostConfirmation['state'], string> = {
+  pending: 'Waiting in the terminal',
+  allowed: 'Allowed in the terminal',
+  refused: 'Refused in the terminal',
+  withdrawn: 'No longer asked in the terminal',
+};
+
 /** How long the answer stays in view once given. */
 const ANSWER_SHOWN_MS = 8000;
 
 /** The host's questions to the operator as it announces them: those still waiting, and the last answer. */
 function useHostConfirmations() {
   const client = useAppStore((state) => state.client);
+  const connected = useAppStore((state) => state.connection === 'connected');
   const [waiting, setWaiting] = useState<HostConfirmation[]>([]);
   const [answered, setAnswered] = useState<HostConfirmation | null>(null);
+  // A page that connects (or reconnects) while a question waits learns of it from the host.
+  useEffect(() => {
+    if (connected) client.commands['host.confirmations']().then(setWaiting, () => undefined);
+  }, [client, connected]);
   useEffect(
     () =>
       client.onEvent((event) => {
@@ -58,7 +71,7 @@ export function HostConfirmationNotice() {
       <div role="status" aria-label="Terminal’s reply" className={answered ? 'host-confirmation' : undefined}>
         {answered && (
           <>
-            <span>{answered.state === 'allowed' ? 'Allowed in the terminal' : 'Refused in the terminal'}: {answered.title}</span>{' '}
+            <span>{ANSWERED[answered.state]}: {answered.title}</span>{' '}
             <button type="button" onClick={dismiss}>
               Dismiss
             </button>

@@ -178,7 +178,7 @@ export function RunsView() {
               ) : tab === 'approvals' ? (
                 <ApprovalHistory events={detail.events} />
               ) : steps.length > 0 ? (
-                <DagView steps={steps} events={detail.events} children={children} selectedStepId={selectedStepId} waitingStepId={waitingStepId} onSelectStep={revealStep} colorMode={theme} />
+                <DagView steps={steps} events={detail.events} children={children} selectedStepId={selectedStepId} waitingStepId={waitingStepId} runPaused={detail.run.status === 'paused'} onSelectStep={revealStep} colorMode={theme} />
               ) : (
                 <p className="empty">Planning…</p>
               )}
@@ -189,7 +189,7 @@ export function RunsView() {
         )}
       </section>
       <aside className="run-inspector" aria-label="Step details" id={inspectorId} hidden={!inspector.open}>
-        {detail && <StepInspector step={inspected.step} events={inspected.events} recovery={inspected.step ? recoveryOfStep(inspected.recovery, inspected.step.spec.id) : null} onSelectStep={selectStep} />}
+        {detail && <StepInspector step={inspected.step} events={inspected.events} recovery={inspected.step ? recoveryOfStep(inspected.recovery, inspected.step.spec.id) : null} runPaused={detail.run.status === 'paused'} onSelectStep={selectStep} />}
       </aside>
     </div>
   );
