@@ -1,6 +1,6 @@
 import type { Detection } from '../shared/schemas/audit';
 import type { RunEvent } from '../shared/schemas/events';
-import { isBuiltinTool, TOOL_CATALOGUE } from '../shared/tools/catalogue';
+import { isBuiltinTool, TOOL_CATALOGUE, TRUSTED_RESULT_TOOLS } from '../shared/tools/catalogue';
 import type { AuditedEvent } from './detectors';
 
 /*
@@ -17,8 +17,6 @@ const cite = (item: AuditedEvent) => ({ record: item.seq, event: item.event.type
 const is = <T extends RunEvent['type']>(type: T) => (item: AuditedEvent): item is Of<T> => item.event.type === type;
 const clip = (text: string) => (text.length > 120 ? `${text.slice(0, 117)}...` : text);
 
-/** Results that carry no outside text: a sum, or the run's own write. */
-const TRUSTED_RESULTS = new Set(['calculator', 'write_file']);
 const MIN_NAME = 12;
 const URL_PATTERN = /\bhttps?:\/\/[^\s"'<>`()[\]{}]+/gi;
 const EMAIL_PATTERN = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
@@ -102,7 +100,7 @@ function unflaggedFindings(events: readonly AuditedEvent[]): Detection[] {
   const judged = new Set<string>();
   const findings: Detection[] = [];
   for (const item of events) {
-    if (is('tool.completed')(item) && item.event.status === 'success' && !TRUSTED_RESULTS.has(item.event.tool)) results.push(item);
+    if (is('tool.completed')(item) && item.event.status === 'success' && !TRUSTED_RESULT_TOOLS.has(item.event.tool)) results.push(item);
     if (!is('tool.started')(item) || sideEffectsOf(item.event) === 'none' || flagged.has(item.event.callId) || judged.has(item.event.callId)) continue;
     judged.add(item.event.callId);
     const { stepId, tool } = item.event;

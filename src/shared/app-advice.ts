@@ -13,6 +13,7 @@ const IN_APP: readonly [RegExp, string][] = [
   [/then resume the run\./g, 'then press Resume.'],
   [/Re-arm with `archon estop --reset` or the app's Re-arm/g, 'Press Re-arm'],
   [/, or accept these gaps: `archon resume [^`]+ --accept-gaps` ends it completed with gaps\./g, '.'],
+  [/ \(the app asks in a dialog of its own; `archon serve` asks on its terminal, or trusts the page when started with --trust-ui\)\./g, ' (it is asked outside this page: in the app\'s own dialog, or on the terminal that started this page\'s host).'],
   // A run's id in full says no more than its first eight characters, which the app shows everywhere.
   [/\b([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, '$1'],
 ];

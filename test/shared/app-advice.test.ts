@@ -43,4 +43,9 @@ describe('what the Runs screens say of a run’s end, in the app’s terms', () 
     expect(inAppTerms("Emergency stop (operator: test). Re-arm with `archon estop --reset` or the app's Re-arm; nothing restarts by itself.")).toBe('Emergency stop (operator: test). Press Re-arm; nothing restarts by itself.');
     expect(inAppTerms(`The run did not meet its goal: no report. Do what is missing and run the goal again, or accept these gaps: \`archon resume ${RUN_ID} --accept-gaps\` ends it completed with gaps.`)).toBe('The run did not meet its goal: no report. Do what is missing and run the goal again.');
   });
+
+  it('says where a widening change is confirmed without naming command-line flags', () => {
+    const refused = "Not changed: the sandbox for commands turned off widens what agents may do, and the operator did not confirm it outside this page (the app asks in a dialog of its own; `archon serve` asks on its terminal, or trusts the page when started with --trust-ui).";
+    expect(inAppTerms(refused)).toBe("Not changed: the sandbox for commands turned off widens what agents may do, and the operator did not confirm it outside this page (it is asked outside this page: in the app's own dialog, or on the terminal that started this page's host).");
+  });
 });

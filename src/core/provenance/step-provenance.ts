@@ -1,6 +1,6 @@
 import type { PlanStep } from '../../shared/schemas/plan';
 import type { RunEvent } from '../../shared/schemas/events';
-import { BUILTIN_TOOL_NAMES } from '../../shared/tools/catalogue';
+import { BUILTIN_TOOL_NAMES, TRUSTED_RESULT_TOOLS } from '../../shared/tools/catalogue';
 import type { RunContext } from '../run/run-context';
 import type { RunToolCall } from '../store/run-store';
 import { earlierRunName, RECALLED_MEMORY } from './spotlight';
@@ -19,8 +19,6 @@ export interface UntrustedSource {
   text: string;
 }
 
-/** Results Archon itself writes, whatever the tool's input: no outside text reaches the model through them. */
-const TRUSTED_RESULTS = new Set(['calculator', 'write_file']);
 /** Tools whose failures carry outside text too (a page served as a 404, a failing test's output, a server's error). */
 const FAILURES_FROM_OUTSIDE = new Set(['http_get', 'run_command']);
 const MAX_NAME_CHARS = 120;
@@ -36,7 +34,7 @@ const clipped = (text: string) => (text.length > MAX_NAME_CHARS ? `${text.slice(
 /** Whether a result carries text from outside: a success of any reading tool, and the failures of tools whose failures hold outside text. */
 function fromOutside(call: Pick<RunToolCall, 'tool' | 'result'>): boolean {
   // "Outcome unknown" is Archon's own word on an interrupted call.
-  if (TRUSTED_RESULTS.has(call.tool) || !call.result || call.result.metadata.outcome === 'unknown') return false;
+  if (TRUSTED_RESULT_TOOLS.has(call.tool) || !call.result || call.result.metadata.outcome === 'unknown') return false;
   if (call.result.status === 'success') return true;
   return call.result.status === 'error' && (FAILURES_FROM_OUTSIDE.has(call.tool) || !isBuiltin(call.tool));
 }

@@ -100,7 +100,7 @@ export function previewUndo(runs: RunStore, runId: string): UndoStep[] {
  * confined file layer). A file changed since the run left it is not overwritten: it, and every
  * earlier write of the same file, is reported instead.
  */
-export async function applyUndo(effects: FileEffectStore, runId: string, restore: RestoreFile, now: () => Date): Promise<UndoOutcome> {
+async function applyUndo(effects: FileEffectStore, runId: string, restore: RestoreFile, now: () => Date): Promise<UndoOutcome> {
   const reverted = new Set<string>();
   const refused: UndoOutcome['refused'] = [];
   const blocked = new Set<string>();

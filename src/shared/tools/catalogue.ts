@@ -87,6 +87,9 @@ export const TOOL_CATALOGUE = {
 export type BuiltinToolName = keyof typeof TOOL_CATALOGUE;
 export type BuiltinToolInput<Name extends BuiltinToolName> = z.output<(typeof TOOL_CATALOGUE)[Name]['input']>;
 
+/** Tools whose results Archon writes itself, whatever their input (a sum, a write's confirmation): no outside text reaches the model through them. */
+export const TRUSTED_RESULT_TOOLS: ReadonlySet<string> = new Set(['calculator', 'write_file']);
+
 export const BUILTIN_TOOL_NAMES = Object.keys(TOOL_CATALOGUE) as BuiltinToolName[];
 
 export function isBuiltinTool(name: string): name is BuiltinToolName {

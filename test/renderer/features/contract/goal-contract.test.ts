@@ -1,27 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { actionHash } from '../../../../src/core/approval/approval-gate';
-import { startHeadlessHost, type HeadlessHost } from '../../../../src/hosts/node/headless-host';
-import type { ApprovalDecision, ApprovalKind, ApprovalRequest } from '../../../../src/shared/schemas/approval';
+import { describe, expect, it, vi } from 'vitest';
+import type { ApprovalDecision, ApprovalKind } from '../../../../src/shared/schemas/approval';
 import type { CriterionOutcome, GoalContract } from '../../../../src/shared/schemas/goal-contract';
-import { RunOptionsSchema, type RunStatus } from '../../../../src/shared/schemas/run';
+import type { RunStatus } from '../../../../src/shared/schemas/run';
 import { axeViolations } from '../../../support/axe';
-import { useBrowser } from '../../../support/browser';
-import { PROJECT_ROOT } from '../../../support/built';
-import { useServices } from '../../../support/runtime';
-import { useTempDirs } from '../../../support/temp-dir';
+import { useServedApp } from '../../../support/served-app';
 
 // A browser and a host on a loaded 2-core machine running the whole suite: the bound is against hangs, not a speed target.
 vi.setConfig({ testTimeout: 120_000 });
 
-const openServices = useServices();
-const launchBrowser = useBrowser();
-const tempDir = useTempDirs();
-const hosts: HeadlessHost[] = [];
-afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.close();
-});
+const openServedApp = useServedApp();
 
 const CONTRACT: GoalContract = {
   goal: 'Write the sales report and state the total.',
@@ -41,40 +29,21 @@ const OUTCOMES: CriterionOutcome[] = [
 ];
 const GAPS = ['The answer states the total'];
 
-/** The app in Chromium, served by the headless host in this process over real services, so the test can announce events and ask approvals. */
+/** The app over real services, with a run whose contract is CONTRACT; an approval is asked as the gate asks it. */
 async function openApp() {
-  const { runtime, services } = openServices();
-  const host = await startHeadlessHost({ handlers: services.handlers, stop: services.estop, bus: runtime.bus, rendererDir: `${PROJECT_ROOT}out/renderer`, port: 0 });
-  hosts.push(host);
+  const app = await openServedApp();
   const createRun = (goal: string, status: RunStatus, answer?: string) => {
-    const id = randomUUID();
-    const now = new Date().toISOString();
-    const options = RunOptionsSchema.parse({ modelUrl: 'http://127.0.0.1:9/v1', model: 'scripted', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: tempDir(), maxIterations: 5 });
-    runtime.store.runs.createRun({ id, goal, policy: 'balanced', options, now });
-    runtime.store.runs.setRunStatus(id, status, now, answer ? { answer } : {});
-    runtime.events.append(id, 'contract.ready', { contract: CONTRACT, by: 'archon' });
-    runtime.events.flush();
+    const id = app.createRun(goal, status, { answer });
+    app.runtime.events.append(id, 'contract.ready', { contract: CONTRACT, by: 'archon' });
+    app.runtime.events.flush();
     return id;
   };
-  /** Asks as the approval gate does: the request waits with the operator's channel, and its event tells the page. */
   const ask = (runId: string, kind: ApprovalKind, action: unknown): Promise<ApprovalDecision> => {
     const summary = `Decide the ${kind}`;
     const explanation = { summary, confidence: null, risk: { level: 'low' as const, factors: [] }, reversibility: 'not_applicable' as const, cost: { tokensUsed: 0, tokensLeft: null, estimatedUsd: 0 }, downstream: [], alternatives: [] };
-    const id = randomUUID();
-    const request: ApprovalRequest = { id, runId, stepId: null, kind, summary, action, actionHash: actionHash(action), explanation, requestedAt: new Date().toISOString(), expiresAt: null };
-    const decided = services.approvals.decide(request, { signal: new AbortController().signal });
-    runtime.events.append(runId, 'approval.requested', { approvalId: id, kind, stepId: null, summary, action, actionHash: request.actionHash, expiresAt: null, explanation });
-    runtime.events.flush();
-    return decided;
+    return app.ask(runId, { kind, stepId: null, summary, action, explanation });
   };
-  const context = await (await launchBrowser()).newContext({ viewport: { width: 1400, height: 900 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(60_000);
-  const open = async () => {
-    await page.goto(host.url);
-    await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
-  };
-  return { page, runtime, createRun, ask, open, close: () => context.close() };
+  return { ...app, createRun, ask };
 }
 
 const listItems = (page: Page, scope: string, list: string) => page.getByRole('region', { name: scope }).getByRole('list', { name: list, exact: true }).getByRole('listitem');

@@ -1,7 +1,7 @@
 import { useCallback, useState, useSyncExternalStore } from 'react';
 
 /** From this window width the step details stay beside the graph; below it they take room from the graph only when asked for. */
-export const WIDE_DESK = '(min-width: 1200px)';
+const WIDE_DESK = '(min-width: 1200px)';
 
 function useMediaQuery(query: string): boolean {
   const subscribe = useCallback(
