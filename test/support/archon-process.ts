@@ -2,6 +2,16 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterEach } from 'vitest';
 import { ARCHON_BIN, builtFile } from './built';
+import { RunEventSchema, type RunEvent } from '../../src/shared/schemas/events';
+
+/** The events `archon run --json` printed, one JSON object a line, each checked against the event schema. */
+export function eventsOf(stdout: string): RunEvent[] {
+  return stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => RunEventSchema.parse(JSON.parse(line)));
+}
 
 export interface CliResult {
   status: number | null;

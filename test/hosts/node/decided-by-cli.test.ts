@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RunEventSchema, type RunEvent } from '../../../src/shared/schemas/events';
+import type { RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, startModelServer, toolMessagesOf, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
-import { spawnArchon, type CliResult } from '../../support/archon-process';
+import { type CliResult, eventsOf, spawnArchon } from '../../support/archon-process';
 import { ARCHON_BIN, builtFile } from '../../support/built';
 import { useTempDirs } from '../../support/temp-dir';
 
@@ -23,13 +23,6 @@ function writeNote(request: RecordedRequest): ScriptedReply {
   if (request.purpose === 'step' && toolMessagesOf(request).length === 0) return { toolCalls: [{ name: 'write_file', arguments: { path: 'note.txt', content: 'hi' } }] };
   return { content: 'written' };
 }
-
-const eventsOf = (stdout: string): RunEvent[] =>
-  stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => RunEventSchema.parse(JSON.parse(line)));
 
 const resolvedOf = (events: readonly RunEvent[]) => events.filter((event) => event.type === 'approval.resolved');
 

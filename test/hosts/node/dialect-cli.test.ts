@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RunEventSchema } from '../../../src/shared/schemas/events';
 import { FAMILY_WRITERS, speaking, type FamilyWriter } from '../../fixtures/dialects/writers';
-import { spawnArchon } from '../../support/archon-process';
+import { eventsOf, spawnArchon } from '../../support/archon-process';
 import { useModelServers } from '../../support/model-servers';
 import { useTempDirs } from '../../support/temp-dir';
 
@@ -14,7 +13,7 @@ describe('archon run against a model that only speaks its own dialect', () => {
     const server = await startServer({ rejectTools: true, reply: speaking(FAMILY_WRITERS.find((writer) => writer.dialect === 'qwen3-coder') as FamilyWriter, goal) });
     const result = await spawnArchon(['run', goal, '--model-url', server.url, '--data-dir', tempDir(), '--workspace', tempDir(), '--approve', 'auto', '--json']).done;
     expect(result.status).toBe(0);
-    const events = result.stdout.trim().split('\n').map((line) => RunEventSchema.parse(JSON.parse(line)));
+    const events = eventsOf(result.stdout);
     expect(events.find((event) => event.type === 'model.dialect_detected')).toMatchObject({ dialect: 'qwen3-coder' });
     expect(events.at(-1)).toMatchObject({ type: 'run.completed', answer: expect.stringContaining('42') });
   });

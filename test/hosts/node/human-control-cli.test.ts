@@ -2,9 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RunEventSchema, type RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, startModelServer, stepIdOf, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
-import { spawnArchon } from '../../support/archon-process';
+import { eventsOf, spawnArchon } from '../../support/archon-process';
 import { processesMatching, uniqueSleepSeconds } from '../../support/processes';
 import { useTempDirs } from '../../support/temp-dir';
 
@@ -14,13 +13,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-const events = (stdout: string): RunEvent[] =>
-  stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => RunEventSchema.parse(JSON.parse(line)));
 
 function dbOf(dataDir: string) {
   return new Database(join(dataDir, 'archon.db'), { readonly: true });
@@ -39,7 +31,7 @@ describe('archon run: approvals from the --approve flag', () => {
     const result = await spawnArchon(['run', 'write a file', '--model-url', server.url, '--data-dir', dataDir, '--workspace', workspace, '--approve', 'deny', '--json']).done;
     expect(result.status).toBe(5);
     expect(existsSync(join(workspace, 'out.txt'))).toBe(false);
-    expect(events(result.stdout).at(-1)).toMatchObject({ type: 'run.failed', error: expect.stringContaining('rejected') });
+    expect(eventsOf(result.stdout).at(-1)).toMatchObject({ type: 'run.failed', error: expect.stringContaining('rejected') });
     const db = dbOf(dataDir);
     expect(db.prepare("SELECT count(*) AS n FROM tool_calls WHERE status = 'success'").get()).toEqual({ n: 0 });
     db.close();
@@ -57,7 +49,7 @@ describe('archon run: approvals from the --approve flag', () => {
     const dataDir = tempDir();
     const result = await spawnArchon(['run', 'permissive', '--model-url', server.url, '--data-dir', dataDir, '--workspace', tempDir(), '--policy', 'permissive', '--approve', 'deny', '--json']).done;
     expect(result.status).toBe(5);
-    const kinds = events(result.stdout).flatMap((event) => (event.type === 'approval.requested' ? [event.kind] : []));
+    const kinds = eventsOf(result.stdout).flatMap((event) => (event.type === 'approval.requested' ? [event.kind] : []));
     expect(kinds).toEqual(['tool_call', 'final_answer']);
     expect(processesMatching(`sleep ${seconds}`)).toEqual([]);
   });
@@ -83,7 +75,7 @@ describe('archon run: budgets', () => {
     const overshoot = Math.max(0, used - 3000);
     console.log(`budget: cap 3000 tokens, recorded ${used}, overshoot ${overshoot} (largest single request ${largest})`);
     expect(overshoot).toBeLessThanOrEqual(largest);
-    const all = events(result.stdout);
+    const all = eventsOf(result.stdout);
     expect(all.some((event) => event.type === 'budget.updated')).toBe(true);
     expect(all.some((event) => event.type === 'budget.warning')).toBe(true);
     expect(all.at(-1)).toMatchObject({ type: 'run.failed', error: expect.stringMatching(/Budget exhausted.*3000 tokens/) });
@@ -116,7 +108,7 @@ describe('archon run: the emergency stop', () => {
     console.log(`emergency stop (${triggeredBy}): exit ${result.status} after ${Date.now() - since} ms`);
     expect(result.status, result.stderr).toBe(3);
     expect(processesMatching(`sleep ${seconds}`)).toEqual([]);
-    const all = events(result.stdout);
+    const all = eventsOf(result.stdout);
     expect(all).toContainEqual(expect.objectContaining({ type: 'estop.triggered', triggeredBy }));
     expect(all.at(-1)).toMatchObject({ type: 'run.stopped' });
     await expect.poll(() => server?.stats.inFlight).toBe(0);

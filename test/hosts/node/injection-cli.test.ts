@@ -3,9 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RunEventSchema, type RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, startModelServer, stepIdOf, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
-import { spawnArchon } from '../../support/archon-process';
+import { eventsOf, spawnArchon } from '../../support/archon-process';
 import { useTempDirs } from '../../support/temp-dir';
 
 const tempDir = useTempDirs();
@@ -24,14 +23,6 @@ async function attacker(): Promise<{ url: string; hits: string[] }> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   closing.push(server);
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/exfil`, hits };
-}
-
-function events(stdout: string): RunEvent[] {
-  return stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => RunEventSchema.parse(JSON.parse(line)));
 }
 
 const SECRET = 'sk-live-5c4b3a2918f7e6d5c4b3';
@@ -72,7 +63,7 @@ describe('archon run: the README attack', () => {
     expect(run.stderr).not.toMatch(/Unhandled|TypeError/);
     expect(exfil.hits).toEqual([]);
     expect(existsSync(join(workspace, 'stolen.txt'))).toBe(false);
-    const emitted = events(run.stdout);
+    const emitted = eventsOf(run.stdout);
     expect(emitted.filter((event) => event.type === 'tool.refused' && event.code === 'possible_injection').map((event) => (event.type === 'tool.refused' ? event.tool : ''))).toEqual(['run_command', 'write_file']);
     const runId = emitted[0]?.runId ?? '';
     const report = await spawnArchon(['audit', 'report', runId, '--data-dir', dataDir, '--json'], {}).done;

@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ArchonStore } from '../../../src/core/store/archon-store';
-import { RunEventSchema, type RunEvent } from '../../../src/shared/schemas/events';
 import type { McpServerConfig } from '../../../src/shared/schemas/settings';
 import { planReply, startModelServer, toolMessagesOf, type RecordedRequest, type ScriptedModelServer, type ScriptedToolCall } from '../../kit/scripted-model-server';
-import { spawnArchon, type CliResult } from '../../support/archon-process';
+import { type CliResult, eventsOf, spawnArchon } from '../../support/archon-process';
 import { ARCHON_BIN, builtFile } from '../../support/built';
 import { CHANGING_SERVER, EVERYTHING_SCRIPT, everythingStdio, FAILING_SERVERS, filesystemServer } from '../../support/mcp-servers';
 import { processesMatching } from '../../support/processes';
@@ -30,13 +29,6 @@ afterEach(async () => {
 
 const TEST_TIMEOUT = 180_000;
 const SECRET = 'mcp-secret-value-5e1b2c';
-
-const eventsOf = (stdout: string): RunEvent[] =>
-  stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => RunEventSchema.parse(JSON.parse(line)));
 
 /** A one-step plan whose step calls these tools, then answers with what they returned. */
 async function scriptCalls(calls: ScriptedToolCall[]): Promise<ScriptedModelServer> {

@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RunEventSchema, type RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, startModelServer, stepIdOf, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
-import { spawnArchon } from '../../support/archon-process';
+import { eventsOf, spawnArchon } from '../../support/archon-process';
 import { useTempDirs } from '../../support/temp-dir';
 
 const tempDir = useTempDirs();
@@ -12,14 +11,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-function events(stdout: string): RunEvent[] {
-  return stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => RunEventSchema.parse(JSON.parse(line)));
-}
 
 /** The planner plans one of the two files the goal names, every time; its step writes it and says so. */
 function oneOfTwoFiles(): (request: RecordedRequest) => ScriptedReply {
@@ -43,7 +34,7 @@ describe('archon run: done means done', () => {
     const workspace = tempDir();
     const failed = await spawnArchon(['run', GOAL, '--model-url', server.url, '--data-dir', dataDir, '--workspace', workspace, '--approve', 'auto', '--json'], { OPENAI_API_KEY: '' }).done;
     expect(failed.status, failed.stderr).toBe(1);
-    const emitted = events(failed.stdout);
+    const emitted = eventsOf(failed.stdout);
     expect(emitted.find((event) => event.type === 'outcome.checked')).toMatchObject({ route: 'gaps', gaps: [expect.stringContaining('SUMMARY.md is written')] });
     const runId = emitted[0]?.runId ?? '';
     expect(existsSync(join(workspace, 'CHANGELOG.md'))).toBe(true);

@@ -3,9 +3,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RunEventSchema, type RunEvent } from '../../../src/shared/schemas/events';
+import type { RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, startModelServer, type ScriptedModelServer } from '../../kit/scripted-model-server';
-import { spawnArchon } from '../../support/archon-process';
+import { eventsOf, spawnArchon } from '../../support/archon-process';
 import { processesMatching, uniqueSleepSeconds } from '../../support/processes';
 import { useTempDirs } from '../../support/temp-dir';
 
@@ -72,13 +72,6 @@ async function scriptCommands(commands: Record<string, string>): Promise<void> {
         : { content: 'done' },
   });
 }
-
-const eventsOf = (stdout: string): RunEvent[] =>
-  stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => RunEventSchema.parse(JSON.parse(line)));
 
 function outputOf(events: RunEvent[], stepId: string): string {
   const completed = events.find((event) => event.type === 'tool.completed' && event.stepId === stepId);
