@@ -15,8 +15,8 @@ import { actOn, guardFor, type AssistantMessage, type TurnOutcome } from './step
 import { observationOf, runToolCall } from './tool-call';
 import { capObservation } from '../model/observation';
 import { dependencyFacts } from '../memory/working-memory';
-import { fenced, fenceNonce, spotlightRule } from '../provenance/spotlight';
-import { stepSources } from '../provenance/step-provenance';
+import { fenceNonce, spotlightRule } from '../provenance/spotlight';
+import { resultAsSeen } from '../provenance/step-provenance';
 import { briefBackground } from './follow-up';
 
 /** The coordinator's hand-off of a step to the agent that runs it, as the bus carries it. */
@@ -33,20 +33,13 @@ function stepPrompt(context: RunContext): string {
   return withRolePrompt(context, context.mode === 'native' ? base : `${base}\n\n${textProtocolInstructions(availableTools(context).specs())}`);
 }
 
-/** A dependency's result, fenced when it was built on untrusted text. */
-function dependencyResult(context: RunContext, id: string, result: string): string {
-  const dependency = context.plan?.steps.find((step) => step.id === id);
-  const seen = dependency ? stepSources(context, dependency) : [];
-  return seen.length === 0 ? result : fenced(fenceNonce(context), `step ${id}, which read ${seen[0]?.name ?? 'untrusted text'}`, result);
-}
-
 function stepBrief(context: RunContext, step: PlanStep, dependencyResults: ReadonlyMap<string, string>, memory: string | null): string {
   const background = briefBackground(context, memory).flatMap((part) => [part, '']);
   const lines = [...background, `Goal: ${context.goal}`, `Step ${step.id}: ${step.description}`];
   if (step.expected_output) lines.push(`Expected output: ${step.expected_output}`);
   if (dependencyResults.size > 0) {
     lines.push('Results of the steps this one depends on:');
-    for (const [id, result] of dependencyResults) lines.push(`- ${id}: ${dependencyResult(context, id, capObservation(result, 4000))}`);
+    for (const [id, result] of dependencyResults) lines.push(`- ${id}: ${resultAsSeen(context, id, capObservation(result, 4000))}`);
   }
   const facts = dependencyFacts(context, [...dependencyResults.keys()]);
   if (facts.length > 0) lines.push('Facts those steps kept (working memory):', ...facts);

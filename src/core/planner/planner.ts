@@ -11,6 +11,8 @@ import { carriesFence, spotlightRule } from '../provenance/spotlight';
 
 export const SUBMIT_PLAN = 'submit_plan';
 export const MAX_PLAN_REPAIRS = 2;
+/** A completed step's result is given to the re-planner up to this many characters. */
+export const REPLAN_RESULT_CHARS = 2000;
 
 export interface PlannerDependencies {
   mode: ModelMode;
@@ -123,7 +125,10 @@ export interface ReplanScope {
   reason: string;
   /** The failed step and its not-yet-started dependants: what the replacement stands in for. */
   replaced: readonly string[];
+  /** Each completed step's result as the re-planner may see it: capped at REPLAN_RESULT_CHARS, fenced when built on untrusted text. */
   completed: ReadonlyMap<string, string>;
+  /** The run's fence nonce: the re-planner is told what its fences mean. */
+  nonce: string;
   /** Set when plain re-plans stopped closing the gap: the decompositions that failed, which the new one must not repeat. */
   failedDecompositions?: readonly string[];
   operatorFeedback?: readonly string[];
@@ -143,7 +148,7 @@ function replanBrief(scope: ReplanScope): string {
     `Steps to replace (the failed step and the steps after it that have not started):\n${describeSteps(replaced)}`,
     `Steps that stay as they are (completed or running; a new step may depend on them by id):\n${describeSteps(kept) || '- (none)'}`,
   ];
-  const results = [...scope.completed].map(([id, result]) => `- ${id}: ${result.slice(0, 2000)}`);
+  const results = [...scope.completed].map(([id, result]) => `- ${id}: ${result}`);
   if (results.length > 0) lines.push(`Results of the completed steps:\n${results.join('\n')}`);
   if (scope.failedDecompositions?.length) {
     lines.push(`These decompositions were tried and did not bring the goal closer; change strategy (different steps, tools or approach), do not repeat them:\n${scope.failedDecompositions.map((text) => `- ${text}`).join('\n')}`);
@@ -187,9 +192,12 @@ export function revisionErrors(revised: Plan, added: readonly PlanStep[], replac
  * failure reason verbatim; the steps that stay are untouched. Returns the revised plan and the steps added.
  */
 export async function replanSubtree(scope: ReplanScope, dependencies: PlannerDependencies & { takenIds: ReadonlySet<string>; revision: number }): Promise<{ plan: Plan; added: PlanStep[] }> {
+  const brief = replanBrief(scope);
+  const task = 'A step of the running plan failed. Replace it, and the steps after it that have not started, with steps that reach the same results another way.';
+  const rule = carriesFence(brief, scope.nonce) ? `\n\n${spotlightRule(scope.nonce)}` : '';
   const messages: ChatMessage[] = [
-    { role: 'system', content: `${plannerPrompt(dependencies.mode, dependencies.tools, dependencies.roles, dependencies.depth)}\n\nA step of the running plan failed. Replace it, and the steps after it that have not started, with steps that reach the same results another way.` },
-    { role: 'user', content: replanBrief(scope) },
+    { role: 'system', content: `${plannerPrompt(dependencies.mode, dependencies.tools, dependencies.roles, dependencies.depth)}\n\n${task}${rule}` },
+    { role: 'user', content: brief },
   ];
   return submitPlan(scope.plan.goal, dependencies, messages, (replacement) => {
     const merged = mergeReplacement(scope.plan, scope.replaced, replacement.steps, dependencies.takenIds, dependencies.revision);

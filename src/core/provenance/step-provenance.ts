@@ -3,7 +3,7 @@ import type { RunEvent } from '../../shared/schemas/events';
 import { BUILTIN_TOOL_NAMES, TRUSTED_RESULT_TOOLS } from '../../shared/tools/catalogue';
 import type { RunContext } from '../run/run-context';
 import type { RunToolCall } from '../store/run-store';
-import { earlierRunName, RECALLED_MEMORY } from './spotlight';
+import { earlierRunName, fenced, fenceNonce, RECALLED_MEMORY } from './spotlight';
 
 /*
  * Where the text in a step's context came from. The operator's words (goal, first plan, contract, their
@@ -116,6 +116,13 @@ export function stepSources(context: RunContext, step: PlanStep): UntrustedSourc
     return found;
   };
   return sourcesOf(step);
+}
+
+/** A step's result as another model call sees it (a dependant's brief, a re-plan): fenced as data when the step saw untrusted text. */
+export function resultAsSeen(context: RunContext, stepId: string, result: string): string {
+  const step = context.plan?.steps.find((candidate) => candidate.id === stepId);
+  const seen = step ? stepSources(context, step) : [];
+  return seen.length === 0 ? result : fenced(fenceNonce(context), `step ${stepId}, which read ${seen[0]?.name ?? 'untrusted text'}`, result);
 }
 
 const wordsOf = (text: string) => text.toLowerCase().split(/[\s"\\]+/).filter((word) => word !== '');

@@ -7,7 +7,9 @@ import { approveRevision, askEscalation, revisionAction, type RevisionProposal }
 import type { EditCheck } from '../approval/edit-loop';
 import { handOff } from '../bus/hand-off';
 import { announcePlanVerdict } from '../planner/meta-validator';
-import { mergeReplacement, replanSubtree, revisionErrors, type ReplanScope } from '../planner/planner';
+import { mergeReplacement, REPLAN_RESULT_CHARS, replanSubtree, revisionErrors, type ReplanScope } from '../planner/planner';
+import { fenceNonce } from '../provenance/spotlight';
+import { resultAsSeen } from '../provenance/step-provenance';
 import { planStepCap } from '../planner/validate-plan';
 import { STRATEGY_CHANGE, type GoalGradient } from './goal-gradient';
 import { gradientOf, measureProgress } from './goal-progress';
@@ -120,9 +122,9 @@ function scopeOf(context: RunContext, failed: PlanStep, reason: string, view: Pl
   const completed = new Map<string, string>();
   for (const step of view.plan.steps) {
     const state = view.states.get(step.id);
-    if (state?.status === 'completed') completed.set(step.id, state.result ?? '');
+    if (state?.status === 'completed') completed.set(step.id, resultAsSeen(context, step.id, (state.result ?? '').slice(0, REPLAN_RESULT_CHARS)));
   }
-  const scope: ReplanScope = { plan: view.plan, failed, reason, replaced, completed };
+  const scope: ReplanScope = { plan: view.plan, failed, reason, replaced, completed, nonce: fenceNonce(context) };
   if (!changeStrategy) return scope;
   return { ...scope, failedDecompositions: failedAttempts(context).map((attempt) => `${attempt.stepId} (revision ${attempt.revision}): ${attempt.description} — failed: ${attempt.reason}`) };
 }

@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fenceNonce, spotlightRule } from '../../../src/core/provenance/spotlight';
 import type { RunEvent } from '../../../src/shared/schemas/events';
@@ -136,5 +138,37 @@ describe('text from earlier runs in the briefs', () => {
     const of = <T extends RunEvent['type']>(type: T) => engine.events.filter((event): event is Extract<RunEvent, { type: T }> => event.type === type);
     expect(of('injection.suspected')).toEqual([expect.objectContaining({ tool: 'run_command', sources: ['recalled memory'] })]);
     expect(of('tool.started').map((event) => event.tool)).not.toContain('run_command');
+  });
+
+  it('fences a completed result built on untrusted text in the re-plan request, and tells the re-planner what the fence means', async () => {
+    let replanned = false;
+    const engine = await startEngine({
+      reply: (request) => {
+        if (request.purpose === 'plan') {
+          return planReply([
+            { id: 'read', description: 'Read notes.txt' },
+            { id: 'count', description: 'Count the crates', dependencies: ['read'] },
+          ]);
+        }
+        if (request.purpose === 'replan') {
+          replanned = true;
+          return planReply([{ id: 'recount', description: 'Count the crates again', dependencies: ['read'] }]);
+        }
+        if (request.purpose === 'final') return { content: 'There are 412 crates.' };
+        const id = stepIdOf(request);
+        const replied = request.body.messages?.some((entry) => entry.role === 'tool');
+        if (id === 'read') return replied ? { content: `The notes say: ${ATTACK}` } : { toolCalls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }] };
+        // The count loops on one call until the loop guard fails it; its replacement answers.
+        return id === 'count' ? { toolCalls: [{ name: 'list_files', arguments: { path: '.' } }] } : { content: '412 crates.' };
+      },
+    });
+    writeFileSync(join(engine.workspace, 'notes.txt'), `${ATTACK}\n`);
+    const result = await engine.run(GOAL);
+    expect(replanned).toBe(true);
+    const nonce = fenceNonce(result);
+    const request = firstOf(engine.server.chatRequests, 'replan');
+    expect(message(request, 'system')).toContain(spotlightRule(nonce));
+    const brief = message(request, 'user');
+    expect(brief).toMatch(new RegExp(`- read: ⟦data ${nonce} from step read, which read notes\\.txt⟧\\nThe notes say: ${ATTACK}\\n⟦/data ${nonce}⟧`));
   });
 });
