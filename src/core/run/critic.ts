@@ -3,6 +3,7 @@ import { asRole, withRolePrompt, type RunContext } from './run-context';
 import { callModel } from './model-gate';
 import { askStructured } from './structured-answer';
 import { capObservation } from '../model/observation';
+import { fenced, fenceNonce, spotlightRule } from '../provenance/spotlight';
 
 export const SUBMIT_VERDICT = 'submit_verdict';
 
@@ -57,12 +58,13 @@ function criticPrompt(native: boolean): string {
   ].join('\n\n');
 }
 
-function criticBrief(request: CriticRequest): string {
+/** The work to judge and what it rests on: another agent's words and what tools returned, so each is fenced as data. */
+function criticBrief(request: CriticRequest, nonce: string): string {
   const lines = [`Task: ${request.task}`];
   if (request.criteria) lines.push(`Criteria: ${request.criteria}`);
-  lines.push(`Result to judge:\n${capObservation(request.subject, MAX_EVIDENCE_CHARS * 2)}`);
+  lines.push(`Result to judge:\n${fenced(nonce, 'the result to judge', capObservation(request.subject, MAX_EVIDENCE_CHARS * 2))}`);
   if (request.evidence.length === 0) lines.push('Evidence: none (no tool was used).');
-  else lines.push(`Evidence:\n${request.evidence.map((item, index) => `[${index + 1}] ${capObservation(item, MAX_EVIDENCE_CHARS)}`).join('\n')}`);
+  else lines.push(`Evidence:\n${request.evidence.map((item, index) => `[${index + 1}] ${fenced(nonce, `evidence ${index + 1}`, capObservation(item, MAX_EVIDENCE_CHARS))}`).join('\n')}`);
   return lines.join('\n\n');
 }
 
@@ -80,8 +82,8 @@ export async function askCritic(run: RunContext, request: CriticRequest): Promis
     labelRequired: true,
     mode: context.mode,
     messages: [
-      { role: 'system', content: withRolePrompt(context, criticPrompt(context.mode === 'native')) },
-      { role: 'user', content: criticBrief(request) },
+      { role: 'system', content: withRolePrompt(context, `${criticPrompt(context.mode === 'native')}\n\n${spotlightRule(fenceNonce(run))}`) },
+      { role: 'user', content: criticBrief(request, fenceNonce(run)) },
     ],
     maxRepairs: MAX_CRITIC_REQUESTS - 1,
   });

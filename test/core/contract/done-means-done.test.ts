@@ -146,7 +146,7 @@ describe('the goal contract and the outcome check', () => {
     expect(outcome).toHaveLength(1);
     const text = requestText(outcome[0] as RecordedRequest);
     expect(text).toContain('CHANGELOG.md written by write_file (step log)');
-    expect(text).toContain('Result to judge:\nWritten.');
+    expect(text).toMatch(/Result to judge:\n⟦data [0-9a-f]{12} from the result to judge⟧\nWritten\.\n⟦\/data [0-9a-f]{12}⟧/);
     expect(outcome[0]?.body.messages?.some((message) => message.role === 'tool')).toBe(false);
   });
 
