@@ -146,7 +146,10 @@ describe('authority stays with the operator', () => {
     const { page, dataDir, server: model } = await openApp(() => ({ content: 'unused' }));
     await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Settings' }).click();
     await page.getByLabel('run_command approval').selectOption('never');
-    await page.getByRole('alert').filter({ hasText: /Not changed: approval of run_command from "default" to "never".*terminal.*--trust-ui/ }).waitFor();
+    // Said in the app's words: where it is confirmed, and no command-line flag.
+    const refused = page.getByRole('alert').filter({ hasText: /Not changed: approval of run_command from "default" to "never".*on the terminal that started this page's host/ });
+    await refused.waitFor();
+    expect(await refused.textContent()).not.toContain('--trust-ui');
     await page.getByRole('alert').getByRole('button', { name: 'Dismiss' }).click();
     expect(await page.getByLabel('run_command approval').inputValue()).toBe('default');
 
