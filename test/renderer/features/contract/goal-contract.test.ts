@@ -46,6 +46,16 @@ async function openApp() {
   return { ...app, createRun, ask };
 }
 
+/** The app showing the plan approval of a run that waits on it: two steps, read then write. */
+async function askedPlan() {
+  const app = await openApp();
+  const runId = app.createRun('Write the sales report', 'awaiting_approval');
+  await app.open();
+  const steps = [{ id: 'read', description: 'read sales.csv', dependencies: [] }, { id: 'write', description: 'write report.md', dependencies: ['read'] }];
+  const decided = app.ask(runId, 'plan', { steps });
+  return { app, steps, decided, plan: app.page.getByRole('dialog', { name: 'Approval: plan' }) };
+}
+
 const listItems = (page: Page, scope: string, list: string) => page.getByRole('region', { name: scope }).getByRole('list', { name: list, exact: true }).getByRole('listitem');
 
 describe('the goal contract and its outcome in the app, in Chromium', () => {
@@ -89,13 +99,7 @@ describe('the goal contract and its outcome in the app, in Chromium', () => {
   });
 
   it('shows the contract above the plan at its approval, and an edit sends the edited criteria with the steps', async () => {
-    const app = await openApp();
-    const runId = app.createRun('Write the sales report', 'awaiting_approval');
-    await app.open();
-    const steps = [{ id: 'read', description: 'read sales.csv', dependencies: [] }, { id: 'write', description: 'write report.md', dependencies: ['read'] }];
-    const decided = app.ask(runId, 'plan', { steps });
-
-    const plan = app.page.getByRole('dialog', { name: 'Approval: plan' });
+    const { app, steps, decided, plan } = await askedPlan();
     const shown = plan.getByRole('region', { name: 'Done means' });
     await shown.getByText(CONTRACT.goal).waitFor();
     expect((await shown.getByRole('list', { name: 'Success criteria' }).getByRole('listitem').allInnerTexts()).map((text) => text.replace(/\s+/g, ' '))).toEqual([
@@ -133,13 +137,7 @@ describe('the goal contract and its outcome in the app, in Chromium', () => {
   });
 
   it('sends no contract with an edited plan whose criteria the operator left alone', async () => {
-    const app = await openApp();
-    const runId = app.createRun('Write the sales report', 'awaiting_approval');
-    await app.open();
-    const steps = [{ id: 'read', description: 'read sales.csv', dependencies: [] }, { id: 'write', description: 'write report.md', dependencies: ['read'] }];
-    const decided = app.ask(runId, 'plan', { steps });
-
-    const plan = app.page.getByRole('dialog', { name: 'Approval: plan' });
+    const { app, steps, decided, plan } = await askedPlan();
     await plan.getByRole('button', { name: 'Edit', exact: true }).click();
     await plan.getByRole('textbox', { name: 'Step 2 description' }).fill('write report.md with the total');
     await plan.getByLabel('New criterion').fill('Each figure cites its row');
