@@ -63,6 +63,14 @@ function settingsOf(dataDir: string): Settings {
   }
 }
 
+/** Answers the approval dialog on screen, if any: an escalation is ended, anything else approved. */
+async function answerApproval(page: Page): Promise<void> {
+  const dialog = page.getByRole('dialog', { name: /^Approval:/ });
+  if (!(await dialog.isVisible())) return;
+  const escalation = (await dialog.getByText('Approval: escalation', { exact: true }).count()) > 0;
+  await dialog.getByRole('button', { name: escalation ? 'End run' : 'Approve' }).click({ timeout: 10_000 });
+}
+
 const nav = (page: Page, name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name });
 
 /** The app in Chromium, at 1024×700, through `archon serve` on `dataDir`. */
@@ -190,17 +198,17 @@ describe('the Models view (Chromium through archon serve)', () => {
     expect(await page.getByRole('textbox', { name: 'Model server URL' }).count()).toBe(0);
     await nav(page, 'Runs').click();
     await startGoal(page, 'Compute 6*7 with the calculator and report it');
-    // Under a grammar the tiny model sometimes plans validly: what the policy then asks (the plan, a step's call, the outcome) is approved as it comes, so accepted gaps end it completed_with_gaps.
+    // Under a grammar the tiny model sometimes plans validly: what the policy then asks (the plan, a step's call, the outcome) is approved as it comes, so accepted gaps end it completed_with_gaps; a step that exhausts its recovery asks what to do, and the run is ended there (failed).
     await expect
       .poll(
         async () => {
-          const dialog = page.getByRole('dialog', { name: /^Approval:/ });
-          if (await dialog.isVisible()) await dialog.getByRole('button', { name: 'Approve' }).click();
+          await answerApproval(page);
           return endedRun(dataDir);
         },
         { timeout: 150_000, interval: 250 },
       )
-      .toMatch(/^(completed|completed_with_gaps|failed)$/);
+      .not.toBeNull();
+    expect(endedRun(dataDir)).toMatch(/^(completed|completed_with_gaps|failed)$/);
     const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
     try {
       const calls = db.prepare("SELECT prompt_tokens AS prompt, completion_tokens AS completion FROM model_calls WHERE purpose = 'plan' AND status = 'completed'").all() as { prompt: number; completion: number }[];
