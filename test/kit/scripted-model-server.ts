@@ -474,6 +474,11 @@ export function requestText(request: RecordedRequest): string {
   return (request.body.messages ?? []).map((message) => (typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? ''))).join('\n');
 }
 
+/** The failure reason a re-plan request gives, verbatim, whether fenced as data or not; null when it gives none. */
+export function replanFailureReason(request: RecordedRequest): string | null {
+  return /^Failure reason: (?:⟦data [0-9a-f]{12} from [^⟧]+⟧\n)?([^]*?)(?:\n⟦\/data [0-9a-f]{12}⟧)?\n\n/m.exec(requestText(request))?.[1] ?? null;
+}
+
 /** The step id a step request is about (from "Step <id>: …" in Archon's brief), or null. */
 export function stepIdOf(request: RecordedRequest): string | null {
   return /^Step ([^:\n]+):/m.exec(requestText(request))?.[1] ?? null;

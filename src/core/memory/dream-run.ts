@@ -20,6 +20,7 @@ import type { EmergencyStop } from '../stop/emergency-stop';
 import { ToolRegistry } from '../tools/tool-registry';
 import { dream, dreamInputs, type DreamInput, type DreamOutcome } from './dreamer';
 import { ToolLocks } from '../run/tool-locks';
+import { fenceNonce } from '../provenance/spotlight';
 
 /** The role a dream's model calls are made as: the planner's (the run's own model; a dream has no roles file). */
 const DREAMER_ROLE = 'planner';
@@ -130,7 +131,7 @@ async function driveDream(context: RunContext, deps: DreamRunDependencies, input
   try {
     for (const request of probeRequests ?? []) await recordServerRequest(context, request);
     store.runs.setRunStatus(context.runId, 'running', context.now().toISOString());
-    const outcome = await dream({ dreams: store.dreams, memory: store.memory, chat: (request) => callModel(context, request, null), mode: context.mode, now: context.now }, inputs);
+    const outcome = await dream({ dreams: store.dreams, memory: store.memory, chat: (request) => callModel(context, request, null), mode: context.mode, nonce: fenceNonce(context), now: context.now }, inputs);
     if (outcome.unreadable !== null) return end(context, 'failed', outcome, { error: `The model's lessons could not be read: ${outcome.unreadable} Nothing was stored; the next dream reads these runs again.` });
     return end(context, 'completed', outcome, { answer: describeOutcome(outcome) });
   } catch (error) {

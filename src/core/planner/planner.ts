@@ -121,7 +121,7 @@ export async function planGoal(goal: string, dependencies: PlannerDependencies, 
 export interface ReplanScope {
   plan: Plan;
   failed: PlanStep;
-  /** The failure reason, verbatim. */
+  /** The failure reason, verbatim, fenced when the step saw untrusted text. */
   reason: string;
   /** The failed step and its not-yet-started dependants: what the replacement stands in for. */
   replaced: readonly string[];
@@ -189,7 +189,7 @@ export function revisionErrors(revised: Plan, added: readonly PlanStep[], replac
 
 /**
  * Scoped re-plan: the model replaces the failed step and its not-yet-started dependants, seeing the
- * failure reason verbatim; the steps that stay are untouched. Returns the revised plan and the steps added.
+ * failure reason verbatim (fenced when the step saw untrusted text); the steps that stay are untouched. Returns the revised plan and the steps added.
  */
 export async function replanSubtree(scope: ReplanScope, dependencies: PlannerDependencies & { takenIds: ReadonlySet<string>; revision: number }): Promise<{ plan: Plan; added: PlanStep[] }> {
   const brief = replanBrief(scope);

@@ -124,9 +124,10 @@ function scopeOf(context: RunContext, failed: PlanStep, reason: string, view: Pl
     const state = view.states.get(step.id);
     if (state?.status === 'completed') completed.set(step.id, resultAsSeen(context, step.id, (state.result ?? '').slice(0, REPLAN_RESULT_CHARS)));
   }
-  const scope: ReplanScope = { plan: view.plan, failed, reason, replaced, completed, nonce: fenceNonce(context) };
+  // A failure reason can quote what the step read or wrote (a verdict, a claim): fenced like its result.
+  const scope: ReplanScope = { plan: view.plan, failed, reason: resultAsSeen(context, failed.id, reason), replaced, completed, nonce: fenceNonce(context) };
   if (!changeStrategy) return scope;
-  return { ...scope, failedDecompositions: failedAttempts(context).map((attempt) => `${attempt.stepId} (revision ${attempt.revision}): ${attempt.description} — failed: ${attempt.reason}`) };
+  return { ...scope, failedDecompositions: failedAttempts(context).map((attempt) => `${attempt.stepId} (revision ${attempt.revision}): ${attempt.description} — failed: ${resultAsSeen(context, attempt.stepId, attempt.reason)}`) };
 }
 
 /** Whether the gap was measured after the step's last failure: an earlier process got that far before it ended. */

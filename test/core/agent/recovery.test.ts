@@ -6,7 +6,7 @@ import { defineTool, ToolRegistry, toolResult } from '../../../src/core/tools/to
 import { EscalationActionSchema, PlanRevisionActionSchema, type ApprovalDecision, type ApprovalRequest } from '../../../src/shared/schemas/approval';
 import { inAppTerms } from '../../../src/shared/app-advice';
 import type { RunEvent } from '../../../src/shared/schemas/events';
-import { planReply, requestText, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
+import { planReply, replanFailureReason, requestText, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine, type EngineHarness } from '../../support/engine';
 
 const startEngine = useEngine();
@@ -95,7 +95,7 @@ describe('scoped re-plan (RP-01)', () => {
     expect(failure?.reason).toMatch(/^loop_detected: fetch_data/);
     const replans = engine.server.chatRequests.filter((request) => request.purpose === 'replan');
     expect(replans).toHaveLength(1);
-    expect(requestText(replans[0] as RecordedRequest)).toContain(`Failure reason: ${failure?.reason}`);
+    expect(replanFailureReason(replans[0] as RecordedRequest)).toBe(failure?.reason);
     expect(requestText(replans[0] as RecordedRequest)).toContain('Fetch the data from the primary source');
     expect(replans[0]?.body.tools?.map((tool) => tool.function.name)).toEqual(['submit_plan']);
 

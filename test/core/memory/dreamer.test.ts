@@ -4,6 +4,7 @@ import { dreamRun } from '../../../src/core/memory/dream-run';
 import { dream, dreamInputs, supportedLessons, type DreamOutcome } from '../../../src/core/memory/dreamer';
 import { modelConnector } from '../../../src/core/model/connect';
 import { EmergencyStop } from '../../../src/core/stop/emergency-stop';
+import { fenceNonce, spotlightRule } from '../../../src/core/provenance/spotlight';
 import { DEFAULT_SETTINGS } from '../../../src/shared/schemas/settings';
 import type { RunOptions } from '../../../src/shared/schemas/run';
 import { planReply, requestText, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
@@ -56,7 +57,7 @@ async function dreamer(engine: EngineHarness): Promise<DreamOutcome> {
 async function textDreamer(engine: EngineHarness): Promise<DreamOutcome> {
   const { model } = await connect(dreamOptions(engine), new AbortController().signal);
   const { store } = engine.runtime;
-  return dream({ dreams: store.dreams, memory: store.memory, chat: (request) => model.chat(request, { signal: new AbortController().signal }), mode: 'text' }, dreamInputs(store.runs, store.dreams));
+  return dream({ dreams: store.dreams, memory: store.memory, chat: (request) => model.chat(request, { signal: new AbortController().signal }), mode: 'text', nonce: fenceNonce({ runId: 'a text dream' }) }, dreamInputs(store.runs, store.dreams));
 }
 
 const lessonsRequests = (engine: EngineHarness) => engine.server.chatRequests.filter((request) => request.purpose === 'lessons');
@@ -89,6 +90,10 @@ describe('the Dreamer (real openai client, scripted server, real SQLite)', () =>
     expect(records).toContain(`Verdict on sum: fail: ${CRITIC_REASON}`);
     expect(records).toContain(`Repair 1 of sum: ${CRITIC_REASON}`);
     expect(records).toContain('Goal: total the invoices');
+    // The records hold what the steps read and wrote: fenced as data, the fence explained.
+    const nonce = new RegExp(`⟦data ([0-9a-f]{12}) from the records of run ${run.runId}⟧\\nRun ${run.runId} \\(completed\\)`).exec(records)?.[1] ?? 'no fence';
+    expect(records.trimEnd().endsWith(`⟦/data ${nonce}⟧`)).toBe(true);
+    expect(asked?.body.messages?.find((entry) => entry.role === 'system')?.content).toContain(spotlightRule(nonce));
     const lessons = engine.runtime.store.memory.list({ kind: 'lesson', limit: 10 });
     expect(lessons).toMatchObject([{ kind: 'lesson', text: 'When totalling invoices, give the total itself, not only the amounts.', evidence: [run.runId], appliesTo: 'totalling invoices', source: { runId: run.runId, stepId: null } }]);
     expect(outcome.stored.map((item) => item.id)).toEqual(lessons.map((item) => item.id));

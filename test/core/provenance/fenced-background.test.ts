@@ -140,7 +140,7 @@ describe('text from earlier runs in the briefs', () => {
     expect(of('tool.started').map((event) => event.tool)).not.toContain('run_command');
   });
 
-  it('fences a completed result built on untrusted text in the re-plan request, and tells the re-planner what the fence means', async () => {
+  it('fences a completed result and a failure reason built on untrusted text in the re-plan request, and tells the re-planner what the fence means', async () => {
     let replanned = false;
     const engine = await startEngine({
       reply: (request) => {
@@ -170,5 +170,7 @@ describe('text from earlier runs in the briefs', () => {
     expect(message(request, 'system')).toContain(spotlightRule(nonce));
     const brief = message(request, 'user');
     expect(brief).toMatch(new RegExp(`- read: ⟦data ${nonce} from step read, which read notes\\.txt⟧\\nThe notes say: ${ATTACK}\\n⟦/data ${nonce}⟧`));
+    // The failed step saw untrusted text (a listing, the result of the step before): its failure reason is fenced too.
+    expect(brief).toMatch(new RegExp(`Failure reason: ⟦data ${nonce} from step count, which read [^⟧]+⟧\\nloop_detected: [^⟦]+\\n⟦/data ${nonce}⟧\\n`));
   });
 });

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RunEventSchema, type RunEvent } from '../../../src/shared/schemas/events';
-import { planReply, requestText, startModelServer, stepIdOf, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
+import { planReply, replanFailureReason, requestText, startModelServer, stepIdOf, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
 import { spawnArchon } from '../../support/archon-process';
 import { ARCHON_BIN, builtFile } from '../../support/built';
 import { useTempDirs } from '../../support/temp-dir';
@@ -56,7 +56,7 @@ describe('archon run: recovery from a failed step', () => {
     expect(failure).toMatchObject({ stepId: 'fetch', reason: expect.stringMatching(/^loop_detected: read_file/) });
     const replans = server.chatRequests.filter((request) => request.purpose === 'replan');
     expect(replans).toHaveLength(1);
-    expect(requestText(replans[0] as RecordedRequest)).toContain(`Failure reason: ${failure?.type === 'step.failed' ? failure.reason : '?'}`);
+    expect(replanFailureReason(replans[0] as RecordedRequest)).toBe(failure?.type === 'step.failed' ? failure.reason : '?');
     expect(server.chatRequests.filter(byStep('slow'))).toHaveLength(2);
     expect(server.chatRequests.filter(byStep('rebuild'))).toHaveLength(1);
     expect(server.chatRequests.filter(byStep('report.r1'))).toHaveLength(1);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { RunEventSchema, type RunEvent } from '../../../src/shared/schemas/events';
-import { planReply, requestText, stepIdOf, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
+import { planReply, replanFailureReason, requestText, stepIdOf, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
 import { spawnArchon } from '../../support/archon-process';
 import { useModelServers } from '../../support/model-servers';
 import { useTempDirs } from '../../support/temp-dir';
@@ -85,7 +85,7 @@ describe('resume after a kill between a step failure and its re-plan', () => {
     expect(resumed.status, resumed.stderr).toBe(0);
     const after = server.chatRequests.slice(before);
     expect(after.map((request) => (request.purpose === 'step' ? stepIdOf(request) : request.purpose))).toEqual(['replan', 'rebuild', 'report.r1', 'final']);
-    expect(requestText(after[0] as RecordedRequest)).toContain('Failure reason: loop_detected: read_file');
+    expect(replanFailureReason(after[0] as RecordedRequest)).toMatch(/^loop_detected: read_file/);
     const events = eventsOf(resumed.stdout);
     expect(events[0]).toMatchObject({ type: 'run.resumed', rerunSteps: [], recoveringSteps: ['mark'] });
     expect(events.some((event) => event.type === 'approval.requested' && event.kind === 'resume_run')).toBe(false);
