@@ -10,6 +10,7 @@ import { startBenchmarks } from './start.bench';
 import { scaleBenchmarks } from './scale.bench';
 import { engineBenchmarks } from './engines.bench';
 import { agentDojoBenchmarks } from './agentdojo.bench';
+import { scaleOutBenchmarks } from './scale-out.bench';
 
 /** `npm run bench`: every performance figure the issues ask for, printed; a bench throws only where an issue sets a limit on a count or a share (the verification cost, AgentDojo's attack success and utility), never on time. */
 process.stdout.write(`Archon benchmarks — Node ${process.version}, ${new Date().toISOString()}\n`);
@@ -23,5 +24,6 @@ await crashLoopBenchmarks();
 await uiBenchmarks();
 await memoryBenchmarks();
 await scaleBenchmarks();
+await scaleOutBenchmarks();
 await engineBenchmarks();
 await agentDojoBenchmarks();

@@ -12,7 +12,7 @@ import { childProcessLauncher } from '../src/core/process/child-process-launcher
 import { EmergencyStop } from '../src/core/stop/emergency-stop';
 import { ToolHost } from '../src/core/tools/tool-host';
 import { ToolWorkerPool } from '../src/core/tools/tool-worker-pool';
-import { RunOptionsSchema } from '../src/shared/schemas/run';
+import { RunOptionsSchema, type RunOptions } from '../src/shared/schemas/run';
 import type { FanOutRequest } from './fan-out-server';
 import { line, ms, percentile, withRuntime } from './support';
 
@@ -51,15 +51,16 @@ function toolWaits(requests: readonly FanOutRequest[]): number[] {
  * path is three model turns. The model server runs in its own process (fan-out-server.ts), as a real
  * one does. A fresh tool host per run, so the pool is cold when the run starts (it warms while the
  * plan awaits approval). Returns the model span over the critical path and the leaves' tool waits.
+ * With `cluster`, the calls run on that Restate cluster's workers.
  */
-async function fanOutRun(width: number, workspace: string): Promise<{ ratio: number; waits: number[]; completed: boolean }> {
+export async function fanOutRun(width: number, workspace: string, cluster?: RunOptions['cluster']): Promise<{ ratio: number; waits: number[]; completed: boolean }> {
   const server = fork(FAN_OUT_SERVER, [String(width), String(LATENCY_MS)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
     const { url } = await nextMessage<{ url: string }>(server);
     const completed = await withRuntime(async (runtime) => {
       const settings = runtime.store.getSettings();
       const tools = new ToolHost({ launcher: childProcessLauncher, entry: ENTRY, readableRoots: [ROOT], hiddenFolders: [], settings, log: runtime.log });
-      const options = RunOptionsSchema.parse({ modelUrl: url, model: '', policy: 'balanced', concurrency: width, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10 });
+      const options = RunOptionsSchema.parse({ modelUrl: url, model: '', policy: 'balanced', concurrency: width, maxTokens: null, maxCostUsd: null, workspace, maxIterations: 10, cluster });
       const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
       const result = await launchRun({ runtime, settings, approvals: approveAll, estop, tools, connect: modelConnector({}), capabilities: runCapabilities }, { goal: 'fan out', options }, new AbortController().signal);
       return result.status === 'completed';

@@ -35,6 +35,10 @@ export const ErrorCodeSchema = z.enum([
   'RECOVERY_EXHAUSTED',
   /** The outcome check found the goal's success criteria unmet and no one accepted the gaps: the run ends failed, naming them. */
   'CRITERIA_UNMET',
+  /** No Restate server answers at the address a run or worker was given (`--engine restate`). */
+  'CLUSTER_UNREACHABLE',
+  /** The Restate server answered a request with an error. */
+  'CLUSTER_REFUSED',
   'INTERNAL',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;

@@ -38,6 +38,27 @@ export function spawnArchon(args: string[], env: NodeJS.ProcessEnv = {}): { chil
   return { child, done };
 }
 
+/**
+ * The built `archon` with stdin piped, answering each approval its terminal asks (`--approve prompt`):
+ * `answer(kind)` says yes or no, and a no's feedback is left empty.
+ */
+export function spawnArchonAnswering(args: string[], answer: (kind: string) => boolean, env: NodeJS.ProcessEnv = {}): { child: ChildProcess; done: Promise<CliResult> } {
+  builtFile('node/cli.js');
+  const child = spawn(process.execPath, [ARCHON_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let answered = 0;
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+    const prompts = [...stderr.matchAll(/Approval needed \((\w+)\)|Feedback for the agent/g)];
+    for (const prompt of prompts.slice(answered)) child.stdin?.write(prompt[1] === undefined ? '\n' : answer(prompt[1]) ? 'y\n' : 'n\n');
+    answered = prompts.length;
+  });
+  const done = new Promise<CliResult>((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
+  return { child, done };
+}
+
 export interface ServeProcess {
   child: ChildProcess;
   firstLine: string;

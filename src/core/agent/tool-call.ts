@@ -10,7 +10,7 @@ import { resultSource } from '../provenance/step-provenance';
 import { processStartTicks } from '../process/process-liveness';
 import { asStoreError } from '../store/open-database';
 import type { RecordedToolCall } from '../store/run-store';
-import { toolResult, type ToolDefinition } from '../tools/tool-registry';
+import { toolResult, UNCERTAIN_OUTCOME, type ToolDefinition } from '../tools/tool-registry';
 import { callElicitations } from '../mcp/elicitation';
 import { availableTools, type RunContext } from '../run/run-context';
 
@@ -77,12 +77,13 @@ interface CallRecord {
 async function journalled(context: RunContext, call: CallRecord & { tool: ToolDefinition }, outcome: () => Promise<ToolResult>): Promise<ToolResult> {
   const { runs, events, runId } = context;
   const { step, name, callId, args, tool, allowedBy } = call;
-  await runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool.sideEffects, idempotent: tool.idempotent, definitionHash: tool.mcp?.definitionHash ?? null, allowedBy: allowedBy ?? null, now: context.now().toISOString() });
+  await runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool.sideEffects, idempotent: tool.idempotent, definitionHash: tool.mcp?.definitionHash ?? null, allowedBy: allowedBy ?? null, executor: tool.executor ?? null, now: context.now().toISOString() });
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args, sideEffects: tool.sideEffects });
   // What is recorded (secrets redacted) is what the model and the events see.
   const result = runs.finishToolCall({ runId, id: callId }, keepFileEffect(context, name, callId, withUncertainty(await outcome(), tool)), context.now().toISOString());
   if (result.status === 'denied') events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000), by: 'tool', code: 'outside_bounds' });
-  events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000), ...(result.parts ? { parts: result.parts } : {}) });
+  const worker = typeof result.metadata.worker === 'string' ? { worker: result.metadata.worker } : {};
+  events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000), ...(result.parts ? { parts: result.parts } : {}), ...worker });
   return result;
 }
 
@@ -105,13 +106,27 @@ function unknownOutcome(context: RunContext, call: CallRecord): ToolResult {
   return result;
 }
 
+/**
+ * Runs the call. One that began where it could not report (a worker that died under it) may have
+ * happened: an idempotent one runs again, any other only on a person's word (`uncertain_repeat`),
+ * once, under an id of its own; without it the outcome is unknown.
+ */
 async function execute(context: RunContext, step: PlanStep, tool: ToolDefinition, args: unknown, callId: string): Promise<ToolResult> {
+  const first = await executeOnce(context, step, tool, args, callId);
+  const uncertain = (result: ToolResult) => result.metadata.outcome === UNCERTAIN_OUTCOME;
+  const repeat = uncertain(first) && (tool.idempotent || (await confirmUncertainRepeat(context, step.id, tool, args, callId, 'worker')));
+  const result = repeat ? await executeOnce(context, step, tool, args, `${callId}.again`) : first;
+  return uncertain(result) ? { ...result, metadata: { ...result.metadata, outcome: 'unknown' } } : result;
+}
+
+async function executeOnce(context: RunContext, step: PlanStep, tool: ToolDefinition, args: unknown, callId: string): Promise<ToolResult> {
   const elicitations = callElicitations(context, step);
   const result = await context.tools.execute(tool, args, {
     signal: context.signal,
     workspace: context.options.workspace,
     runId: context.runId,
     stepId: step.id,
+    callId,
     elicit: elicitations.elicit,
     onSpawn: (pgid) => {
       try {
@@ -147,7 +162,8 @@ function withUncertainty(result: ToolResult, tool: ToolDefinition): ToolResult {
 
 /**
  * A call that started and recorded no result: it may or may not have happened. One recorded as
- * idempotent, to the same definition, runs again; otherwise a person decides (`uncertain_repeat`),
+ * idempotent, to the same definition, runs again, and one a Restate worker runs is asked again (its
+ * invocation runs once whoever asks); otherwise a person decides (`uncertain_repeat`),
  * and without a yes the model is told the outcome is unknown.
  */
 async function settleInterrupted(context: RunContext, step: PlanStep, name: string, recorded: RecordedToolCall, callId: string): Promise<ToolResult> {
@@ -158,7 +174,9 @@ async function settleInterrupted(context: RunContext, step: PlanStep, name: stri
   if (tool === undefined || JSON.stringify(args).includes('[redacted]')) return unknownOutcome(context, call);
   // What the call was when it started decides, not what the tool says it is now: a server may have redefined it.
   const sameDefinition = recorded.definitionHash === (tool.mcp?.definitionHash ?? null);
-  if (recorded.idempotent && sameDefinition) return journalled(context, { ...call, tool }, () => execute(context, step, tool, args, callId));
+  // A call a cluster ran is asked of that same cluster again: it runs there once, whoever asks.
+  const sameExecutor = tool.executor !== undefined && recorded.executor === tool.executor;
+  if ((recorded.idempotent || sameExecutor) && sameDefinition) return journalled(context, { ...call, tool }, () => execute(context, step, tool, args, callId));
   if (await confirmUncertainRepeat(context, step.id, tool, args, callId)) return journalled(context, { ...call, tool, allowedBy: 'approval' }, () => execute(context, step, tool, args, callId));
   return unknownOutcome(context, call);
 }

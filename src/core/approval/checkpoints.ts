@@ -209,14 +209,14 @@ export async function approvePossibleInjection(context: CheckpointContext, call:
 }
 
 /** An interrupted call with side effects runs again only when a person says yes. */
-export async function confirmUncertainRepeat(context: CheckpointContext, stepId: string, tool: ToolDefinition, args: unknown, callId: string): Promise<boolean> {
+export async function confirmUncertainRepeat(context: CheckpointContext, stepId: string, tool: ToolDefinition, args: unknown, callId: string, stopped: 'archon' | 'worker' = 'archon'): Promise<boolean> {
   const outcome = await requestApproval(context, {
     kind: 'uncertain_repeat',
     stepId,
     summary: `${tool.name} ${JSON.stringify(args)} was interrupted and may already have happened. Run it again?`,
     action: { tool: tool.name, args, callId },
     explanation: explain(context, {
-      summary: `Archon stopped while ${tool.name} was running; its effect may already be there. Running it again may repeat it.`,
+      summary: `${stopped === 'worker' ? 'The worker running it' : 'Archon'} stopped while ${tool.name} was running; its effect may already be there. Running it again may repeat it.`,
       stepId,
       risk: 'high',
       factors: ['the call may already have happened', `side effects: ${tool.sideEffects}`],

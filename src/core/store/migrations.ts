@@ -385,4 +385,8 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX memory_items_workspace ON memory_items (workspace);
     `,
   },
+  {
+    name: 'where a tool call ran when not on this machine (a Restate cluster): a resume asks that cluster again for it, never another',
+    sql: `ALTER TABLE tool_calls ADD COLUMN executor TEXT;`,
+  },
 ];

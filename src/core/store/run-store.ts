@@ -84,6 +84,8 @@ export interface RecordedToolCall {
   idempotent: boolean;
   /** The MCP tool definition the call was made to (null for built-in tools). */
   definitionHash: string | null;
+  /** Where the call ran when not on this machine (see ToolDefinition.executor). */
+  executor: string | null;
 }
 
 /** A finished or interrupted tool call of a run or of a sub-agent run below it: the evidence a claim is checked against. */
@@ -374,14 +376,14 @@ export class RunStore {
   }
 
   /** `allowedBy`: who let the call through (see AllowedBy); null for a call that never ran or was not admitted anew (a resumed one). */
-  async startToolCall(call: { id: string; runId: string; stepId: string; tool: string; args: unknown; sideEffects: SideEffects; idempotent: boolean; definitionHash?: string | null; allowedBy?: string | null; now: string }): Promise<void> {
+  async startToolCall(call: { id: string; runId: string; stepId: string; tool: string; args: unknown; sideEffects: SideEffects; idempotent: boolean; definitionHash?: string | null; allowedBy?: string | null; executor?: string | null; now: string }): Promise<void> {
     const write = () =>
       this.db
         .prepare(
-          `INSERT INTO tool_calls (id, run_id, step_id, tool, args_json, side_effects, idempotent, definition_hash, allowed_by, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'started', ?)
-           ON CONFLICT (id) DO UPDATE SET args_json = excluded.args_json, idempotent = excluded.idempotent, definition_hash = excluded.definition_hash, allowed_by = COALESCE(excluded.allowed_by, tool_calls.allowed_by), status = 'started', result_json = NULL, started_at = excluded.started_at, ended_at = NULL`,
+          `INSERT INTO tool_calls (id, run_id, step_id, tool, args_json, side_effects, idempotent, definition_hash, allowed_by, executor, status, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'started', ?)
+           ON CONFLICT (id) DO UPDATE SET args_json = excluded.args_json, idempotent = excluded.idempotent, definition_hash = excluded.definition_hash, executor = excluded.executor, allowed_by = COALESCE(excluded.allowed_by, tool_calls.allowed_by), status = 'started', result_json = NULL, started_at = excluded.started_at, ended_at = NULL`,
         )
-        .run(call.id, call.runId, call.stepId, call.tool, JSON.stringify(this.clean(call.args ?? null)), call.sideEffects, call.idempotent ? 1 : 0, call.definitionHash ?? null, call.allowedBy ?? null, call.now);
+        .run(call.id, call.runId, call.stepId, call.tool, JSON.stringify(this.clean(call.args ?? null)), call.sideEffects, call.idempotent ? 1 : 0, call.definitionHash ?? null, call.allowedBy ?? null, call.executor ?? null, call.now);
     // A side effect about to happen must be on disk before it happens, or resume could repeat it.
     if (call.sideEffects === 'none') write();
     else await this.durable.grouped(write);
@@ -402,12 +404,12 @@ export class RunStore {
 
   /** What the journal holds for a call id: its result when it finished, `started` with none when it was interrupted. */
   toolCall(id: string): RecordedToolCall | null {
-    const row = this.db.prepare('SELECT status, args_json, result_json, idempotent, definition_hash FROM tool_calls WHERE id = ?').get(id) as
-      | { status: string; args_json: string; result_json: string | null; idempotent: number; definition_hash: string | null }
+    const row = this.db.prepare('SELECT status, args_json, result_json, idempotent, definition_hash, executor FROM tool_calls WHERE id = ?').get(id) as
+      | { status: string; args_json: string; result_json: string | null; idempotent: number; definition_hash: string | null; executor: string | null }
       | undefined;
     if (!row) return null;
     const result = row.result_json === null ? null : ToolResultSchema.parse(JSON.parse(row.result_json));
-    return { status: row.status, args: JSON.parse(row.args_json) as unknown, result, idempotent: row.idempotent === 1, definitionHash: row.definition_hash };
+    return { status: row.status, args: JSON.parse(row.args_json) as unknown, result, idempotent: row.idempotent === 1, definitionHash: row.definition_hash, executor: row.executor };
   }
 
   /** Every tool call of the run and of its sub-agents' runs, in the order they started. */

@@ -3,7 +3,7 @@ import { BUILTIN_TOOL_NAMES, TOOL_CATALOGUE, type BuiltinToolName } from '../../
 import type { ApprovalPreview } from '../../shared/schemas/approval';
 import { commandPreview, writePreview } from './call-preview';
 import { defineTool, ToolRegistry, type PreviewContext, type ToolDefinition } from './tool-registry';
-import type { ToolWorkerPool } from './tool-worker-pool';
+import type { ToolCaller } from './tool-caller';
 
 function callTimeout(name: BuiltinToolName, args: unknown): number {
   const seconds = name === 'run_command' ? (args as { timeout_s?: number }).timeout_s : undefined;
@@ -13,7 +13,7 @@ function callTimeout(name: BuiltinToolName, args: unknown): number {
 /** Commands run outside any OS sandbox when the operator turned it off. */
 const CONFINED_BY_SANDBOX: ReadonlySet<BuiltinToolName> = new Set(['run_command']);
 
-type Preview = (args: never, pool: ToolWorkerPool, context: PreviewContext) => Promise<ApprovalPreview>;
+type Preview = (args: never, pool: ToolCaller, context: PreviewContext) => Promise<ApprovalPreview>;
 
 /** The file to be written is read through the confined reader of the tool processes, like any read_file. */
 const PREVIEWS: Partial<Record<BuiltinToolName, Preview>> = {
@@ -22,7 +22,7 @@ const PREVIEWS: Partial<Record<BuiltinToolName, Preview>> = {
   run_command: (args: { command: string }, _pool, context) => commandPreview(args.command, context.workspace),
 };
 
-function builtinTool(name: BuiltinToolName, pool: ToolWorkerPool, sandbox: Settings['sandbox']): ToolDefinition {
+function builtinTool(name: BuiltinToolName, pool: ToolCaller, sandbox: Settings['sandbox']): ToolDefinition {
   const spec = TOOL_CATALOGUE[name];
   const preview = PREVIEWS[name];
   return defineTool({
@@ -32,15 +32,17 @@ function builtinTool(name: BuiltinToolName, pool: ToolWorkerPool, sandbox: Setti
     sideEffects: spec.sideEffects,
     idempotent: spec.idempotent,
     unconfined: sandbox === 'off' && CONFINED_BY_SANDBOX.has(name),
+    executor: pool.executor,
+    waitAllowanceMs: pool.waitAllowanceMs,
     timeoutMs: spec.timeoutMs,
     timeoutFor: (args) => callTimeout(name, args),
-    run: (args, context) => pool.call(name, args, { signal: context.signal, timeoutMs: context.timeoutMs, onSpawn: context.onSpawn, readOnly: spec.sideEffects === 'none' }),
+    run: (args, context) => pool.call(name, args, { signal: context.signal, timeoutMs: context.timeoutMs, onSpawn: context.onSpawn, readOnly: spec.sideEffects === 'none', key: `${context.runId}/${context.callId}` }),
     ...(preview ? { preview: (args: unknown, context: PreviewContext) => preview(args as never, pool, context) } : {}),
   });
 }
 
-/** The built-in tools, each running in the pool's tool processes; tools the operator disabled are left out. */
-export function builtinTools(pool: ToolWorkerPool, settings: Partial<Pick<Settings, 'disabledTools' | 'sandbox'>> = {}): ToolRegistry {
+/** The built-in tools, each running where `pool` runs them; tools the operator disabled are left out. */
+export function builtinTools(pool: ToolCaller, settings: Partial<Pick<Settings, 'disabledTools' | 'sandbox'>> = {}): ToolRegistry {
   const disabled = settings.disabledTools ?? [];
   return new ToolRegistry(BUILTIN_TOOL_NAMES.filter((name) => !disabled.includes(name)).map((name) => builtinTool(name, pool, settings.sandbox ?? 'on')));
 }

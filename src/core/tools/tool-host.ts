@@ -8,6 +8,9 @@ import type { McpSessions } from '../mcp/mcp-sessions';
 import type { McpSecrets } from '../secrets/mcp-secrets';
 import type { ToolDefinitionStore } from '../store/tool-definitions';
 import type { ProcessLauncher } from '../process/process-launcher';
+import { RemoteToolCaller } from '../restate/remote-tools';
+import { TOOL_SERVICE } from '../restate/remote-call';
+import { clusterSecret, RestateCluster } from '../restate/restate-cluster';
 import { builtinTools } from './builtin-tools';
 import { ToolRegistry, type ToolNotice } from './tool-registry';
 import { SHARED_CALLS_PER_WORKER, toolWorkerCap, ToolWorkerPool, type ToolWorkerStats } from './tool-worker-pool';
@@ -45,16 +48,32 @@ function realPathIfAny(path: string): string {
   }
 }
 
-/** One run's tools: a worker pool for its workspace, started with the run and closed with it. */
+/** The tool processes for one workspace, confined as Settings say. */
+export function toolWorkerPool(options: Omit<ToolHostOptions, 'mcp'>, workspace: string): ToolWorkerPool {
+  return new ToolWorkerPool({
+    launcher: options.launcher,
+    entry: options.entry,
+    workspace,
+    networkTools: options.settings.networkTools,
+    confinement: { mode: options.settings.sandbox, allowNetwork: options.settings.allowNetwork, hidden: options.hiddenFolders.map(realPathIfAny) },
+    readableRoots: options.readableRoots,
+    maxWorkers: toolWorkerCap(options.settings.toolWorkers),
+    log: options.log,
+  });
+}
+
+/** One run's tools: a worker pool for its workspace (or the workers of its Restate cluster), started with the run and closed with it. */
 export class ToolHost {
   private pool: ToolWorkerPool | null = null;
+  private remote: RemoteToolCaller | null = null;
 
   constructor(private readonly options: ToolHostOptions) {}
 
   /** The run's tools: the built-ins, and the tools of every enabled MCP server that starts (one that does not is a notice). */
   async registry(runOptions: RunOptions, signal: AbortSignal = new AbortController().signal): Promise<ToolRegistry> {
     const workspace = workspaceFolder(runOptions.workspace);
-    const builtins = this.builtins(workspace);
+    if (runOptions.cluster) await new RestateCluster(runOptions.cluster).check(TOOL_SERVICE, signal);
+    const builtins = this.builtins(workspace, runOptions.cluster);
     const { mcp, settings, hiddenFolders } = this.options;
     if (!mcp || Object.keys(settings.mcpServers).length === 0) return builtins;
     const servers: Settings['mcpServers'] = {};
@@ -77,17 +96,12 @@ export class ToolHost {
     return new ToolRegistry([...builtins.names().flatMap((name) => builtins.get(name) ?? []), ...tools], [...unopened, ...notices]);
   }
 
-  private builtins(workspace: string): ToolRegistry {
-    this.pool ??= new ToolWorkerPool({
-      launcher: this.options.launcher,
-      entry: this.options.entry,
-      workspace,
-      networkTools: this.options.settings.networkTools,
-      confinement: { mode: this.options.settings.sandbox, allowNetwork: this.options.settings.allowNetwork, hidden: this.options.hiddenFolders.map(realPathIfAny) },
-      readableRoots: this.options.readableRoots,
-      maxWorkers: toolWorkerCap(this.options.settings.toolWorkers),
-      log: this.options.log,
-    });
+  private builtins(workspace: string, cluster: RunOptions['cluster']): ToolRegistry {
+    if (cluster) {
+      this.remote ??= new RemoteToolCaller(new RestateCluster(cluster), clusterSecret(cluster.secretFile, workspace));
+      return builtinTools(this.remote, this.options.settings);
+    }
+    this.pool ??= toolWorkerPool(this.options, workspace);
     this.pool.warmUp();
     return builtinTools(this.pool, this.options.settings);
   }
@@ -108,7 +122,7 @@ export class ToolHost {
 
   /** The emergency stop: this run's tool processes. MCP servers outlive runs, so their sessions' owner (the process) kills them on the stop, idle ones too. */
   async stopAll(): Promise<void> {
-    await this.pool?.stopAll();
+    await (this.remote ? this.remote.stopAll() : this.pool?.stopAll());
   }
 
   async close(): Promise<void> {

@@ -19,6 +19,8 @@ export interface ToolContext {
   workspace: string;
   runId: string;
   stepId: string;
+  /** The call's id in the run's journal: stable across a resume, so a remote executor runs the call once. */
+  callId: string;
   /** This call's time limit (the tool's, or less when the call asks for less). */
   timeoutMs: number;
   /** Told of each process group the call starts, so it can be recorded before it can outlive the runtime. */
@@ -39,6 +41,10 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   input: Input;
   sideEffects: SideEffects;
   idempotent: boolean;
+  /** Where the call runs when not on this machine (`restate:<ingress>`): asked there again under the same call id, it is not run again. */
+  executor?: string;
+  /** How much longer than its limit a call's result may take to come back (one that runs elsewhere). */
+  waitAllowanceMs?: number;
   /** Runs outside any OS sandbox (the operator turned it off): asked for under every policy. */
   unconfined?: boolean;
   timeoutMs: number;
@@ -64,6 +70,9 @@ export interface PreviewContext {
 export function defineTool<Input extends z.ZodType>(tool: ToolDefinition<Input>): ToolDefinition {
   return tool as unknown as ToolDefinition;
 }
+
+/** A call's outcome when it began where it could not report (a worker that died under it): it may have happened. */
+export const UNCERTAIN_OUTCOME = 'uncertain';
 
 export type PreparedCall = { ok: true; tool: ToolDefinition; args: unknown } | { ok: false; result: ToolResult };
 
@@ -136,8 +145,8 @@ export class ToolRegistry {
   /** Runs a prepared call under its timeout; it never throws. */
   async execute(tool: ToolDefinition, args: unknown, context: Omit<ToolContext, 'timeoutMs'>): Promise<ToolResult> {
     const timeoutMs = tool.timeoutFor?.(args) ?? tool.timeoutMs;
-    // A little slack, so a tool that enforces its own limit reports it before this one fires.
-    const timeout = AbortSignal.timeout(timeoutMs + 500);
+    // A little slack, so a tool that enforces its own limit reports it before this one fires; more for one that runs elsewhere.
+    const timeout = AbortSignal.timeout(timeoutMs + 500 + (tool.waitAllowanceMs ?? 0));
     const signal = AbortSignal.any([context.signal, timeout]);
     const timedOut = () => toolResult('timeout', `${tool.name} did not finish within ${timeoutMs / 1000} s.`);
     try {

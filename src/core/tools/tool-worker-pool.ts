@@ -8,6 +8,7 @@ import type { Log } from '../log';
 import type { ProcessLauncher, ToolProcess } from '../process/process-launcher';
 import { groupRunning, pollUntil, processRunning, signal } from '../process/process-liveness';
 import { toolResult } from './tool-registry';
+import type { CallOptions, ToolCaller } from './tool-caller';
 
 export interface ToolWorkerPoolOptions {
   launcher: ProcessLauncher;
@@ -55,14 +56,6 @@ interface PendingCall {
   onSpawn?(pgid: number): void;
 }
 
-export interface CallOptions {
-  signal: AbortSignal;
-  timeoutMs: number;
-  onSpawn?(pgid: number): void;
-  /** The call has no side effects: it may share a worker with other such calls, and it is tried once more when its worker died under it. */
-  readOnly?: boolean;
-}
-
 const COMMAND_TOOLS = new Set(['run_command']);
 /** The sandbox's init as /proc names it (bubblewrap's own init in its PID namespace). */
 const SANDBOX_INIT = 'bwrap';
@@ -89,7 +82,7 @@ export function toolWorkerCap(setting: number | null | undefined, cores = availa
  * a timeout that kills its process groups (SIGTERM, then SIGKILL after a grace period), a memory cap
  * per worker, and a replacement for any worker that crashes.
  */
-export class ToolWorkerPool {
+export class ToolWorkerPool implements ToolCaller {
   private readonly idle = new Map<WorkerKind, Worker[]>([
     ['plain', []],
     ['command', []],

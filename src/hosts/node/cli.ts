@@ -3,10 +3,11 @@ import packageJson from '../../../package.json' with { type: 'json' };
 import { ArchonError } from '../../shared/errors';
 import type { Auditor } from '../../auditor/auditor';
 import type { ArchonRuntime } from '../../core/runtime';
-import { addDreamFlags, addMcpListFlags, addRunFlags, addRunSettingFlags, type DreamFlags, type McpListFlags, type RunFlags } from './command-flags';
+import { addDreamFlags, addMcpListFlags, addRestateFlags, addRunFlags, addRunSettingFlags, httpUrl, type DreamFlags, type McpListFlags, type RunFlags } from './command-flags';
 import { addMemoryListFlags, addMemoryOutputFlags, type MemoryListFlags } from './memory-command';
 import type { ServeFlags } from './serve-command';
 import type { UndoFlags } from './undo-command';
+import type { WorkerFlags } from './worker-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5, paused: 6 } as const;
 
@@ -39,6 +40,11 @@ async function withRuntime<T>(options: DataDirOption, use: (runtime: ArchonRunti
   } finally {
     runtime.close();
   }
+}
+
+function workerId(value: string): string {
+  if (!/^[\w.-]{1,64}$/.test(value)) throw new InvalidArgumentError('up to 64 letters, digits, dots, dashes or underscores.');
+  return value;
 }
 
 function parsePort(value: string): number {
@@ -303,6 +309,19 @@ export function buildProgram(): Command {
         log.close();
       }
     });
+
+  addRestateFlags(
+    program
+      .command('worker')
+      .description("run built-in tool calls for runs on a Restate cluster (run --engine restate), in this machine's sandbox and workspace; registers itself with the admin API")
+      .option('--port <n>', 'port to serve on (0 = any free port)', parsePort, 0)
+      .option('--host <address>', 'address to listen on', '127.0.0.1')
+      .option('--advertise <url>', 'the address Restate reaches this worker at, when not the one it listens on (a load balancer in front of several workers)', httpUrl)
+      .option('--workspace <dir>', 'the only folder file tools may touch (default: the current folder)')
+      .option('--allow-network', 'let sandboxed commands (run_command) use the network (default: Settings, else off)')
+      .option('--id <name>', 'the name the worker gives itself, up to 64 letters, digits, dots, dashes or underscores (default: host name and process id)', workerId)
+      .option(...dataDirOption),
+  ).action(async (flags: WorkerFlags & DataDirOption) => withRuntime(flags, async (runtime) => (await import('./worker-command')).serveWorker(runtime, flags)));
 
   addRunSettingFlags(
     program

@@ -47,6 +47,31 @@ export interface RunFlags {
   /** False with `--no-memory`. */
   memory?: boolean;
   embeddingModel?: string;
+  engine?: 'local' | 'restate';
+  restateIngress?: string;
+  restateAdmin?: string;
+  clusterSecretFile?: string;
+}
+
+/** Restate's own defaults on this machine. */
+export const RESTATE_DEFAULTS = { ingress: 'http://127.0.0.1:8080', admin: 'http://127.0.0.1:9070' } as const;
+
+export function httpUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return value.replace(/\/+$/, '');
+  } catch {
+    // Said below.
+  }
+  throw new InvalidArgumentError('expected an http:// or https:// address, e.g. http://127.0.0.1:8080.');
+}
+
+/** Where a Restate cluster answers: `run --engine restate` and `worker` take the same two flags. */
+export function addRestateFlags(command: Command): Command {
+  return command
+    .option('--restate-ingress <url>', `the Restate server's ingress (default: ${RESTATE_DEFAULTS.ingress})`, httpUrl)
+    .option('--restate-admin <url>', `the Restate server's admin API (default: ${RESTATE_DEFAULTS.admin})`, httpUrl)
+    .option('--cluster-secret-file <file>', 'a file holding the secret each tool call is signed with: the same on the desk and every worker, outside the workspace');
 }
 
 function positiveInt(name: string, max: number) {
@@ -95,7 +120,7 @@ export function addRunSettingFlags(command: Command): Command {
 
 /** The flags of `run` and `resume` (the brief's CLI contract). */
 export function addRunFlags(command: Command): Command {
-  return addRunSettingFlags(command)
+  const flags = addRunSettingFlags(command)
     .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no').choices(ApproveModeSchema.options))
     .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
     .option('--max-steps <n>', "the most steps the run's plan may have; the run's call caps grow with it (default: Settings, else 64)", positiveInt('--max-steps', 1000))
@@ -117,6 +142,9 @@ export function addRunFlags(command: Command): Command {
     .option('--mcp-config <file>', 'MCP servers for this run, as Claude Desktop writes them: {"mcpServers": {...}} (added to those in Settings)')
     .option('--roles <file>', 'roles for this run: {"roles": {"NAME": {"model"?: {"url", "name", "apiKey"?}, "tools"?, ...}}} (instead of those in Settings); on resume it gives the roles and their keys again')
     .option('--json', 'print one JSON event per line on stdout');
+  return addRestateFlags(
+    flags.addOption(new Option('--engine <engine>', "where the run's built-in tool calls run: local (this machine's tool processes) or restate (the workers of a Restate cluster, see docs/scale-out.md)").choices(['local', 'restate'])),
+  );
 }
 
 export type DreamFlags = Pick<RunFlags, 'modelUrl' | 'model' | 'apiKey' | 'apiKeyFile' | 'policy' | 'approve'>;

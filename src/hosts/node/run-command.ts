@@ -26,7 +26,7 @@ import { terminalConfirmation } from './terminal-confirmation';
 import { approvalChannelFor } from './terminal-approvals';
 import { terminalText } from './terminal-text';
 import { longCallProgress } from './long-call-progress';
-import { BUDGET_PRESETS, type RunFlags } from './command-flags';
+import { BUDGET_PRESETS, RESTATE_DEFAULTS, type RunFlags } from './command-flags';
 import { engineLauncher } from './engine-launcher';
 
 const EXIT_BY_STATUS: Partial<Record<RunStatus, number>> = { completed: 0, failed: 1, stopped: 3, budget_exhausted: 4, rejected: 5, paused: 6, completed_with_gaps: 7 };
@@ -44,7 +44,7 @@ function describeEvent(event: ArchonEvent): string | null {
     case 'step.started':
       return `→ ${event.stepId}`;
     case 'tool.completed':
-      return `  ${event.tool} [${event.status}] ${event.content.replace(/\s+/g, ' ').slice(0, 120)}`;
+      return `  ${event.tool} [${event.status}]${event.worker ? ` on ${event.worker}` : ''} ${event.content.replace(/\s+/g, ' ').slice(0, 120)}`;
     case 'tool.refused':
       return `  ${event.tool} refused: ${event.reason.replace(/\s+/g, ' ').slice(0, 160)}`;
     case 'step.completed':
@@ -115,6 +115,14 @@ function printEvents(runtime: ArchonRuntime, json: boolean): () => void {
   };
 }
 
+/** `--engine`: restate names the cluster (given, else Restate's defaults) and its secret; local takes a resumed run back to this machine. */
+function clusterOf(flags: RunFlags): RunOptions['cluster'] {
+  if (flags.engine === 'local') return null;
+  if (flags.engine !== 'restate') return undefined;
+  if (!flags.clusterSecretFile) throw new ArchonError('CONFIG_INVALID', '--engine restate needs --cluster-secret-file: the file of the secret its workers check each call against (see docs/scale-out.md).');
+  return { ingress: flags.restateIngress ?? RESTATE_DEFAULTS.ingress, admin: flags.restateAdmin ?? RESTATE_DEFAULTS.admin, secretFile: resolve(flags.clusterSecretFile) };
+}
+
 /**
  * What the operator typed, as run options (nothing for a flag not given). A budget preset gives the
  * run's token cap unless --max-tokens does. For a new run these win over Settings; for a resumed run,
@@ -138,6 +146,7 @@ export function givenRunOptions(flags: RunFlags, roles?: Record<string, StoredRo
     memory: flags.memory === false ? false : undefined,
     embeddingModel: flags.embeddingModel,
     roles,
+    cluster: clusterOf(flags),
   };
   return Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
 }

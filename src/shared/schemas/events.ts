@@ -61,7 +61,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('step.skipped', { ...stepShape, reason: z.string() }),
   /** `sideEffects`: what the tool declared (an MCP tool's come from its annotations), for the auditor's policy check. */
   runEvent('tool.started', { ...toolShape, args: z.unknown(), sideEffects: SideEffectsSchema.optional() }),
-  runEvent('tool.completed', { ...toolShape, status: ToolStatusSchema, content: z.string(), parts: z.array(ToolResultPartSchema).optional() }),
+  /** `worker`: the Restate worker the call ran on (`--engine restate`). */
+  runEvent('tool.completed', { ...toolShape, status: ToolStatusSchema, content: z.string(), parts: z.array(ToolResultPartSchema).optional(), worker: z.string().max(200).optional() }),
   /** A call that may have been steered by untrusted text, before it is put to a person (or refused: a rule never approves it). */
   runEvent('injection.suspected', { ...toolShape, args: z.unknown(), ...PossibleInjectionSchema.shape }),
   /**

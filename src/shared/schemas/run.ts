@@ -114,6 +114,8 @@ export const RunOptionsSchema = z.object({
   acceptGaps: z.boolean().optional(),
   /** The most steps the run's plan may have (absent: 64). */
   maxPlanSteps: z.int().min(1).max(1000).optional(),
+  /** The Restate cluster whose workers run the run's built-in tool calls, and the file of the secret each call is signed with (absent or null: this machine's tool processes). */
+  cluster: z.object({ ingress: z.url({ protocol: /^https?$/ }), admin: z.url({ protocol: /^https?$/ }), secretFile: z.string().min(1).max(4096) }).nullable().optional(),
 });
 export type RunOptions = z.infer<typeof RunOptionsSchema>;
 

@@ -27,7 +27,7 @@ describe('an MCP server that dies with a call in flight', () => {
   it('a tool that is not idempotent: the outcome is unknown and the model is told to check; an idempotent one is a plain error; a JSON-RPC error reply stays a plain error', async () => {
     const workspace = tempDir();
     const registry = await effectTools(workspace);
-    const call = (tool: string, line: string) => registry.execute(registry.get(`effects__${tool}`) as ToolDefinition, { line }, { signal: AbortSignal.timeout(60_000), workspace, runId: 'r', stepId: 's' });
+    const call = (tool: string, line: string) => registry.execute(registry.get(`effects__${tool}`) as ToolDefinition, { line }, { signal: AbortSignal.timeout(60_000), workspace, runId: 'r', stepId: 's', callId: 'c' });
 
     const appended = await call('append_line', 'paid invoice 48213');
     expect(appended).toMatchObject({ status: 'error', metadata: { outcome: 'unknown', mcpFailure: 'crashed' } });

@@ -17,7 +17,7 @@ const TEST_TIMEOUT = 120_000;
 
 const toolsetOf = useMcpToolsets();
 
-const context = (workspace: string) => ({ signal: AbortSignal.timeout(60_000), workspace, runId: 'r', stepId: 's' });
+const context = (workspace: string) => ({ signal: AbortSignal.timeout(60_000), workspace, runId: 'r', stepId: 's', callId: 'c' });
 
 describe('MCP tools as Archon tools', () => {
   it('checks arguments against the server’s input schema before anything is sent', async () => {

@@ -38,7 +38,7 @@ describe('built-in tools', () => {
     const seconds = uniqueSleepSeconds();
     const prepared = tools.prepare('run_command', { command: `sleep ${seconds}`, timeout_s: 1 });
     if (!prepared.ok) throw new Error(prepared.result.content);
-    const result = await tools.execute(prepared.tool, prepared.args, { signal: new AbortController().signal, workspace: '/', runId: 'r', stepId: 's' });
+    const result = await tools.execute(prepared.tool, prepared.args, { signal: new AbortController().signal, workspace: '/', runId: 'r', stepId: 's', callId: 'c' });
     expect(result.status).toBe('timeout');
     expect(processesMatching(`sleep ${seconds}`)).toEqual([]);
   });

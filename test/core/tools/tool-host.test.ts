@@ -168,11 +168,16 @@ describe('tool workers warmed before they are needed', () => {
     const target = scenario(null);
     let afterStop: string[] | null = null;
     let warmingAtStop: ToolWorkerStats | null = null;
+    let stopped: Promise<unknown> = Promise.resolve();
     const result = await launch(target, model, approvingAfter(async () => {
       warmingAtStop = target.host.workers();
-      await target.estop.trigger('operator', 'stopped while warming');
+      stopped = target.estop.trigger('operator', 'stopped while warming');
+      await stopped;
       afterStop = liveWorkers();
     }), 16);
+    // The run may report its end before the stop's own hooks have all returned: the stop is what promises no process is left.
+    await stopped;
+    afterStop ??= liveWorkers();
 
     expect(result.status).toBe('stopped');
     expect((warmingAtStop as ToolWorkerStats | null)?.plain).toBeGreaterThanOrEqual(16 / SHARED_CALLS_PER_WORKER);

@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, startModelServer, toolMessagesOf, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
-import { type CliResult, eventsOf, spawnArchon } from '../../support/archon-process';
-import { ARCHON_BIN, builtFile } from '../../support/built';
+import { type CliResult, eventsOf, spawnArchon, spawnArchonAnswering } from '../../support/archon-process';
 import { useTempDirs } from '../../support/temp-dir';
 
 const tempDir = useTempDirs();
@@ -37,20 +36,9 @@ function deciders(dataDir: string, runId: string): unknown[] {
 
 /** `archon run --approve prompt` with stdin piped: "y" to every approval the terminal asks. */
 function runAnsweringYes(args: string[]): Promise<CliResult> {
-  builtFile('node/cli.js');
-  const child = spawn(process.execPath, [ARCHON_BIN, ...args, '--approve', 'prompt'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const { child, done } = spawnArchonAnswering([...args, '--approve', 'prompt'], () => true);
   children.push(child);
-  let stdout = '';
-  let stderr = '';
-  let answered = 0;
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-    const prompts = [...stderr.matchAll(/Approve\? \[y\/N\]/g)];
-    for (let index = answered; index < prompts.length; index++) child.stdin?.write('y\n');
-    answered = prompts.length;
-  });
-  return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
+  return done;
 }
 
 describe('archon run: who decided each approval', () => {

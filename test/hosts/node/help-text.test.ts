@@ -54,7 +54,7 @@ describe('--budget-preset', () => {
     expect(() => budgetPreset('large')).toThrow(/Allowed choices are small/);
     expect(() => budgetPreset('constructor')).toThrow(/Allowed choices/);
     const help = runArchon(['run', '--help']).stdout;
-    expect(help).toMatch(/--budget-preset <name>[\s\S]*small = 2,000 tokens a run, 10,000\s+a day/);
+    expect(help).toMatch(/--budget-preset <name>[\s\S]*small = 2,000 tokens a run,\s+10,000\s+a day/);
     expect(help).not.toContain('seed-004');
     const refused = runArchon(['run', 'goal', '--budget-preset', 'huge']);
     expect(refused.status).toBe(2);

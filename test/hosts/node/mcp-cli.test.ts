@@ -7,8 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ArchonStore } from '../../../src/core/store/archon-store';
 import type { McpServerConfig } from '../../../src/shared/schemas/settings';
 import { planReply, startModelServer, toolMessagesOf, type RecordedRequest, type ScriptedModelServer, type ScriptedToolCall } from '../../kit/scripted-model-server';
-import { type CliResult, eventsOf, spawnArchon } from '../../support/archon-process';
-import { ARCHON_BIN, builtFile } from '../../support/built';
+import { type CliResult, eventsOf, spawnArchon, spawnArchonAnswering } from '../../support/archon-process';
 import { CHANGING_SERVER, EVERYTHING_SCRIPT, everythingStdio, FAILING_SERVERS, filesystemServer } from '../../support/mcp-servers';
 import { processesMatching } from '../../support/processes';
 import { useTempDirs } from '../../support/temp-dir';
@@ -66,21 +65,10 @@ function run(m: Machine, servers: Record<string, McpServerConfig>, args: string[
  * the plan and the final answer, no to every tool call, so a tool call's rejection is what is tested.
  */
 function runRejectingToolCalls(m: Machine, servers: Record<string, McpServerConfig>): Promise<CliResult> {
-  builtFile('node/cli.js');
   const args = ['run', 'use the MCP server', '--model-url', model?.url as string, '--data-dir', m.dataDir, '--workspace', m.workspace, '--mcp-config', configFile(servers), '--json', '--approve', 'prompt', '--policy', 'balanced'];
-  const child = spawn(process.execPath, [ARCHON_BIN, ...args], { env: { ...process.env, OPENAI_API_KEY: '' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const { child, done } = spawnArchonAnswering(args, (kind) => kind !== 'tool_call', { OPENAI_API_KEY: '' });
   children.push(child);
-  let stdout = '';
-  let stderr = '';
-  let answered = 0;
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-    const prompts = [...stderr.matchAll(/Approval needed \((\w+)\)|Feedback for the agent/g)];
-    for (const prompt of prompts.slice(answered)) child.stdin?.write(prompt[1] === undefined ? '\n' : prompt[1] === 'tool_call' ? 'n\n' : 'y\n');
-    answered = prompts.length;
-  });
-  return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
+  return done;
 }
 
 /** The step request that carried the tools' results back to the model. */

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { ArchonError } from '../../shared/errors';
+import { sleep } from '../../shared/abort';
+import { readSecretFile } from '../secrets/secret-file';
+
+/** Where a Restate cluster answers: its ingress (invocations) and its admin API (deployments, cancellation). */
+export interface RestateAddress {
+  ingress: string;
+  admin: string;
+}
+
+const MIN_SECRET_CHARS = 32;
+
+/** The secret the desk signs each call with and every worker checks: read from a file outside the workspace. */
+export function clusterSecret(file: string, workspace: string): string {
+  const secret = readSecretFile(file, workspace, { name: 'cluster secret', noun: 'secret', flag: '--cluster-secret-file', example: 'cluster-secret' });
+  if (secret.length < MIN_SECRET_CHARS) throw new ArchonError('CONFIG_INVALID', `The cluster secret in ${file} is ${secret.length} characters long; it needs at least ${MIN_SECRET_CHARS}. Make one with: openssl rand -hex 32 > ${file}`);
+  return secret;
+}
+
+/** How long an unreachable cluster is waited for (a server restarting) before a call gives up. */
+export const CLUSTER_WAIT_MS = 60_000;
+const RETRY_MS = 250;
+const CHECK_TIMEOUT_MS = 5000;
+/** A request that waited this long before it broke reached a live server. */
+const ALIVE_MS = 10_000;
+/** What a server says while it starts or restarts. */
+const RESTARTING: ReadonlySet<number> = new Set([502, 503, 504]);
+
+const unreachable = (url: string, cause: unknown) =>
+  new ArchonError('CLUSTER_UNREACHABLE', `No Restate server answers at ${url}. Start one (npx restate-server), or pass the address of yours with --restate-ingress and --restate-admin.`, { cause });
+
+/** A fetch that got no answer (refused, reset, a restart under way, a long wait cut by the client), as opposed to an answer. */
+function isTransient(error: unknown): boolean {
+  return error instanceof TypeError && error.message === 'fetch failed';
+}
+
+const SentSchema = z.object({ invocationId: z.string().min(1) });
+const DeploymentSchema = z.object({ id: z.string().min(1) });
+
+/** The Restate cluster as Archon uses it: deployments registered, invocations sent, awaited, killed. */
+export class RestateCluster {
+  constructor(readonly address: RestateAddress) {}
+
+  /**
+   * Asked once, before a run: the server answers on both addresses and a worker has registered
+   * `service`; otherwise what to start, or to pass, is said.
+   */
+  async check(service: string, signal: AbortSignal): Promise<void> {
+    const ask = (url: string) =>
+      fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)]) }).catch((error: unknown) => {
+        signal.throwIfAborted();
+        throw unreachable(url, error);
+      });
+    for (const url of [`${this.address.admin}/health`, `${this.address.ingress}/restate/health`]) {
+      const answer = await ask(url);
+      if (!answer.ok) throw unreachable(url, new Error(`it answered ${answer.status}`));
+    }
+    const services = await ask(`${this.address.admin}/services/${service}`);
+    if (!services.ok) throw new ArchonError('CLUSTER_UNREACHABLE', `No Archon worker has registered with the Restate server at ${this.address.admin}. Start one there (archon worker, see docs/scale-out.md), then run again.`);
+  }
+
+  /** Registers an endpoint (HTTP/1.1, request-response: any replica behind its address may serve any attempt); registering it again is fine. */
+  async register(uri: string, signal: AbortSignal): Promise<string> {
+    return (await this.json(`${this.address.admin}/deployments`, { method: 'POST', body: JSON.stringify({ uri, use_http_11: true }) }, DeploymentSchema, signal)).id;
+  }
+
+  /**
+   * Sends one invocation of `target` (`Object/key/handler`) under `key`: the same key gives the
+   * same invocation (Restate keeps its result), so a call sent twice runs once. Returns its id.
+   */
+  async send(target: string, input: unknown, key: string, signal: AbortSignal): Promise<string> {
+    return (await this.json(`${this.address.ingress}/${target}/send`, { method: 'POST', body: JSON.stringify(input), headers: { 'idempotency-key': key } }, SentSchema, signal)).invocationId;
+  }
+
+  /** One invocation of `target` under `key`, waited for: its output, as `schema` reads it. */
+  async call<T>(target: string, input: unknown, key: string, schema: z.ZodType<T>, signal: AbortSignal): Promise<T> {
+    return this.json(`${this.address.ingress}/${target}`, { method: 'POST', body: JSON.stringify(input), headers: { 'idempotency-key': key } }, schema, signal);
+  }
+
+  /** The invocation's output, waited for across a restart of the server (bounded by CLUSTER_WAIT_MS of silence) until `signal` ends the wait. */
+  async output<T>(invocationId: string, schema: z.ZodType<T>, signal: AbortSignal): Promise<T> {
+    return this.json(`${this.address.ingress}/restate/invocation/${invocationId}/attach`, { method: 'GET' }, schema, signal);
+  }
+
+  /** Ends an invocation at once, whatever it is doing: its worker's attempt is closed, which aborts the tool it runs. */
+  async kill(invocationId: string, signal: AbortSignal): Promise<void> {
+    await this.request(`${this.address.admin}/invocations/${invocationId}/kill`, { method: 'PATCH' }, signal);
+  }
+
+  private async json<T>(url: string, init: RequestInit, schema: z.ZodType<T>, signal: AbortSignal): Promise<T> {
+    const answer = schema.safeParse(await (await this.request(url, init, signal)).json());
+    if (!answer.success) throw new ArchonError('CLUSTER_REFUSED', `The Restate server at ${new URL(url).origin} answered ${new URL(url).pathname} with what Archon cannot read: ${answer.error.issues[0]?.message ?? 'invalid'}. Check that the address is a Restate server's.`);
+    return answer.data;
+  }
+
+  /**
+   * One request, repeated while the server does not answer, for at most CLUSTER_WAIT_MS of silence
+   * (a request that waited long before it broke shows the server was there: the count starts again);
+   * an error the server answers with is said as it is.
+   */
+  private async request(url: string, init: RequestInit, signal: AbortSignal): Promise<Response> {
+    let giveUpAt: number | null = null;
+    for (;;) {
+      const sent = Date.now();
+      const answer = await fetch(url, { ...init, headers: { 'content-type': 'application/json', accept: 'application/json', ...init.headers }, signal }).catch((error: unknown) => {
+        signal.throwIfAborted();
+        if (!isTransient(error)) throw unreachable(url, error);
+        return error;
+      });
+      if (answer instanceof Response && answer.ok) return answer;
+      if (answer instanceof Response && !RESTARTING.has(answer.status)) {
+        throw new ArchonError('CLUSTER_REFUSED', `The Restate server at ${new URL(url).origin} refused ${init.method} ${new URL(url).pathname} (${answer.status}): ${(await answer.text()).slice(0, 300)}`);
+      }
+      if (answer instanceof Response) await answer.body?.cancel();
+      if (Date.now() - sent > ALIVE_MS) giveUpAt = null;
+      giveUpAt ??= Date.now() + CLUSTER_WAIT_MS;
+      if (Date.now() >= giveUpAt) throw unreachable(url, answer);
+      await sleep(RETRY_MS, signal);
+    }
+  }
+}

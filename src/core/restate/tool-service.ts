@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import * as restate from '@restatedev/restate-sdk';
+import { z } from 'zod';
+import { TOOL_CATALOGUE } from '../../shared/tools/catalogue';
+import type { ToolResult } from '../../shared/schemas/tool';
+import { toolResult, UNCERTAIN_OUTCOME } from '../tools/tool-registry';
+import type { ToolCaller } from '../tools/tool-caller';
+import type { Log } from '../log';
+import { CALL_MARKS, isSignedBy, MAX_CALL_MS, RemoteCallSchema, TOOL_SERVICE, type RemoteCall } from './remote-call';
+import type { RestateCluster } from './restate-cluster';
+
+export interface ToolWorker {
+  id: string;
+  caller: ToolCaller;
+  cluster: RestateCluster;
+  /** The cluster's secret: a call not signed with it is refused. */
+  secret: string;
+}
+
+/** A call's mark: set once, read by any later attempt of the same invocation (on any worker). */
+const callMarks = restate.object({
+  name: CALL_MARKS,
+  handlers: {
+    begin: async (ctx: restate.ObjectContext): Promise<boolean> => {
+      const begun = (await ctx.get<boolean>('begun')) === true;
+      ctx.set('begun', true);
+      return begun;
+    },
+  },
+});
+
+/** A call runs in one attempt, whatever its length: Restate would otherwise end an attempt that says nothing for a minute. */
+const ATTEMPT_TIMEOUT_MS = MAX_CALL_MS + 60_000;
+
+/**
+ * Runs the call once per key: the result is journaled, so a later attempt (this worker's or
+ * another's, after a crash) returns it without running the call again. A call with side effects is
+ * marked before it starts; an attempt, or another invocation under the same key (a replay), that
+ * finds the mark reports the outcome uncertain instead of running it, and the desk decides.
+ */
+async function callOnce(ctx: restate.ObjectContext, worker: ToolWorker, call: RemoteCall): Promise<ToolResult> {
+  const spec = TOOL_CATALOGUE[call.tool];
+  const signal = ctx.request().attemptCompletedSignal;
+  // A key of this attempt's own: a mark request repeated within the attempt is not taken for an earlier attempt's.
+  const mark = () => worker.cluster.call(`${CALL_MARKS}/${encodeURIComponent(ctx.key)}/begin`, null, `${ctx.key}/${randomUUID()}`, z.boolean(), signal);
+  if (spec.sideEffects !== 'none' && (await mark())) {
+    return toolResult('error', `${call.tool} began on a worker that stopped before it reported: it may already have happened.`, { outcome: UNCERTAIN_OUTCOME, worker: worker.id });
+  }
+  const result = await worker.caller.call(call.tool, call.args, { signal, timeoutMs: call.timeoutMs, readOnly: spec.sideEffects === 'none' });
+  return { ...result, metadata: { ...result.metadata, worker: worker.id } };
+}
+
+/** Why a worker does not run what it was sent. */
+function refusal(worker: ToolWorker, key: string, input: unknown): string | null {
+  const call = RemoteCallSchema.safeParse(input);
+  if (!call.success) return `Refused by worker ${worker.id}: not a tool call it runs (${call.error.issues[0]?.message ?? 'invalid'}).`;
+  return isSignedBy(worker.secret, key, call.data) ? null : `Refused by worker ${worker.id}: not signed with this cluster's secret under its key.`;
+}
+
+/** The tool object of a worker: built-in tools only, each call checked again against its schema by the tool process. */
+function toolService(worker: ToolWorker) {
+  const tools = restate.object({
+    name: TOOL_SERVICE,
+    handlers: {
+      call: async (ctx: restate.ObjectContext, input: unknown): Promise<ToolResult> => {
+        const refused = refusal(worker, ctx.key, input);
+        if (refused) throw new restate.TerminalError(refused);
+        const call = RemoteCallSchema.parse(input);
+        return ctx.run('call', () => callOnce(ctx, worker, call));
+      },
+    },
+    options: { inactivityTimeout: ATTEMPT_TIMEOUT_MS, abortTimeout: ATTEMPT_TIMEOUT_MS },
+  });
+  return [tools, callMarks] as const;
+}
+
+/** The worker's endpoint as a node:http handler: HTTP/1.1 request-response, so any worker behind one address may serve any attempt. Restate's own lines go to Archon's log. */
+export function toolWorkerHandler(worker: ToolWorker, log?: Log): (request: IncomingMessage, response: ServerResponse) => void {
+  const [tools, marks] = toolService(worker);
+  const endpoint = restate.endpoint().bind(tools).bind(marks);
+  endpoint.setLogger((meta, message, ...rest) => {
+    if (meta.level === 'warn' || meta.level === 'error') log?.[meta.level]({ invocationId: meta.context?.invocationId, worker: worker.id }, [message, ...rest].map(String).join(' '));
+  });
+  return endpoint.http1Handler();
+}
