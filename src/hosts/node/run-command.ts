@@ -117,6 +117,8 @@ function printEvents(runtime: ArchonRuntime, json: boolean): () => void {
 
 /** `--engine`: restate names the cluster (given, else Restate's defaults) and its secret; local takes a resumed run back to this machine. */
 function clusterOf(flags: RunFlags): RunOptions['cluster'] {
+  const restateFlags = flags.restateIngress !== undefined || flags.restateAdmin !== undefined || flags.clusterSecretFile !== undefined;
+  if (restateFlags && flags.engine !== 'restate') throw new ArchonError('CONFIG_INVALID', '--restate-ingress, --restate-admin and --cluster-secret-file go with --engine restate: add it (see docs/scale-out.md).');
   if (flags.engine === 'local') return null;
   if (flags.engine !== 'restate') return undefined;
   if (!flags.clusterSecretFile) throw new ArchonError('CONFIG_INVALID', '--engine restate needs --cluster-secret-file: the file of the secret its workers check each call against (see docs/scale-out.md).');

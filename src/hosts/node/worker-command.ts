@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { sleep } from '../../shared/abort';
 import { ArchonError } from '../../shared/errors';
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
 import { toolWorkerHandler } from '../../core/restate/tool-service';
@@ -26,8 +27,21 @@ export interface WorkerFlags {
 /** Addresses that mean every interface: no one can be reached at them. */
 const ALL_ADDRESSES: ReadonlySet<string> = new Set(['0.0.0.0', '::']);
 
+/** How long a stopping worker lets the calls it runs finish before it ends them (they come back uncertain then). */
+const DRAIN_MS = 30_000;
+
 /** How long registering with the admin API may take before the worker gives up. */
 const REGISTER_TIMEOUT_MS = 60_000;
+
+/** Takes no new call and lets those under way finish, for at most DRAIN_MS, then ends what is left. */
+async function drain(server: Server): Promise<void> {
+  const finished = new Promise<void>((done) => server.close(() => done()));
+  server.closeIdleConnections();
+  const waited = new AbortController();
+  await Promise.race([finished, sleep(DRAIN_MS, waited.signal).catch(() => undefined)]);
+  waited.abort();
+  server.closeAllConnections();
+}
 
 function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((done, fail) => {
@@ -38,8 +52,9 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 
 /**
  * `archon worker`: runs built-in tool calls for the runs of a Restate cluster, in this machine's
- * sandboxed tool processes and workspace, until SIGINT or SIGTERM. Serves its endpoint, registers it
- * with the admin API, then prints `Archon worker <id> serving on <address>`.
+ * sandboxed tool processes and workspace, until SIGINT or SIGTERM, then lets the calls under way
+ * finish. Serves its endpoint, registers it with the admin API, then prints `Archon worker <id>
+ * serving on <address>`.
  */
 export async function serveWorker(runtime: ArchonRuntime, flags: WorkerFlags): Promise<void> {
   const workspace = workspaceFolder(resolve(flags.workspace ?? '.'));
@@ -64,8 +79,7 @@ export async function serveWorker(runtime: ArchonRuntime, flags: WorkerFlags): P
       process.once('SIGTERM', done);
     });
   } finally {
-    server.closeAllConnections();
-    server.close();
+    await drain(server);
     await pool.close();
   }
 }

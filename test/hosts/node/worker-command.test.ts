@@ -115,6 +115,22 @@ describe('archon worker and run --engine restate (a real Restate server)', () =>
     expect(verify.status, verify.stdout).toBe(0);
   });
 
+  it('a worker stopped with SIGTERM mid-run lets its calls finish: the run completes, nothing is asked again, each mark once', async () => {
+    const { workspace, workers, run } = await twoWorkers();
+    const [first] = workers as [ArchonWorker, ArchonWorker];
+    const dataDir = tempDir();
+    const running = run(await serve({ reply: fanOut(2) }), dataDir);
+    await until(() => lines(workspace, 'starts.txt').length >= WIDTH, 'every command has started');
+    const stopped = new Promise((done) => first.child.once('exit', done));
+    first.child.kill('SIGTERM');
+    const result = await running.done;
+    expect(result.status, troubles(result.stdout)).toBe(0);
+    expect(await stopped).toBe(0);
+    expect(eventsOf(result.stdout).filter((event) => event.type === 'approval.requested' && event.kind === 'uncertain_repeat')).toEqual([]);
+    expect(lines(workspace, 'starts.txt')).toHaveLength(WIDTH);
+    expect(lines(workspace, 'ledger.txt').sort()).toEqual([...marks].sort());
+  });
+
   it('the Restate server killed with kill -9 and restarted mid-run: the run completes, no mark twice', async () => {
     const { cluster, workspace, run } = await twoWorkers();
     const dataDir = tempDir();
@@ -216,7 +232,7 @@ describe('archon worker and run --engine restate (a real Restate server)', () =>
     expect(bare.stderr).toContain('The OS sandbox is off');
   });
 
-  it('a run on a cluster nobody serves is refused at once, saying what to start', async () => {
+  it('a run on a cluster nobody serves is refused at once, saying what to start; cluster flags without --engine restate are refused', async () => {
     const server = await serve({ reply: fanOut(0) });
     const [dataDir, workspace] = [tempDir(), tempDir()];
     const [port] = (await freePorts(1)) as [number];
@@ -224,5 +240,8 @@ describe('archon worker and run --engine restate (a real Restate server)', () =>
     const result = await spawnArchon(['run', 'Append every mark to the ledger', ...runFlags(server, cluster, dataDir, workspace, restate.secretFile())], { OPENAI_API_KEY: '' }).done;
     expect(result.status).toBe(2);
     expect(result.stderr).toContain(`No Restate server answers at http://127.0.0.1:${port}/health. Start one (npx restate-server)`);
+    const engineless = runArchon(['run', 'Append every mark to the ledger', '--data-dir', dataDir, '--workspace', workspace, '--restate-ingress', cluster.ingress]);
+    expect(engineless.status).toBe(2);
+    expect(engineless.stderr).toContain('go with --engine restate');
   });
 });
