@@ -97,23 +97,29 @@ export function toGbnfJsonSchema(schema: unknown): GbnfJsonSchema {
   return convert(schema, 0);
 }
 
+const integerTyped = (schema: unknown): boolean => isObject(schema) && (schema.type === 'integer' || (Array.isArray(schema.type) && schema.type.includes('integer')));
+
+/** A number JSON or the schema cannot hold as written: past what a double holds, or an integer past the safe ones. */
+const outOfRange = (value: unknown, schema: unknown): value is number => typeof value === 'number' && (!Number.isFinite(value) || (integerTyped(schema) && !Number.isSafeInteger(value)));
+
 /**
  * A value made under such a grammar as the schema means it: each optional property the model wrote as
  * null left out. The grammar bounds no number, so a model may write one past what JSON can hold
- * (`929e7034…`, which parses to Infinity and would be sent as null): an optional one is left out too,
- * a required one is held at the largest safe integer of its sign.
+ * (`929e7034…`, which parses to Infinity and would be sent as null) or an integer past the safe ones
+ * (`5e20`, which no integer check accepts): an optional one is left out too, a required one is held
+ * at the largest safe integer of its sign.
  */
 export function withoutNullOptionals(value: unknown, schema: unknown, depth = 0): unknown {
-  if (typeof value === 'number' && !Number.isFinite(value)) return Math.sign(value) * Number.MAX_SAFE_INTEGER;
+  if (outOfRange(value, schema)) return Math.sign(value) * Number.MAX_SAFE_INTEGER;
   if (Array.isArray(value)) return value.map((item) => withoutNullOptionals(item, isObject(schema) ? schema.items : undefined, depth + 1));
   if (!isObject(schema) || depth > MAX_DEPTH) return value;
   if (!isObject(value) || !isObject(schema.properties)) return value;
   const properties = schema.properties;
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
-  const unusable = (item: unknown) => item === null || (typeof item === 'number' && !Number.isFinite(item));
+  const unusable = (key: string, item: unknown) => item === null || outOfRange(item, properties[key]);
   return Object.fromEntries(
     Object.entries(value)
-      .filter(([key, item]) => !(unusable(item) && key in properties && !required.has(key)))
+      .filter(([key, item]) => !(key in properties && !required.has(key) && unusable(key, item)))
       .map(([key, item]) => [key, withoutNullOptionals(item, properties[key], depth + 1)]),
   );
 }

@@ -141,6 +141,30 @@ describe('the auditor process', { timeout: 180_000 }, () => {
     expect(missingFromLog(moved)).toEqual([]);
   });
 
+  it('audit.db held locked by another writer past SQLite\'s busy timeout, through the end of a run: the auditor waits, says nothing, and records every event once it is free', async () => {
+    const dataDir = tempDir();
+    const started = spawnArchon(['run', 'append twice', '--model-url', server.url, '--data-dir', dataDir, '--workspace', tempDir(), '--approve', 'auto', '--json']);
+    let output = '';
+    started.child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const seen = async (type: string) => {
+      while (!output.includes(`"type":"${type}"`)) await new Promise((resolve) => started.child.stdout?.once('data', resolve));
+    };
+    // The auditor is ready before a run's first event: the lock is taken behind it.
+    await seen('run.started');
+    const other = new Database(join(dataDir, AUDIT_DB_FILE), { timeout: 10_000 });
+    other.exec('BEGIN IMMEDIATE');
+    await seen('run.completed');
+    // Past the 5 s busy timeout of the auditor's tries to record what the run committed, and into the host's drain.
+    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    other.exec('ROLLBACK');
+    other.close();
+    const result = await started.done;
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stderr).not.toMatch(/could not record|locked/i);
+    expect(missingFromLog(dataDir)).toEqual([]);
+    expect((await verify(dataDir)).status).toBe(0);
+  });
+
   it('kill -9 of `archon run` at random moments: after `archon resume`, verify exits 0 and no event of archon.db is missing from audit.db', async () => {
     for (let round = 0; round < 3; round++) {
       const dataDir = tempDir();

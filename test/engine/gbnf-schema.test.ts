@@ -44,6 +44,12 @@ describe('JSON Schema → node-llama-cpp GbnfJsonSchema', () => {
     expect(withoutNullOptionals(written, schema)).toEqual({ query: 'q', page: -Number.MAX_SAFE_INTEGER });
   });
 
+  it('an integer past the safe ones (5e20 parses, but no integer check takes it): left out when optional, held when required; a number is kept', () => {
+    const schema = { type: 'object', properties: { limit: { type: 'integer' }, page: { type: ['integer', 'null'] }, score: { type: 'number' }, items: { type: 'array', items: { type: 'integer' } } }, required: ['page', 'score', 'items'] };
+    const written = JSON.parse('{"limit": 5e20, "page": -84736291038475629384, "score": 5e20, "items": [3, 9007199254740993]}') as unknown;
+    expect(withoutNullOptionals(written, schema)).toEqual({ page: -Number.MAX_SAFE_INTEGER, score: 5e20, items: [3, Number.MAX_SAFE_INTEGER] });
+  });
+
   it('drops what it cannot say instead of failing: numeric bounds, patterns, unknown formats, not', () => {
     expect(toGbnfJsonSchema({ type: 'integer', minimum: 1, maximum: 9 })).toEqual({ type: 'integer' });
     expect(toGbnfJsonSchema({ type: 'string', pattern: '^a+$', format: 'email' })).toEqual({ type: 'string' });
