@@ -94,6 +94,8 @@ export interface RunEngineDependencies {
   now?: () => Date;
   newId?: () => string;
   log?: Log;
+  /** The Restate worker driving the run (a scheduled run): each step it starts names it. */
+  worker?: string;
 }
 
 export interface RunResult {
@@ -318,6 +320,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     subagents: subagentHost(dependencies, () => context, parent),
     bus: parent?.context.bus ?? dependencies.agentBus ?? new AgentBus(dependencies.runs.busMessages, dependencies.events, { now, newId: randomUUID }),
     log: dependencies.log,
+    worker: dependencies.worker ?? null,
     now,
     newId: dependencies.newId ?? randomUUID,
   };

@@ -20,6 +20,8 @@ export interface RunLaunch {
   dayMaxTokens?: number | null;
   /** The price of this run's model, when the operator gave one for the run (it wins over Settings). */
   price?: ModelPrice | null;
+  /** The Restate worker driving the run, when one does. */
+  worker?: string;
 }
 
 export type RunTarget = { goal: string; options: RunOptions; runId?: string } | { resume: string; overrides: Partial<RunOptions> };
@@ -41,6 +43,7 @@ function engineDependencies(launch: RunLaunch): RunEngineDependencies {
     capabilities: launch.capabilities,
     memory: settings.memory ? runtime.store.memory : undefined,
     now: runtime.now,
+    worker: launch.worker,
   };
 }
 

@@ -157,7 +157,7 @@ export async function runPlan(
     const dependencyResults = new Map(step.dependencies.map((id) => [id, states.get(id)?.result ?? '']));
     setState(step, 'running');
     const role = context.roles.registry.roleOf(step);
-    context.events.append(context.runId, 'step.started', { stepId: step.id, role, roleTools: context.roles.registry.get(role)?.tools ?? 'all' });
+    context.events.append(context.runId, 'step.started', { stepId: step.id, role, roleTools: context.roles.registry.get(role)?.tools ?? 'all', ...(context.worker ? { worker: context.worker } : {}) });
     running.set(step.id, settle(step, runStep(step, dependencyResults)).finally(() => running.delete(step.id)));
   };
 

@@ -1,6 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { canonicalJson } from '../../shared/canonical-json';
 import { BUILTIN_TOOL_NAMES, type BuiltinToolName } from '../../shared/tools/catalogue';
 
 /** The keyed object a worker serves: one built-in tool call per key, the run's call id. */
@@ -11,7 +9,7 @@ export const CALL_MARKS = 'ArchonCallMarks';
 /** A call's longest time limit: run_command's own ceiling. */
 export const MAX_CALL_MS = 600_000;
 
-/** One built-in tool call as the desk sends it to a worker, signed with the cluster's secret. */
+/** One built-in tool call as the desk sends it to a worker, signed with the cluster's secret under its key (signed.ts). */
 export const RemoteCallSchema = z.object({
   tool: z.enum(BUILTIN_TOOL_NAMES as [BuiltinToolName, ...BuiltinToolName[]]),
   args: z.unknown(),
@@ -19,16 +17,3 @@ export const RemoteCallSchema = z.object({
   signature: z.string().regex(/^[0-9a-f]{64}$/),
 });
 export type RemoteCall = z.infer<typeof RemoteCallSchema>;
-
-function signatureOf(secret: string, key: string, call: Omit<RemoteCall, 'signature'>): Buffer {
-  return createHmac('sha256', secret).update(canonicalJson([key, call.tool, call.args, call.timeoutMs])).digest();
-}
-
-/** The call under its key, signed: anyone can reach a Restate ingress, so a worker runs only what a desk holding the secret sent. */
-export function signedCall(secret: string, key: string, call: Omit<RemoteCall, 'signature'>): RemoteCall {
-  return { ...call, signature: signatureOf(secret, key, call).toString('hex') };
-}
-
-export function isSignedBy(secret: string, key: string, call: RemoteCall): boolean {
-  return timingSafeEqual(signatureOf(secret, key, call), Buffer.from(call.signature, 'hex'));
-}

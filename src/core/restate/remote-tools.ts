@@ -4,7 +4,8 @@ import { ToolResultSchema, type ToolResult } from '../../shared/schemas/tool';
 import { toolResult } from '../tools/tool-registry';
 import type { CallOptions, ToolCaller } from '../tools/tool-caller';
 import { CLUSTER_WAIT_MS, type RestateCluster } from './restate-cluster';
-import { signedCall, TOOL_SERVICE, type RemoteCall } from './remote-call';
+import { TOOL_SERVICE, type RemoteCall } from './remote-call';
+import { signed } from './signed';
 
 /** How long ending the invocations of stopped calls may take. */
 const KILL_TIMEOUT_MS = 5000;
@@ -29,7 +30,7 @@ export class RemoteToolCaller implements ToolCaller {
 
   async call(tool: string, args: unknown, options: CallOptions): Promise<ToolResult> {
     const key = options.key ?? randomUUID();
-    const call = signedCall(this.secret, key, { tool: tool as RemoteCall['tool'], args, timeoutMs: options.timeoutMs });
+    const call: RemoteCall = signed(this.secret, key, { tool: tool as RemoteCall['tool'], args, timeoutMs: options.timeoutMs });
     const target = `${TOOL_SERVICE}/${encodeURIComponent(key)}/call`;
     let invocationId: string | null = null;
     try {

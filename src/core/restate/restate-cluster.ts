@@ -88,6 +88,11 @@ export class RestateCluster {
     await this.request(`${this.address.admin}/invocations/${invocationId}/kill`, { method: 'PATCH' }, signal);
   }
 
+  /** Rows of the server's own tables (its SQL introspection), each read by `row`. */
+  async query<T>(sql: string, row: z.ZodType<T>, signal: AbortSignal): Promise<T[]> {
+    return (await this.json(`${this.address.admin}/query`, { method: 'POST', body: JSON.stringify({ query: sql }) }, z.object({ rows: z.array(row) }), signal)).rows;
+  }
+
   private async json<T>(url: string, init: RequestInit, schema: z.ZodType<T>, signal: AbortSignal): Promise<T> {
     const answer = schema.safeParse(await (await this.request(url, init, signal)).json());
     if (!answer.success) throw new ArchonError('CLUSTER_REFUSED', `The Restate server at ${new URL(url).origin} answered ${new URL(url).pathname} with what Archon cannot read: ${answer.error.issues[0]?.message ?? 'invalid'}. Check that the address is a Restate server's.`);

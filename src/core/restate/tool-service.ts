@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
 import { TOOL_CATALOGUE } from '../../shared/tools/catalogue';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { toolResult, UNCERTAIN_OUTCOME } from '../tools/tool-registry';
 import type { ToolCaller } from '../tools/tool-caller';
-import type { Log } from '../log';
-import { CALL_MARKS, isSignedBy, MAX_CALL_MS, RemoteCallSchema, TOOL_SERVICE, type RemoteCall } from './remote-call';
+import { CALL_MARKS, MAX_CALL_MS, RemoteCallSchema, TOOL_SERVICE, type RemoteCall } from './remote-call';
+import { isSignedBy } from './signed';
 import type { RestateCluster } from './restate-cluster';
 
 export interface ToolWorker {
@@ -55,11 +54,11 @@ async function callOnce(ctx: restate.ObjectContext, worker: ToolWorker, call: Re
 function refusal(worker: ToolWorker, key: string, input: unknown): string | null {
   const call = RemoteCallSchema.safeParse(input);
   if (!call.success) return `Refused by worker ${worker.id}: not a tool call it runs (${call.error.issues[0]?.message ?? 'invalid'}).`;
-  return isSignedBy(worker.secret, key, call.data) ? null : `Refused by worker ${worker.id}: not signed with this cluster's secret under its key.`;
+  return isSignedBy(worker.secret, key, input) ? null : `Refused by worker ${worker.id}: not signed with this cluster's secret under its key.`;
 }
 
-/** The tool object of a worker: built-in tools only, each call checked again against its schema by the tool process. */
-function toolService(worker: ToolWorker) {
+/** The tool object of a worker, and where it marks calls: built-in tools only, each call checked again against its schema by the tool process. */
+export function toolServices(worker: ToolWorker) {
   const tools = restate.object({
     name: TOOL_SERVICE,
     handlers: {
@@ -73,14 +72,4 @@ function toolService(worker: ToolWorker) {
     options: { inactivityTimeout: ATTEMPT_TIMEOUT_MS, abortTimeout: ATTEMPT_TIMEOUT_MS },
   });
   return [tools, callMarks] as const;
-}
-
-/** The worker's endpoint as a node:http handler: HTTP/1.1 request-response, so any worker behind one address may serve any attempt. Restate's own lines go to Archon's log. */
-export function toolWorkerHandler(worker: ToolWorker, log?: Log): (request: IncomingMessage, response: ServerResponse) => void {
-  const [tools, marks] = toolService(worker);
-  const endpoint = restate.endpoint().bind(tools).bind(marks);
-  endpoint.setLogger((meta, message, ...rest) => {
-    if (meta.level === 'warn' || meta.level === 'error') log?.[meta.level]({ invocationId: meta.context?.invocationId, worker: worker.id }, [message, ...rest].map(String).join(' '));
-  });
-  return endpoint.http1Handler();
 }

@@ -95,6 +95,8 @@ export interface RunContext {
   /** Where every hand-off between agents is published (see bus/agent-bus.ts). */
   bus: AgentBus;
   log?: Log;
+  /** The Restate worker driving the run, when one does (null: this process). */
+  worker?: string | null;
   now(): Date;
   newId(): string;
 }

@@ -4,7 +4,8 @@ import { parseJsonOrUndefined } from '../../shared/json';
 import type { ApprovalKind, ApprovalRequest, ApprovalStatus, Decider } from '../../shared/schemas/approval';
 import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
-import { RunControlSchema, RunOptionsSchema, RunSummarySchema, StepStatusSchema, WorkspacePinSchema, type WorkspacePin, type RunControl, type RunKind, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
+import { ENDED_RUN_STATUSES, RunControlSchema, RunOptionsSchema, RunSummarySchema, StepStatusSchema, WorkspacePinSchema, type WorkspacePin, type RunControl, type RunKind, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
+import { InboxItemSchema, type InboxItem } from '../../shared/schemas/schedule';
 import { ToolResultSchema, type SideEffects, type ToolResult } from '../../shared/schemas/tool';
 import type { ChatMessage } from '../model/chat';
 import { ProbeCache } from '../model/probe-cache';
@@ -213,6 +214,15 @@ export class RunStore {
   listRuns(limit: number): RunSummary[] {
     const rows = this.db.prepare(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?`).all(limit);
     return rows.map((row) => RunRowSchema.parse(row));
+  }
+
+  /** The inbox: runs a schedule started that ended or wait for the operator, the latest change first. */
+  inbox(limit: number): InboxItem[] {
+    const ended = [...ENDED_RUN_STATUSES].map(() => '?').join(', ');
+    const rows = this.db
+      .prepare(`SELECT ${RUN_COLUMNS}, json_extract(options_json, '$.schedule.id') AS schedule_id, json_extract(options_json, '$.schedule.firedAt') AS fired_at FROM runs WHERE json_extract(options_json, '$.schedule.id') IS NOT NULL AND status IN (${ended}) ORDER BY updated_at DESC, rowid DESC LIMIT ?`)
+      .all(...ENDED_RUN_STATUSES, limit) as ({ schedule_id: string; fired_at: string } & object)[];
+    return rows.map((row) => InboxItemSchema.parse({ run: RunRowSchema.parse(row), scheduleId: row.schedule_id, firedAt: row.fired_at }));
   }
 
   /**

@@ -3,11 +3,12 @@ import packageJson from '../../../package.json' with { type: 'json' };
 import { ArchonError } from '../../shared/errors';
 import type { Auditor } from '../../auditor/auditor';
 import type { ArchonRuntime } from '../../core/runtime';
-import { addDreamFlags, addMcpListFlags, addRestateFlags, addRunFlags, addRunSettingFlags, httpUrl, type DreamFlags, type McpListFlags, type RunFlags } from './command-flags';
+import { addDreamFlags, addMcpListFlags, addRestateFlags, addRunFlags, addRunSettingFlags, addScheduleFlags, httpUrl, shortName, type DreamFlags, type McpListFlags, type RunFlags } from './command-flags';
 import { addMemoryListFlags, addMemoryOutputFlags, type MemoryListFlags } from './memory-command';
 import type { ServeFlags } from './serve-command';
 import type { UndoFlags } from './undo-command';
 import type { WorkerFlags } from './worker-command';
+import type { ClusterFlags, ScheduleAddFlags } from './schedule-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5, paused: 6 } as const;
 
@@ -40,11 +41,6 @@ async function withRuntime<T>(options: DataDirOption, use: (runtime: ArchonRunti
   } finally {
     runtime.close();
   }
-}
-
-function workerId(value: string): string {
-  if (!/^[\w.-]{1,64}$/.test(value)) throw new InvalidArgumentError('up to 64 letters, digits, dots, dashes or underscores.');
-  return value;
 }
 
 function parsePort(value: string): number {
@@ -319,9 +315,30 @@ export function buildProgram(): Command {
       .option('--advertise <url>', 'the address Restate reaches this worker at, when not the one it listens on (a load balancer in front of several workers)', httpUrl)
       .option('--workspace <dir>', 'the only folder file tools may touch (default: the current folder)')
       .option('--allow-network', 'let sandboxed commands (run_command) use the network (default: Settings, else off)')
-      .option('--id <name>', 'the name the worker gives itself, up to 64 letters, digits, dots, dashes or underscores (default: host name and process id)', workerId)
+      .option('--id <name>', 'the name the worker gives itself, up to 64 letters, digits, dots, dashes or underscores (default: host name and process id)', shortName)
       .option(...dataDirOption),
-  ).action(async (flags: WorkerFlags & DataDirOption) => withRuntime(flags, async (runtime) => (await import('./worker-command')).serveWorker(runtime, flags)));
+  ).action(async (flags: WorkerFlags & DataDirOption) => withAuditedRuntime(flags, async (runtime) => (await import('./worker-command')).serveWorker(runtime, flags)));
+
+  const schedule = program.command('schedule').description('goals run on a cron schedule by the workers of a Restate cluster, while the desk is closed (see docs/scale-out.md)');
+  addScheduleFlags(schedule.command('add').description('add a schedule (or replace the one of the same --id); prints its next run').argument('<goal>', 'what each run should achieve')).action(
+    async (goal: string, flags: ScheduleAddFlags) => {
+      exitCode = await (await import('./schedule-command')).addScheduleFromCli(goal, flags);
+    },
+  );
+  addRestateFlags(schedule.command('list').description('the schedules the cluster keeps, with their next runs').option('--json', 'one JSON object per line')).action(async (flags: ClusterFlags & { json?: boolean }) => {
+    exitCode = await (await import('./schedule-command')).listSchedulesFromCli(flags);
+  });
+  addRestateFlags(schedule.command('rm').description('remove a schedule: it starts no more runs').argument('<id>', 'the schedule\'s name', shortName)).action(async (id: string, flags: ClusterFlags) => {
+    exitCode = await (await import('./schedule-command')).removeScheduleFromCli(id, flags);
+  });
+  program
+    .command('inbox')
+    .description('runs schedules started that ended or wait for you, the latest first')
+    .option(...dataDirOption)
+    .option('--json', 'one JSON object per line')
+    .action(async (options: DataDirOption & { json?: boolean }) => {
+      exitCode = await withRuntime(options, async (runtime) => (await import('./schedule-command')).inboxFromCli(runtime, options));
+    });
 
   addRunSettingFlags(
     program

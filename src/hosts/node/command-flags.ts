@@ -66,6 +66,12 @@ export function httpUrl(value: string): string {
   throw new InvalidArgumentError('expected an http:// or https:// address, e.g. http://127.0.0.1:8080.');
 }
 
+/** A worker's or a schedule's name. */
+export function shortName(value: string): string {
+  if (!/^[\w.-]{1,64}$/.test(value)) throw new InvalidArgumentError('up to 64 letters, digits, dots, dashes or underscores.');
+  return value;
+}
+
 /** Where a Restate cluster answers: `run --engine restate` and `worker` take the same two flags. */
 export function addRestateFlags(command: Command): Command {
   return command
@@ -172,4 +178,24 @@ export function addMcpListFlags(command: Command): Command {
     .option('--workspace <dir>', 'the folder stdio servers start in, as in a run (default: the current folder)')
     .option('--allow-network', 'let stdio servers use the network (default: Settings)')
     .option('--json', 'one JSON object per server and line');
+}
+
+/** `schedule add`: when, its name, its word on every approval, and the run settings a schedule carries (the worker's Settings give the rest). */
+export function addScheduleFlags(command: Command): Command {
+  return addRestateFlags(
+    command
+      .requiredOption('--cron <expression>', 'when, as five fields: minute hour day-of-month month day-of-week, in the workers\' time zone (e.g. "0 7 * * *": every day at 07:00)')
+      .option('--id <name>', 'the schedule\'s name, up to 64 letters, digits, dots, dashes or underscores; the same name replaces that schedule (default: a new name)', shortName)
+      .addOption(new Option('--approve <mode>', 'the answer to every approval its runs ask, nobody being at a terminal (default: deny)').choices(['auto', 'deny']))
+      .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset (default: the worker\'s Settings)', modelUrl)
+      .option('--model <name>', 'the model (default: the worker\'s Settings)')
+      .addOption(new Option('--policy <policy>', 'who is asked before what').choices(PolicySchema.options))
+      .option('--max-tokens <n>', 'token cap for each run', positiveInt('--max-tokens', 1e9))
+      .option('--max-cost <usd>', 'money cap for each run, in USD', positiveNumber)
+      .option('--max-steps <n>', 'the most steps a run\'s plan may have', positiveInt('--max-steps', 1000))
+      .addOption(new Option('--verify <mode>', 'how results are checked (see archon run --help)').choices(VerificationSchema.options))
+      .option('--accept-gaps', 'unmet success criteria end a run completed with gaps instead of failed')
+      .option('--workspace <dir>', 'the only folder its file tools may touch, on the workers\' machine (default: the worker\'s --workspace)')
+      .option('--json', 'print the schedule as JSON'),
+  );
 }

@@ -4,12 +4,14 @@ import { resolve } from 'node:path';
 import { sleep } from '../../shared/abort';
 import { ArchonError } from '../../shared/errors';
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
-import { toolWorkerHandler } from '../../core/restate/tool-service';
+import { workerEndpoint } from '../../core/restate/worker-endpoint';
 import type { ArchonRuntime } from '../../core/runtime';
 import { refuseWorkspaceInArchon } from '../../core/tools/hidden-folders';
 import { toolWorkerPool, workspaceFolder } from '../../core/tools/tool-host';
+import type { UndoWorkers } from '../../core/tools/file-restorer';
 import { RESTATE_DEFAULTS } from './command-flags';
 import { nodeWorkers } from './run-command';
+import { workerRunDriver } from './worker-runs';
 
 export interface WorkerFlags {
   restateIngress?: string;
@@ -50,13 +52,20 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
+export interface RunningWorker {
+  id: string;
+  /** Where it listens. */
+  address: string;
+  /** Takes no new call, lets those under way finish (for at most 30 s), then ends what is left. */
+  close(): Promise<void>;
+}
+
 /**
- * `archon worker`: runs built-in tool calls for the runs of a Restate cluster, in this machine's
- * sandboxed tool processes and workspace, until SIGINT or SIGTERM, then lets the calls under way
- * finish. Serves its endpoint, registers it with the admin API, then prints `Archon worker <id>
- * serving on <address>`.
+ * A worker: runs the built-in tool calls of a Restate cluster's runs, and the runs its schedules
+ * fire, in this machine's sandboxed tool processes and workspace. Serves its endpoint and registers
+ * it with the admin API.
  */
-export async function serveWorker(runtime: ArchonRuntime, flags: WorkerFlags): Promise<void> {
+export async function startWorker(runtime: ArchonRuntime, flags: WorkerFlags, workers: UndoWorkers = nodeWorkers(runtime)): Promise<RunningWorker> {
   const workspace = workspaceFolder(resolve(flags.workspace ?? '.'));
   refuseWorkspaceInArchon(workspace, runtime.dataDir);
   if (!flags.clusterSecretFile) throw new ArchonError('CONFIG_INVALID', 'archon worker needs --cluster-secret-file: the file of the secret the desk signs each call with (see docs/scale-out.md).');
@@ -64,22 +73,37 @@ export async function serveWorker(runtime: ArchonRuntime, flags: WorkerFlags): P
   const secret = clusterSecret(flags.clusterSecretFile, workspace);
   const settings = runtime.store.settingsForRun();
   if (settings.sandbox === 'off') throw new ArchonError('CONFIG_INVALID', `The OS sandbox is off in the Settings of ${runtime.dataDir}: a worker runs calls no one at this machine sees, so it runs them only confined. Turn the sandbox on there, or give the worker a data dir of its own (--data-dir).`);
-  const pool = toolWorkerPool({ ...nodeWorkers(runtime), settings: { ...settings, allowNetwork: flags.allowNetwork ?? settings.allowNetwork }, log: runtime.log }, workspace);
+  const pool = toolWorkerPool({ ...workers, settings: { ...settings, allowNetwork: flags.allowNetwork ?? settings.allowNetwork }, log: runtime.log }, workspace);
   pool.warmUp();
   const cluster = new RestateCluster({ ingress: flags.restateIngress ?? RESTATE_DEFAULTS.ingress, admin: flags.restateAdmin ?? RESTATE_DEFAULTS.admin });
   const id = flags.id ?? `${hostname().slice(0, 48)}-${process.pid}`;
-  const server = createServer(toolWorkerHandler({ id, caller: pool, cluster, secret }, runtime.log));
+  const driver = workerRunDriver(runtime, { id, workspace, workers, allowNetwork: flags.allowNetwork });
+  const server = createServer(workerEndpoint({ id, caller: pool, cluster, secret }, { id, driver, secret }, runtime.log));
+  const close = async () => {
+    await drain(server);
+    await pool.close();
+  };
   try {
     const port = await listen(server, flags.port, flags.host);
     const address = `http://${flags.host.includes(':') ? `[${flags.host}]` : flags.host}:${port}`;
     await cluster.register(flags.advertise ?? address, AbortSignal.timeout(REGISTER_TIMEOUT_MS));
-    process.stdout.write(`Archon worker ${id} serving on ${address}\n`);
+    return { id, address, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** `archon worker`: a worker until SIGINT or SIGTERM; prints `Archon worker <id> serving on <address>` once registered. */
+export async function serveWorker(runtime: ArchonRuntime, flags: WorkerFlags): Promise<void> {
+  const worker = await startWorker(runtime, flags);
+  try {
+    process.stdout.write(`Archon worker ${worker.id} serving on ${worker.address}\n`);
     await new Promise<void>((done) => {
       process.once('SIGINT', done);
       process.once('SIGTERM', done);
     });
   } finally {
-    await drain(server);
-    await pool.close();
+    await worker.close();
   }
 }

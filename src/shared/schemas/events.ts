@@ -55,7 +55,7 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   runEvent('model.attempt_failed', { stepId: z.string().nullable(), purpose: z.string(), attempt: z.int().positive(), error: z.string() }),
   runEvent('plan.ready', { plan: PlanSchema }),
   /** `role`: the role the step runs as; `roleTools`: the tools that role may use (what the auditor checks its calls against). */
-  runEvent('step.started', { ...stepShape, role: z.string().optional(), roleTools: z.union([z.array(z.string()), z.literal('all')]).optional() }),
+  runEvent('step.started', { ...stepShape, role: z.string().optional(), roleTools: z.union([z.array(z.string()), z.literal('all')]).optional(), worker: z.string().max(64).optional() }),
   runEvent('step.completed', { ...stepShape, result: z.string() }),
   runEvent('step.failed', { ...stepShape, reason: z.string() }),
   runEvent('step.skipped', { ...stepShape, reason: z.string() }),

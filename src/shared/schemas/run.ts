@@ -79,6 +79,9 @@ export const RunSummarySchema = z.object({
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
 export const ApproveModeSchema = z.enum(['prompt', 'auto', 'deny']);
+
+/** A schedule's name: what `archon schedule rm` takes, and its key on the cluster. */
+export const ScheduleIdSchema = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'up to 64 letters, digits, dots, dashes or underscores');
 export type ApproveMode = z.infer<typeof ApproveModeSchema>;
 
 /** How a run is carried out; stored with the run so `archon resume` continues with the same settings. */
@@ -116,6 +119,8 @@ export const RunOptionsSchema = z.object({
   maxPlanSteps: z.int().min(1).max(1000).optional(),
   /** The Restate cluster whose workers run the run's built-in tool calls, and the file of the secret each call is signed with (absent or null: this machine's tool processes). */
   cluster: z.object({ ingress: z.url({ protocol: /^https?$/ }), admin: z.url({ protocol: /^https?$/ }), secretFile: z.string().min(1).max(4096) }).nullable().optional(),
+  /** The schedule that started the run, and the firing it was started for: such a run lands in the inbox when it ends or waits. */
+  schedule: z.object({ id: ScheduleIdSchema, firedAt: z.iso.datetime() }).optional(),
 });
 export type RunOptions = z.infer<typeof RunOptionsSchema>;
 

@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { ArchonError } from '../../shared/errors';
+import { resolveModelUrl } from '../../shared/model-presets';
+import type { RunOptions } from '../../shared/schemas/run';
+import { ScheduledOptionsSchema, type Schedule } from '../../shared/schemas/schedule';
+import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
+import { listSchedules, removeSchedule, setSchedule } from '../../core/restate/run-service';
+import type { ArchonRuntime } from '../../core/runtime';
+import { checkCron } from '../../core/schedule/cron';
+import { RESTATE_DEFAULTS } from './command-flags';
+import { terminalText } from './terminal-text';
+
+export interface ClusterFlags {
+  restateIngress?: string;
+  restateAdmin?: string;
+  clusterSecretFile?: string;
+}
+
+export interface ScheduleAddFlags extends ClusterFlags {
+  cron: string;
+  id?: string;
+  approve?: 'auto' | 'deny';
+  modelUrl?: string;
+  model?: string;
+  policy?: RunOptions['policy'];
+  maxTokens?: number;
+  maxCost?: number;
+  maxSteps?: number;
+  verify?: RunOptions['verification'];
+  acceptGaps?: boolean;
+  workspace?: string;
+  json?: boolean;
+}
+
+/** How long the cluster may take to answer a schedule command. */
+const COMMAND_TIMEOUT_MS = 90_000;
+
+function clusterOf(flags: ClusterFlags): RestateCluster {
+  return new RestateCluster({ ingress: flags.restateIngress ?? RESTATE_DEFAULTS.ingress, admin: flags.restateAdmin ?? RESTATE_DEFAULTS.admin });
+}
+
+function secretOf(flags: ClusterFlags, workspace: string): string {
+  if (!flags.clusterSecretFile) throw new ArchonError('CONFIG_INVALID', 'archon schedule needs --cluster-secret-file: the file of the secret the workers check each schedule against (see docs/scale-out.md).');
+  return clusterSecret(resolve(flags.clusterSecretFile), workspace);
+}
+
+/** The schedule the flags describe; only what was given, the worker's Settings give the rest. */
+function scheduleFrom(goal: string, flags: ScheduleAddFlags): Schedule {
+  checkCron(flags.cron);
+  const given = {
+    modelUrl: flags.modelUrl === undefined ? undefined : resolveModelUrl(flags.modelUrl),
+    model: flags.model,
+    policy: flags.policy,
+    maxTokens: flags.maxTokens,
+    maxCostUsd: flags.maxCost,
+    maxPlanSteps: flags.maxSteps,
+    verification: flags.verify,
+    acceptGaps: flags.acceptGaps,
+    workspace: flags.workspace === undefined ? undefined : resolve(flags.workspace),
+  };
+  const options = ScheduledOptionsSchema.parse(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)));
+  return { goal, cron: flags.cron.trim(), approve: flags.approve ?? 'deny', options };
+}
+
+/** `archon schedule add`: the schedule is kept by the cluster, whose workers fire it; prints its next firing. */
+export async function addScheduleFromCli(goal: string, flags: ScheduleAddFlags): Promise<number> {
+  const schedule = scheduleFrom(goal, flags);
+  const secret = secretOf(flags, schedule.options.workspace ?? resolve('.'));
+  const id = flags.id ?? `schedule-${randomBytes(4).toString('hex')}`;
+  const cluster = clusterOf(flags);
+  const signal = AbortSignal.timeout(COMMAND_TIMEOUT_MS);
+  await cluster.check('ArchonSchedules', signal);
+  const state = await setSchedule(cluster, secret, id, schedule, signal);
+  process.stdout.write(flags.json ? `${JSON.stringify(state)}\n` : `Schedule ${state.id}: next run at ${state.next} (cron "${state.schedule.cron}", approvals: ${state.schedule.approve === 'auto' ? 'yes' : 'no'}): ${terminalText(goal)}\n`);
+  return 0;
+}
+
+/** `archon schedule list`: each schedule the cluster keeps, with its next firing. */
+export async function listSchedulesFromCli(flags: ClusterFlags & { json?: boolean }): Promise<number> {
+  const schedules = await listSchedules(clusterOf(flags), AbortSignal.timeout(COMMAND_TIMEOUT_MS));
+  for (const { id, schedule, next } of schedules) process.stdout.write(flags.json ? `${JSON.stringify({ id, schedule, next })}\n` : `${id}  next ${next}  "${schedule.cron}"  ${terminalText(schedule.goal, { keepNewlines: false })}\n`);
+  if (schedules.length === 0 && !flags.json) process.stdout.write('No schedules.\n');
+  return 0;
+}
+
+/** `archon schedule rm`: exit 1 when there was no such schedule. */
+export async function removeScheduleFromCli(id: string, flags: ClusterFlags): Promise<number> {
+  const removed = await removeSchedule(clusterOf(flags), secretOf(flags, resolve('.')), id, AbortSignal.timeout(COMMAND_TIMEOUT_MS));
+  process.stdout.write(removed ? `Removed schedule ${id}; it starts no more runs.\n` : `No schedule ${id} on this cluster (archon schedule list shows those there are).\n`);
+  return removed ? 0 : 1;
+}
+
+/** `archon inbox`: runs schedules started that ended or wait for the operator. */
+export function inboxFromCli(runtime: ArchonRuntime, flags: { json?: boolean }): number {
+  const items = runtime.store.runs.inbox(200);
+  for (const item of items) process.stdout.write(flags.json ? `${JSON.stringify(item)}\n` : `${item.run.id}  ${item.run.status.padEnd(19)}  ${item.firedAt}  ${item.scheduleId}  ${terminalText(item.run.goal, { keepNewlines: false })}\n`);
+  if (items.length === 0 && !flags.json) process.stdout.write('The inbox is empty: no scheduled run has ended or waits.\n');
+  return 0;
+}

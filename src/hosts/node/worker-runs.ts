@@ -1,0 +1,63 @@
+import { approveAll, denyAll } from '../../core/approval/approval-channel';
+import { launchRun } from '../../core/agent/run-launcher';
+import { composeRunServices } from '../../core/composition';
+import type { RunDriver, ScheduledRun } from '../../core/restate/run-service';
+import { runOptionsFrom } from '../../core/run/run-options';
+import type { ArchonRuntime } from '../../core/runtime';
+import { commandLineApiKeys } from '../../core/secrets/api-key-source';
+import type { UndoWorkers } from '../../core/tools/file-restorer';
+import { refuseWorkspaceInArchon } from '../../core/tools/hidden-folders';
+import { ArchonError } from '../../shared/errors';
+import { resolveModelUrl } from '../../shared/model-presets';
+import { ENDED_RUN_STATUSES, type RunStatus } from '../../shared/schemas/run';
+import { engineLauncher } from './engine-launcher';
+
+/**
+ * The attempt ending (this worker stopping, its connection lost) leaves the run as it stands, neither
+ * stopped nor paused: Restate's next attempt, here or on another worker, goes on with it. The
+ * emergency stop ends it through its own signal.
+ */
+function handedOver(attempt: AbortSignal, workerId: string): AbortSignal {
+  const run = new AbortController();
+  const hand = () => run.abort(new ArchonError('RUN_LEASED', `Worker ${workerId} ended its attempt at the run; the next attempt goes on with it.`));
+  if (attempt.aborted) hand();
+  else attempt.addEventListener('abort', hand, { once: true });
+  return run.signal;
+}
+
+export interface WorkerRunsOptions {
+  id: string;
+  /** The worker's own workspace: a scheduled run's, when its schedule names none. */
+  workspace: string;
+  workers: UndoWorkers;
+  allowNetwork?: boolean;
+}
+
+/**
+ * How a worker drives the runs its schedules fire: in this process, on its data dir (where the
+ * auditor follows them and `archon runs` and the inbox list them), its tools in its own sandbox,
+ * its model key from OPENAI_API_KEY. Nobody is at a terminal: the schedule's word answers every approval.
+ */
+export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOptions): RunDriver {
+  return {
+    now: runtime.now,
+    async drive(runId: string, run: ScheduledRun, signal: AbortSignal): Promise<RunStatus> {
+      const existing = runtime.store.runs.getRun(runId);
+      // A replay after the run ended, before the end was journaled: how it ended (a paused run waits for the operator).
+      if (existing && ENDED_RUN_STATUSES.has(existing.summary.status)) return existing.summary.status;
+      const settings = runtime.store.settingsForRun();
+      const options = runOptionsFrom(settings, { workspace: worker.workspace, ...run.schedule.options, schedule: { id: run.scheduleId, firedAt: run.firedAt } });
+      refuseWorkspaceInArchon(options.workspace, runtime.dataDir);
+      const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));
+      const services = composeRunServices({ runtime, workers: worker.workers, apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: worker.allowNetwork, engineLauncher: engineLauncher() });
+      try {
+        const launch = { runtime, settings, approvals: run.schedule.approve === 'auto' ? approveAll : denyAll, estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id };
+        const target = existing ? { resume: runId, overrides: {} } : { goal: run.schedule.goal, options, runId };
+        return (await launchRun(launch, target, handedOver(signal, worker.id))).status;
+      } finally {
+        await services.close();
+        runtime.events.flush();
+      }
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { RunOptionsSchema, RunSummarySchema, ScheduleIdSchema } from './run';
+
+/** The run options a schedule may set; the rest come from the Settings of the worker that runs it. */
+export const ScheduledOptionsSchema = RunOptionsSchema.pick({
+  modelUrl: true,
+  model: true,
+  policy: true,
+  concurrency: true,
+  maxTokens: true,
+  maxCostUsd: true,
+  maxIterations: true,
+  maxPlanSteps: true,
+  verification: true,
+  acceptGaps: true,
+  workspace: true,
+  memory: true,
+  embeddingModel: true,
+}).partial();
+export type ScheduledOptions = z.infer<typeof ScheduledOptionsSchema>;
+
+/**
+ * A goal run on a cron schedule by the workers of a Restate cluster, nobody at a terminal: its
+ * approvals are all yes or all no, and each run is held to its own caps.
+ */
+export const ScheduleSchema = z.object({
+  goal: z.string().min(1).max(20_000),
+  cron: z.string().min(1).max(200),
+  approve: z.enum(['auto', 'deny']),
+  options: ScheduledOptionsSchema,
+});
+export type Schedule = z.infer<typeof ScheduleSchema>;
+
+/** What the cluster keeps of a schedule: the schedule and its next firing. */
+export const ScheduleStateSchema = z.object({ id: ScheduleIdSchema, schedule: ScheduleSchema, next: z.iso.datetime() });
+export type ScheduleState = z.infer<typeof ScheduleStateSchema>;
+
+/** A run in the inbox: one a schedule started, which ended or waits for the operator. */
+export const InboxItemSchema = z.object({ run: RunSummarySchema, scheduleId: ScheduleIdSchema, firedAt: z.iso.datetime() });
+export type InboxItem = z.infer<typeof InboxItemSchema>;
