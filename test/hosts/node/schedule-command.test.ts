@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { childProcessLauncher } from '../../../src/core/process/child-process-launcher';
 import { createRuntime, type ArchonRuntime } from '../../../src/core/runtime';
@@ -11,7 +12,7 @@ import { planReply, stepIdOf, type RecordedRequest, type ScriptedReply } from '.
 import { runArchon, spawnArchon } from '../../support/archon-process';
 import { builtFile, PROJECT_ROOT } from '../../support/built';
 import { useModelServers } from '../../support/model-servers';
-import { until, useRestate } from '../../support/restate';
+import { freePorts, until, useRestate, type ArchonWorker } from '../../support/restate';
 import { useTempDirs } from '../../support/temp-dir';
 
 // A Restate server, a worker and a scheduled run on a loaded 2-core machine: the bound is against hangs, not a speed target.
@@ -104,6 +105,52 @@ describe('archon schedule, on a Restate cluster', () => {
     expect(await answer.text()).toMatch(/not signed with this cluster's secret/);
     const listed = await spawnArchon(['schedule', 'list', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin]).done;
     expect(listed.stdout).toBe('No schedules.\n');
+    expect(existsSync(join(workspace, 'ledger.txt'))).toBe(false);
+  });
+
+  it('a worker killed with kill -9 while it drives a scheduled run: the other worker goes on with it from the shared data dir, and does not run the interrupted command again on a rule\'s word', async () => {
+    const cluster = await restate.server();
+    const secretFile = restate.secretFile();
+    const [frontPort, ...ports] = (await freePorts(3)) as [number, number, number];
+    const front = await restate.balancer(frontPort, () => ports);
+    const workspace = tempDir();
+    const dataDir = tempDir();
+    const workers = [
+      await restate.worker(cluster, { id: 'w1', port: ports[0], workspace, dataDir, secretFile, advertise: front.url }),
+      await restate.worker(cluster, { id: 'w2', port: ports[1], workspace, dataDir, secretFile, advertise: front.url }),
+    ];
+    // The command waits for a file the test makes only after the kill.
+    const model = await serve({ reply: (request) => (request.purpose === 'plan' || request.purpose === 'final' || request.body.messages?.at(-1)?.role === 'tool' ? appendMark(request) : { toolCalls: [{ name: 'run_command', arguments: { command: 'echo started >> starts.txt; until [ -e go ]; do sleep 0.1; done; echo mark >> ledger.txt' } }] }) });
+    // Once, a few seconds from now (six fields: seconds first), in this machine's time zone, which the workers share.
+    const at = new Date(Date.now() + 12_000);
+    const once = `${at.getSeconds()} ${at.getMinutes()} ${at.getHours()} * * *`;
+    const flags = ['--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin, '--cluster-secret-file', secretFile];
+    const added = await spawnArchon(['schedule', 'add', 'append a mark to the ledger', '--cron', once, '--id', 'once', '--approve', 'auto', '--model-url', model.url, ...flags]).done;
+    expect(added.status, added.stderr).toBe(0);
+
+    await until(() => existsSync(join(workspace, 'starts.txt')), 'the scheduled run to start its command', 120);
+    const driving = () => {
+      const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
+      try {
+        return (db.prepare("SELECT json_extract(body_json, '$.worker') AS worker FROM events WHERE type = 'step.started' ORDER BY seq").all() as { worker: string }[]).map((row) => row.worker);
+      } finally {
+        db.close();
+      }
+    };
+    const [first] = driving();
+    const killed = workers.find((worker) => worker.id === first) as ArchonWorker;
+    const other = workers.find((worker) => worker !== killed) as ArchonWorker;
+    killed.child.kill('SIGKILL');
+    writeFileSync(join(workspace, 'go'), '');
+
+    const inbox = () => runArchon(['inbox', '--json', '--data-dir', dataDir]).stdout.trim().split('\n').filter(Boolean).map((line) => InboxItemSchema.parse(JSON.parse(line)));
+    await until(() => inbox().length > 0, 'the run to end on the other worker', 150);
+    // The other worker went on with the run; the command the kill interrupted may have happened, so no rule runs it again.
+    expect(driving()).toEqual([killed.id, other.id]);
+    const [item] = inbox();
+    expect(item?.run.status).toBe('failed');
+    expect(item?.run.error).toMatch(/run_command in step mark may or may not have happened: it was interrupted and not run again/);
+    expect(readFileSync(join(workspace, 'starts.txt'), 'utf8')).toBe('started\n');
     expect(existsSync(join(workspace, 'ledger.txt'))).toBe(false);
   });
 
