@@ -35,6 +35,8 @@ function isTransient(error: unknown): boolean {
   return error instanceof TypeError && error.message === 'fetch failed';
 }
 
+const idempotent = (key: string | null): Record<string, string> => (key === null ? {} : { 'idempotency-key': key });
+
 const SentSchema = z.object({ invocationId: z.string().min(1) });
 const DeploymentSchema = z.object({ id: z.string().min(1) });
 
@@ -66,16 +68,17 @@ export class RestateCluster {
   }
 
   /**
-   * Sends one invocation of `target` (`Object/key/handler`) under `key`: the same key gives the
-   * same invocation (Restate keeps its result), so a call sent twice runs once. Returns its id.
+   * Sends one invocation of `target` (`Object/key/handler`) under idempotency `key`: the same key
+   * gives the same invocation (Restate keeps its result), so a call sent twice runs once. A
+   * workflow's run takes no key (its workflow key is one already). Returns its id.
    */
-  async send(target: string, input: unknown, key: string, signal: AbortSignal): Promise<string> {
-    return (await this.json(`${this.address.ingress}/${target}/send`, { method: 'POST', body: JSON.stringify(input), headers: { 'idempotency-key': key } }, SentSchema, signal)).invocationId;
+  async send(target: string, input: unknown, key: string | null, signal: AbortSignal): Promise<string> {
+    return (await this.json(`${this.address.ingress}/${target}/send`, { method: 'POST', body: JSON.stringify(input), headers: idempotent(key) }, SentSchema, signal)).invocationId;
   }
 
-  /** One invocation of `target` under `key`, waited for: its output, as `schema` reads it. */
-  async call<T>(target: string, input: unknown, key: string, schema: z.ZodType<T>, signal: AbortSignal): Promise<T> {
-    return this.json(`${this.address.ingress}/${target}`, { method: 'POST', body: JSON.stringify(input), headers: { 'idempotency-key': key } }, schema, signal);
+  /** One invocation of `target` under idempotency `key` (or none), waited for: its output, as `schema` reads it. */
+  async call<T>(target: string, input: unknown, key: string | null, schema: z.ZodType<T>, signal: AbortSignal): Promise<T> {
+    return this.json(`${this.address.ingress}/${target}`, { method: 'POST', body: JSON.stringify(input), headers: idempotent(key) }, schema, signal);
   }
 
   /** The invocation's output, waited for across a restart of the server (bounded by CLUSTER_WAIT_MS of silence) until `signal` ends the wait. */

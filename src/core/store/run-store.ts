@@ -216,13 +216,17 @@ export class RunStore {
     return rows.map((row) => RunRowSchema.parse(row));
   }
 
-  /** The inbox: runs a schedule started that ended or wait for the operator, the latest change first. */
+  /** The inbox: runs a schedule started that ended, or that wait for a person's answer, the latest change first. */
   inbox(limit: number): InboxItem[] {
     const ended = [...ENDED_RUN_STATUSES].map(() => '?').join(', ');
+    const waiting = "EXISTS (SELECT 1 FROM approvals WHERE approvals.run_id = runs.id AND approvals.status = 'pending')";
     const rows = this.db
-      .prepare(`SELECT ${RUN_COLUMNS}, json_extract(options_json, '$.schedule.id') AS schedule_id, json_extract(options_json, '$.schedule.firedAt') AS fired_at FROM runs WHERE json_extract(options_json, '$.schedule.id') IS NOT NULL AND status IN (${ended}) ORDER BY updated_at DESC, rowid DESC LIMIT ?`)
-      .all(...ENDED_RUN_STATUSES, limit) as ({ schedule_id: string; fired_at: string } & object)[];
-    return rows.map((row) => InboxItemSchema.parse({ run: RunRowSchema.parse(row), scheduleId: row.schedule_id, firedAt: row.fired_at }));
+      .prepare(
+        `SELECT ${RUN_COLUMNS}, json_extract(options_json, '$.schedule.id') AS schedule_id, json_extract(options_json, '$.schedule.firedAt') AS fired_at, ${waiting} AS waiting FROM runs ` +
+          `WHERE json_extract(options_json, '$.schedule.id') IS NOT NULL AND (status IN (${ended}) OR ${waiting}) ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
+      )
+      .all(...ENDED_RUN_STATUSES, limit) as ({ schedule_id: string; fired_at: string; waiting: number } & object)[];
+    return rows.map((row) => InboxItemSchema.parse({ run: RunRowSchema.parse(row), scheduleId: row.schedule_id, firedAt: row.fired_at, waiting: row.waiting === 1 }));
   }
 
   /**

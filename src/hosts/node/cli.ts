@@ -8,7 +8,7 @@ import { addMemoryListFlags, addMemoryOutputFlags, type MemoryListFlags } from '
 import type { ServeFlags } from './serve-command';
 import type { UndoFlags } from './undo-command';
 import type { WorkerFlags } from './worker-command';
-import type { ClusterFlags, ScheduleAddFlags } from './schedule-command';
+import type { ApproveFlags, ClusterFlags, ScheduleAddFlags } from './schedule-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5, paused: 6 } as const;
 
@@ -330,6 +330,21 @@ export function buildProgram(): Command {
   });
   addRestateFlags(schedule.command('rm').description('remove a schedule: it starts no more runs').argument('<id>', 'the schedule\'s name', shortName)).action(async (id: string, flags: ClusterFlags) => {
     exitCode = await (await import('./schedule-command')).removeScheduleFromCli(id, flags);
+  });
+  addRestateFlags(program.command('approvals').description('what scheduled runs ask you, waiting on the Restate cluster (answer with archon approve)').option('--json', 'one JSON object per line')).action(
+    async (flags: ClusterFlags & { json?: boolean }) => {
+      exitCode = await (await import('./schedule-command')).listClusterApprovalsFromCli(flags);
+    },
+  );
+  addRestateFlags(
+    program
+      .command('approve')
+      .description("answer a scheduled run's approval (archon approvals lists them): yes, or --reject")
+      .argument('<id>', 'the approval, as archon approvals lists it')
+      .option('--reject', 'answer no')
+      .option('--feedback <text>', 'with --reject: what the agent is told'),
+  ).action(async (id: string, flags: ApproveFlags) => {
+    exitCode = await (await import('./schedule-command')).answerClusterApprovalFromCli(id, flags);
   });
   program
     .command('inbox')

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseModelUrl } from '../../shared/model-presets';
+import { ScheduledApproveSchema } from '../../shared/schemas/schedule';
 import { ApproveModeSchema, ModelPriceSchema, PolicySchema, VerificationSchema, type ModelPrice, type RunOptions } from '../../shared/schemas/run';
 
 /**
@@ -186,7 +187,7 @@ export function addScheduleFlags(command: Command): Command {
     command
       .requiredOption('--cron <expression>', 'when, as five fields: minute hour day-of-month month day-of-week, in the workers\' time zone (e.g. "0 7 * * *": every day at 07:00)')
       .option('--id <name>', 'the schedule\'s name, up to 64 letters, digits, dots, dashes or underscores; the same name replaces that schedule (default: a new name)', shortName)
-      .addOption(new Option('--approve <mode>', 'the answer to every approval its runs ask, nobody being at a terminal (default: deny)').choices(['auto', 'deny']))
+      .addOption(new Option('--approve <mode>', 'who answers the approvals its runs ask: always yes, always no, or a person at a desk with archon approve (default: deny)').choices(ScheduledApproveSchema.options))
       .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset (default: the worker\'s Settings)', modelUrl)
       .option('--model <name>', 'the model (default: the worker\'s Settings)')
       .addOption(new Option('--policy <policy>', 'who is asked before what').choices(PolicySchema.options))

@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { ArchonError } from '../../shared/errors';
 import { resolveModelUrl } from '../../shared/model-presets';
+import type { ApprovalDecision } from '../../shared/schemas/approval';
 import type { RunOptions } from '../../shared/schemas/run';
-import { ScheduledOptionsSchema, type Schedule } from '../../shared/schemas/schedule';
+import { ScheduledOptionsSchema, type Schedule, type ScheduledApprove } from '../../shared/schemas/schedule';
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
+import { answerClusterApproval, pendingClusterApprovals } from '../../core/restate/cluster-approvals';
 import { listSchedules, removeSchedule, setSchedule } from '../../core/restate/run-service';
 import type { ArchonRuntime } from '../../core/runtime';
 import { checkCron } from '../../core/schedule/cron';
@@ -20,7 +22,7 @@ export interface ClusterFlags {
 export interface ScheduleAddFlags extends ClusterFlags {
   cron: string;
   id?: string;
-  approve?: 'auto' | 'deny';
+  approve?: ScheduledApprove;
   modelUrl?: string;
   model?: string;
   policy?: RunOptions['policy'];
@@ -32,6 +34,8 @@ export interface ScheduleAddFlags extends ClusterFlags {
   workspace?: string;
   json?: boolean;
 }
+
+const APPROVALS: Record<ScheduledApprove, string> = { auto: 'yes', deny: 'no', desk: 'archon approve' };
 
 /** How long the cluster may take to answer a schedule command. */
 const COMMAND_TIMEOUT_MS = 90_000;
@@ -72,7 +76,7 @@ export async function addScheduleFromCli(goal: string, flags: ScheduleAddFlags):
   const signal = AbortSignal.timeout(COMMAND_TIMEOUT_MS);
   await cluster.check('ArchonSchedules', signal);
   const state = await setSchedule(cluster, secret, id, schedule, signal);
-  process.stdout.write(flags.json ? `${JSON.stringify(state)}\n` : `Schedule ${state.id}: next run at ${state.next} (cron "${state.schedule.cron}", approvals: ${state.schedule.approve === 'auto' ? 'yes' : 'no'}): ${terminalText(goal)}\n`);
+  process.stdout.write(flags.json ? `${JSON.stringify(state)}\n` : `Schedule ${state.id}: next run at ${state.next} (cron "${state.schedule.cron}", approvals: ${APPROVALS[state.schedule.approve]}): ${terminalText(goal)}\n`);
   return 0;
 }
 
@@ -91,10 +95,33 @@ export async function removeScheduleFromCli(id: string, flags: ClusterFlags): Pr
   return removed ? 0 : 1;
 }
 
-/** `archon inbox`: runs schedules started that ended or wait for the operator. */
+/** `archon inbox`: runs schedules started that ended or wait for a person (`archon approvals` lists what they ask). */
 export function inboxFromCli(runtime: ArchonRuntime, flags: { json?: boolean }): number {
   const items = runtime.store.runs.inbox(200);
-  for (const item of items) process.stdout.write(flags.json ? `${JSON.stringify(item)}\n` : `${item.run.id}  ${item.run.status.padEnd(19)}  ${item.firedAt}  ${item.scheduleId}  ${terminalText(item.run.goal, { keepNewlines: false })}\n`);
+  for (const item of items) process.stdout.write(flags.json ? `${JSON.stringify(item)}\n` : `${item.run.id}  ${(item.waiting ? 'waits for you' : item.run.status).padEnd(19)}  ${item.firedAt}  ${item.scheduleId}  ${terminalText(item.run.goal, { keepNewlines: false })}\n`);
   if (items.length === 0 && !flags.json) process.stdout.write('The inbox is empty: no scheduled run has ended or waits.\n');
+  return 0;
+}
+
+/** `archon approvals`: what scheduled runs ask a person, waiting on the cluster, oldest first. */
+export async function listClusterApprovalsFromCli(flags: ClusterFlags & { json?: boolean }): Promise<number> {
+  const pending = await pendingClusterApprovals(clusterOf(flags), AbortSignal.timeout(COMMAND_TIMEOUT_MS));
+  for (const { key, request } of pending) {
+    process.stdout.write(flags.json ? `${JSON.stringify({ key, request })}\n` : `${key}  ${request.kind.padEnd(14)}  run ${request.runId.slice(0, 8)}  ${terminalText(request.summary, { keepNewlines: false })}\n`);
+  }
+  if (pending.length === 0 && !flags.json) process.stdout.write('No approval waits on this cluster.\n');
+  return 0;
+}
+
+export interface ApproveFlags extends ClusterFlags {
+  reject?: boolean;
+  feedback?: string;
+}
+
+/** `archon approve ID [--reject --feedback TEXT]`: a person's answer to a scheduled run's approval, signed with the cluster's secret. */
+export async function answerClusterApprovalFromCli(key: string, flags: ApproveFlags): Promise<number> {
+  const decision: ApprovalDecision = flags.reject ? { verdict: 'reject', feedback: flags.feedback ?? 'Rejected with archon approve.' } : { verdict: 'approve' };
+  await answerClusterApproval(clusterOf(flags), secretOf(flags, resolve('.')), key, decision, AbortSignal.timeout(COMMAND_TIMEOUT_MS));
+  process.stdout.write(`${flags.reject ? 'Rejected' : 'Approved'} ${key}; the run goes on.\n`);
   return 0;
 }

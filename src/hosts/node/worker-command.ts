@@ -77,7 +77,7 @@ export async function startWorker(runtime: ArchonRuntime, flags: WorkerFlags, wo
   pool.warmUp();
   const cluster = new RestateCluster({ ingress: flags.restateIngress ?? RESTATE_DEFAULTS.ingress, admin: flags.restateAdmin ?? RESTATE_DEFAULTS.admin });
   const id = flags.id ?? `${hostname().slice(0, 48)}-${process.pid}`;
-  const driver = workerRunDriver(runtime, { id, workspace, workers, allowNetwork: flags.allowNetwork });
+  const driver = workerRunDriver(runtime, { id, cluster, secret, workspace, workers, allowNetwork: flags.allowNetwork });
   const server = createServer(workerEndpoint({ id, caller: pool, cluster, secret }, { id, driver, secret }, runtime.log));
   const close = async () => {
     await drain(server);

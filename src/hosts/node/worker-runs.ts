@@ -1,4 +1,7 @@
-import { approveAll, denyAll } from '../../core/approval/approval-channel';
+import { approveAll, denyAll, type ApprovalChannel } from '../../core/approval/approval-channel';
+import { ClusterApprovals } from '../../core/restate/cluster-approvals';
+import type { RestateCluster } from '../../core/restate/restate-cluster';
+import type { ScheduledApprove } from '../../shared/schemas/schedule';
 import { launchRun } from '../../core/agent/run-launcher';
 import { composeRunServices } from '../../core/composition';
 import type { RunDriver, ScheduledRun } from '../../core/restate/run-service';
@@ -27,16 +30,24 @@ function handedOver(attempt: AbortSignal, workerId: string): AbortSignal {
 
 export interface WorkerRunsOptions {
   id: string;
+  cluster: RestateCluster;
+  secret: string;
   /** The worker's own workspace: a scheduled run's, when its schedule names none. */
   workspace: string;
   workers: UndoWorkers;
   allowNetwork?: boolean;
 }
 
+function approvalsOf(approve: ScheduledApprove, worker: WorkerRunsOptions): ApprovalChannel {
+  if (approve === 'desk') return new ClusterApprovals(worker.cluster, worker.secret);
+  return approve === 'auto' ? approveAll : denyAll;
+}
+
 /**
  * How a worker drives the runs its schedules fire: in this process, on its data dir (where the
  * auditor follows them and `archon runs` and the inbox list them), its tools in its own sandbox,
- * its model key from OPENAI_API_KEY. Nobody is at a terminal: the schedule's word answers every approval.
+ * its model key from OPENAI_API_KEY. Nobody is at a terminal: the schedule's rule answers every
+ * approval, or each waits for a person at a desk (`archon approve`).
  */
 export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOptions): RunDriver {
   return {
@@ -51,7 +62,7 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
       const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));
       const services = composeRunServices({ runtime, workers: worker.workers, apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: worker.allowNetwork, engineLauncher: engineLauncher() });
       try {
-        const launch = { runtime, settings, approvals: run.schedule.approve === 'auto' ? approveAll : denyAll, estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id };
+        const launch = { runtime, settings, approvals: approvalsOf(run.schedule.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id };
         const target = existing ? { resume: runId, overrides: {} } : { goal: run.schedule.goal, options, runId };
         return (await launchRun(launch, target, handedOver(signal, worker.id))).status;
       } finally {

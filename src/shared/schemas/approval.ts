@@ -61,8 +61,8 @@ export type PossibleInjection = z.infer<typeof PossibleInjectionSchema>;
 export const DecidedBySchema = z.enum(['operator', 'rule', 'policy', 'grant', 'expiry']);
 export type DecidedBy = z.infer<typeof DecidedBySchema>;
 
-/** Where a person answered: the desktop app, the terminal prompt, or the page `archon serve` serves. */
-export const OperatorChannelSchema = z.enum(['app', 'terminal', 'page']);
+/** Where a person answered: the desktop app, the terminal prompt, the page `archon serve` serves, or `archon approve` through a Restate cluster (a scheduled run's approvals). */
+export const OperatorChannelSchema = z.enum(['app', 'terminal', 'page', 'cluster']);
 export type OperatorChannel = z.infer<typeof OperatorChannelSchema>;
 
 /** Who decided, with the channel when a person did. */

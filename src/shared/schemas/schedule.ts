@@ -19,14 +19,18 @@ export const ScheduledOptionsSchema = RunOptionsSchema.pick({
 }).partial();
 export type ScheduledOptions = z.infer<typeof ScheduledOptionsSchema>;
 
+/** Who answers a scheduled run's approvals: a rule (always yes, always no), or a person at a desk (`archon approve`). */
+export const ScheduledApproveSchema = z.enum(['auto', 'deny', 'desk']);
+export type ScheduledApprove = z.infer<typeof ScheduledApproveSchema>;
+
 /**
  * A goal run on a cron schedule by the workers of a Restate cluster, nobody at a terminal: its
- * approvals are all yes or all no, and each run is held to its own caps.
+ * approvals are answered by a rule or wait for a desk, and each run is held to its own caps.
  */
 export const ScheduleSchema = z.object({
   goal: z.string().min(1).max(20_000),
   cron: z.string().min(1).max(200),
-  approve: z.enum(['auto', 'deny']),
+  approve: ScheduledApproveSchema,
   options: ScheduledOptionsSchema,
 });
 export type Schedule = z.infer<typeof ScheduleSchema>;
@@ -35,6 +39,6 @@ export type Schedule = z.infer<typeof ScheduleSchema>;
 export const ScheduleStateSchema = z.object({ id: ScheduleIdSchema, schedule: ScheduleSchema, next: z.iso.datetime() });
 export type ScheduleState = z.infer<typeof ScheduleStateSchema>;
 
-/** A run in the inbox: one a schedule started, which ended or waits for the operator. */
-export const InboxItemSchema = z.object({ run: RunSummarySchema, scheduleId: ScheduleIdSchema, firedAt: z.iso.datetime() });
+/** A run in the inbox: one a schedule started, which ended, or waits for a person's answer (`waiting`). */
+export const InboxItemSchema = z.object({ run: RunSummarySchema, scheduleId: ScheduleIdSchema, firedAt: z.iso.datetime(), waiting: z.boolean() });
 export type InboxItem = z.infer<typeof InboxItemSchema>;

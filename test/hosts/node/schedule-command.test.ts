@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -12,6 +13,7 @@ import { planReply, stepIdOf, type RecordedRequest, type ScriptedReply } from '.
 import { runArchon, spawnArchon } from '../../support/archon-process';
 import { builtFile, PROJECT_ROOT } from '../../support/built';
 import { useModelServers } from '../../support/model-servers';
+import { processesMatching } from '../../support/processes';
 import { freePorts, until, useRestate, type ArchonWorker } from '../../support/restate';
 import { useTempDirs } from '../../support/temp-dir';
 
@@ -26,7 +28,8 @@ afterEach(async () => {
     await worker.close();
     runtime.close();
   }
-});
+  // A worker still driving a run lets it finish for up to 30 s before it ends it.
+}, 60_000);
 
 const CRON = '*/2 * * * *';
 
@@ -47,18 +50,25 @@ async function workerOnClock(cluster: { ingress: string; admin: string }, secret
   return runtime;
 }
 
+/**
+ * A Restate server, the scripted model and one worker in this process whose clock stands ten seconds
+ * before the next even minute: a two-minute schedule added now fires in ten seconds, not two minutes.
+ */
+async function clusterBeforeEvenMinute() {
+  const cluster = await restate.server();
+  const model = await serve({ reply: appendMark });
+  const secretFile = restate.secretFile();
+  const workspace = tempDir();
+  const clock = { offsetMs: 0 };
+  const runtime = await workerOnClock(cluster, secretFile, workspace, clock);
+  clock.offsetMs = nextFiring(CRON, new Date()).getTime() - 10_000 - Date.now();
+  const flags = ['--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin];
+  return { cluster, model, secretFile, workspace, runtime, flags, signedFlags: [...flags, '--cluster-secret-file', secretFile] };
+}
+
 describe('archon schedule, on a Restate cluster', () => {
   it('fires a two-minute schedule at the time its clock names, on a worker, while no desk runs; the run lands in the inbox; list and rm', async () => {
-    const cluster = await restate.server();
-    const model = await serve({ reply: appendMark });
-    const secretFile = restate.secretFile();
-    const workspace = tempDir();
-    // The worker's clock stands ten seconds before the next even minute: the schedule fires ten seconds from now, not two minutes.
-    const clock = { offsetMs: 0 };
-    const runtime = await workerOnClock(cluster, secretFile, workspace, clock);
-    const boundary = nextFiring(CRON, new Date());
-    clock.offsetMs = boundary.getTime() - 10_000 - Date.now();
-    const flags = ['--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin, '--cluster-secret-file', secretFile];
+    const { model, workspace, runtime, signedFlags: flags } = await clusterBeforeEvenMinute();
 
     const added = await spawnArchon(['schedule', 'add', 'append a mark to the ledger', '--cron', CRON, '--id', 'nightly', '--approve', 'auto', '--model-url', model.url, '--json', ...flags]).done;
     expect(added.status, added.stderr).toBe(0);
@@ -94,6 +104,46 @@ describe('archon schedule, on a Restate cluster', () => {
     expect(again.stdout).toMatch(/No schedule nightly/);
   });
 
+  it('a scheduled run\'s approvals wait on the cluster, in the inbox, until a person answers them from the desk with archon approve; a forged answer is refused', async () => {
+    const { cluster, model, workspace, runtime, flags, signedFlags } = await clusterBeforeEvenMinute();
+    const added = await spawnArchon(['schedule', 'add', 'append a mark to the ledger', '--cron', CRON, '--approve', 'desk', '--policy', 'balanced', '--model-url', model.url, ...signedFlags]).done;
+    expect(added.status, added.stderr).toBe(0);
+    expect(added.stdout).toMatch(/approvals: archon approve/);
+
+    const pending = async () => (await spawnArchon(['approvals', '--json', ...flags]).done).stdout.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as { key: string; request: { kind: string; runId: string } });
+    let waiting: Awaited<ReturnType<typeof pending>> = [];
+    await until(async () => (waiting = await pending()).length > 0, 'the first approval to wait on the cluster', 200);
+    expect(waiting.map((item) => item.request.kind)).toEqual(['plan']);
+    expect(runtime.store.runs.inbox(10).map((item) => item.waiting)).toEqual([true]);
+
+    const forged = await fetch(`${cluster.ingress}/ArchonApprovals/${encodeURIComponent(waiting[0]?.key ?? '')}/answer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: { verdict: 'approve' }, withdrawn: false, signature: 'b'.repeat(64) }) });
+    expect(forged.ok).toBe(false);
+    const unsigned = await spawnArchon(['approve', waiting[0]?.key ?? '', ...flags]).done;
+    expect(unsigned.status).toBe(2);
+    expect(unsigned.stderr).toMatch(/needs --cluster-secret-file/);
+
+    // Each request the run asks (the plan, the command, the final answer), answered at the desk as it comes.
+    const answered: string[] = [];
+    await until(async () => {
+      for (const item of await pending()) {
+        const approved = await spawnArchon(['approve', item.key, ...signedFlags]).done;
+        expect(approved.status, approved.stderr).toBe(0);
+        answered.push(item.request.kind);
+      }
+      return runtime.store.runs.inbox(10).some((item) => !item.waiting && item.run.status !== 'running');
+    }, 'the run to end', 200);
+    const [item] = runtime.store.runs.inbox(10);
+    expect(item?.run.status).toBe('completed');
+    expect(answered).toEqual(expect.arrayContaining(['plan', 'tool_call']));
+    const resolved = runtime.store.runs.events(item?.run.id ?? '').flatMap((event) => (event.type === 'approval.resolved' ? [[event.decidedBy, event.channel]] : []));
+    expect(resolved.length).toBe(answered.length);
+    expect(new Set(resolved.map((pair) => pair.join(' ')))).toEqual(new Set(['operator cluster']));
+    expect(readFileSync(join(workspace, 'ledger.txt'), 'utf8')).toBe('scheduled\n');
+    const again = await spawnArchon(['approve', waiting[0]?.key ?? '', ...signedFlags]).done;
+    expect(again.status).toBe(2);
+    expect(again.stderr).toMatch(/answered already/);
+  });
+
   it('refuses a schedule not signed with the cluster\'s secret, sent straight to the ingress: nothing is kept, nothing fires', async () => {
     const cluster = await restate.server();
     const secretFile = restate.secretFile();
@@ -119,8 +169,10 @@ describe('archon schedule, on a Restate cluster', () => {
       await restate.worker(cluster, { id: 'w1', port: ports[0], workspace, dataDir, secretFile, advertise: front.url }),
       await restate.worker(cluster, { id: 'w2', port: ports[1], workspace, dataDir, secretFile, advertise: front.url }),
     ];
-    // The command waits for a file the test makes only after the kill.
-    const model = await serve({ reply: (request) => (request.purpose === 'plan' || request.purpose === 'final' || request.body.messages?.at(-1)?.role === 'tool' ? appendMark(request) : { toolCalls: [{ name: 'run_command', arguments: { command: 'echo started >> starts.txt; until [ -e go ]; do sleep 0.1; done; echo mark >> ledger.txt' } }] }) });
+    // The command waits for a file the test makes only once the kill has taken the command with it.
+    const marker = `archon-schedule-${randomUUID()}`;
+    const command = `echo started >> starts.txt; until [ -e go ]; do sleep 0.1; done; echo mark >> ledger.txt # ${marker}`;
+    const model = await serve({ reply: (request) => (request.purpose === 'plan' || request.purpose === 'final' || request.body.messages?.at(-1)?.role === 'tool' ? appendMark(request) : { toolCalls: [{ name: 'run_command', arguments: { command } }] }) });
     // Once, a few seconds from now (six fields: seconds first), in this machine's time zone, which the workers share.
     const at = new Date(Date.now() + 12_000);
     const once = `${at.getSeconds()} ${at.getMinutes()} ${at.getHours()} * * *`;
@@ -141,6 +193,7 @@ describe('archon schedule, on a Restate cluster', () => {
     const killed = workers.find((worker) => worker.id === first) as ArchonWorker;
     const other = workers.find((worker) => worker !== killed) as ArchonWorker;
     killed.child.kill('SIGKILL');
+    await until(() => processesMatching(marker).length === 0, 'the killed worker\'s command to die with it');
     writeFileSync(join(workspace, 'go'), '');
 
     const inbox = () => runArchon(['inbox', '--json', '--data-dir', dataDir]).stdout.trim().split('\n').filter(Boolean).map((line) => InboxItemSchema.parse(JSON.parse(line)));

@@ -10,7 +10,7 @@ export interface AnsweredRequest {
   decider: Decider | null;
 }
 
-const OPERATOR_AT = { app: 'the operator, in the app', terminal: 'the operator, at the terminal', page: 'the operator, in the browser page' } as const;
+const OPERATOR_AT = { app: 'the operator, in the app', terminal: 'the operator, at the terminal', page: 'the operator, in the browser page', cluster: 'the operator, with archon approve' } as const;
 
 const DECIDED_BY = { operator: 'the operator', rule: 'the --approve rule', policy: 'the policy', grant: 'a grant for this run', expiry: 'no one: it expired' } as const;
 
