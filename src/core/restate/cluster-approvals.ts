@@ -4,6 +4,7 @@ import { ApprovalDecisionSchema, ApprovalRequestSchema, type ApprovalDecision, t
 import { ArchonError } from '../../shared/errors';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import type { RestateCluster } from './restate-cluster';
+import { APPROVAL_SERVICE } from './service-names';
 import { isSignedBy, signed } from './signed';
 
 /**
@@ -11,7 +12,6 @@ import { isSignedBy, signed } from './signed';
  * by the approval's id, whose run waits on a durable promise that `archon approve` resolves. It
  * outlives the worker: a run resumed elsewhere asks again under the same id and finds the answer.
  */
-export const APPROVAL_SERVICE = 'ArchonApprovals';
 
 /** An answer: a person's decision at a desk, or the request withdrawn by its run (expired, stopped). */
 const AnswerSchema = z.object({ decision: ApprovalDecisionSchema, withdrawn: z.boolean() });

@@ -1,11 +1,6 @@
 import { z } from 'zod';
 import { BUILTIN_TOOL_NAMES, type BuiltinToolName } from '../../shared/tools/catalogue';
 
-/** The keyed object a worker serves: one built-in tool call per key, the run's call id. */
-export const TOOL_SERVICE = 'ArchonTools';
-/** Where a worker notes that a call with side effects began, before it begins: keyed by the invocation's key. */
-export const CALL_MARKS = 'ArchonCallMarks';
-
 /** A call's longest time limit: run_command's own ceiling. */
 export const MAX_CALL_MS = 600_000;
 

@@ -4,7 +4,8 @@ import { ToolResultSchema, type ToolResult } from '../../shared/schemas/tool';
 import { toolResult } from '../tools/tool-registry';
 import type { CallOptions, ToolCaller } from '../tools/tool-caller';
 import { CLUSTER_WAIT_MS, type RestateCluster } from './restate-cluster';
-import { TOOL_SERVICE, type RemoteCall } from './remote-call';
+import type { RemoteCall } from './remote-call';
+import { TOOL_SERVICE } from './service-names';
 import { signed } from './signed';
 
 /** How long ending the invocations of stopped calls may take. */

@@ -5,11 +5,9 @@ import { ScheduleIdSchema, type RunStatus } from '../../shared/schemas/run';
 import { ScheduleSchema, ScheduleStateSchema, type Schedule, type ScheduleState } from '../../shared/schemas/schedule';
 import { checkCron, nextFiring } from '../schedule/cron';
 import type { RestateCluster } from './restate-cluster';
+import { RUN_SERVICE, SCHEDULE_SERVICE } from './service-names';
+import { latchIn } from './cluster-stop';
 import { isSignedBy, signed } from './signed';
-
-/** The keyed object of schedules (keyed by schedule id) and of the runs they start (keyed by run id). */
-export const SCHEDULE_SERVICE = 'ArchonSchedules';
-export const RUN_SERVICE = 'ArchonRuns';
 
 /** A run a schedule fired, as a worker drives it. */
 export interface ScheduledRun {
@@ -88,8 +86,11 @@ function scheduleObject(worker: RunWorker) {
         const entry = EntrySchema.safeParse(await ctx.get(ENTRY));
         if (!entry.success || entry.data.epoch !== firing.epoch) return;
         const schedule = verified(worker.secret, ctx.key, entry.data.signed, worker.id);
-        const runId = ctx.rand.uuidv4();
-        ctx.genericSend({ service: RUN_SERVICE, method: 'drive', key: runId, parameter: { scheduleId: ctx.key, firedAt: firing.firedAt, schedule: entry.data.signed }, inputSerde: restate.serde.json });
+        // While the cluster's emergency stop is latched a firing starts nothing; the schedule goes on from its next.
+        if (!(await latchIn(ctx)).latched) {
+          const runId = ctx.rand.uuidv4();
+          ctx.genericSend({ service: RUN_SERVICE, method: 'drive', key: runId, parameter: { scheduleId: ctx.key, firedAt: firing.firedAt, schedule: entry.data.signed }, inputSerde: restate.serde.json });
+        }
         const next = await arm(ctx, worker.driver, schedule.cron, entry.data.epoch);
         ctx.set<Entry>(ENTRY, { ...entry.data, next });
       },
@@ -113,6 +114,7 @@ function runObject(worker: RunWorker) {
         if (!order.success) throw new restate.TerminalError(`Refused by worker ${worker.id}: not a run it drives.`);
         const schedule = verified(worker.secret, order.data.scheduleId, order.data.schedule, worker.id);
         const run: ScheduledRun = { scheduleId: order.data.scheduleId, schedule, firedAt: order.data.firedAt };
+        if ((await latchIn(ctx)).latched) return 'stopped';
         return ctx.run('run', () => worker.driver.drive(ctx.key, run, ctx.request().attemptCompletedSignal));
       },
     },

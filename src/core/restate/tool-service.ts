@@ -5,7 +5,9 @@ import { TOOL_CATALOGUE } from '../../shared/tools/catalogue';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { toolResult, UNCERTAIN_OUTCOME } from '../tools/tool-registry';
 import type { ToolCaller } from '../tools/tool-caller';
-import { CALL_MARKS, MAX_CALL_MS, RemoteCallSchema, TOOL_SERVICE, type RemoteCall } from './remote-call';
+import { MAX_CALL_MS, RemoteCallSchema, type RemoteCall } from './remote-call';
+import { CALL_MARKS, TOOL_SERVICE } from './service-names';
+import { latchIn } from './cluster-stop';
 import { isSignedBy } from './signed';
 import type { RestateCluster } from './restate-cluster';
 
@@ -66,6 +68,8 @@ export function toolServices(worker: ToolWorker) {
         const refused = refusal(worker, ctx.key, input);
         if (refused) throw new restate.TerminalError(refused);
         const call = RemoteCallSchema.parse(input);
+        const latch = await latchIn(ctx);
+        if (latch.latched) return toolResult('cancelled', `Not run: the emergency stop is latched on the cluster (${latch.reason ?? 'no reason given'}).`, { worker: worker.id });
         return ctx.run('call', () => callOnce(ctx, worker, call));
       },
     },

@@ -9,7 +9,7 @@ import type { McpSecrets } from '../secrets/mcp-secrets';
 import type { ToolDefinitionStore } from '../store/tool-definitions';
 import type { ProcessLauncher } from '../process/process-launcher';
 import { RemoteToolCaller } from '../restate/remote-tools';
-import { TOOL_SERVICE } from '../restate/remote-call';
+import { checkClusterForRun } from '../restate/cluster-stop';
 import { clusterSecret, RestateCluster } from '../restate/restate-cluster';
 import { builtinTools } from './builtin-tools';
 import { ToolRegistry, type ToolNotice } from './tool-registry';
@@ -72,7 +72,7 @@ export class ToolHost {
   /** The run's tools: the built-ins, and the tools of every enabled MCP server that starts (one that does not is a notice). */
   async registry(runOptions: RunOptions, signal: AbortSignal = new AbortController().signal): Promise<ToolRegistry> {
     const workspace = workspaceFolder(runOptions.workspace);
-    if (runOptions.cluster) await new RestateCluster(runOptions.cluster).check(TOOL_SERVICE, signal);
+    if (runOptions.cluster) await checkClusterForRun(new RestateCluster(runOptions.cluster), signal);
     const builtins = this.builtins(workspace, runOptions.cluster);
     const { mcp, settings, hiddenFolders } = this.options;
     if (!mcp || Object.keys(settings.mcpServers).length === 0) return builtins;

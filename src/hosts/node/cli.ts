@@ -205,13 +205,14 @@ export function buildProgram(): Command {
       if (runs.length === 0 && !options.json) process.stdout.write('No runs yet.\n');
     });
 
-  program
-    .command('estop')
-    .description('emergency stop: stop every run that shares the data dir (latched until --reset)')
-    .option(...dataDirOption)
-    .option('--reset', 're-arm after a stop; restarts nothing')
-    .option('--reason <text>', 'why', 'Emergency stop from the command line')
-    .action(async (options: DataDirOption & { reset?: boolean; reason: string }) => {
+  addRestateFlags(
+    program
+      .command('estop')
+      .description('emergency stop: stop every run that shares the data dir, and with --cluster-secret-file every run and tool call on that Restate cluster (latched until --reset)')
+      .option(...dataDirOption)
+      .option('--reset', 're-arm after a stop; restarts nothing')
+      .option('--reason <text>', 'why', 'Emergency stop from the command line'),
+  ).action(async (options: DataDirOption & ClusterFlags & { reset?: boolean; reason: string }) => {
       const { EmergencyStop } = await import('../../core/stop/emergency-stop');
       const state = await withRuntime(options, (runtime) => {
         const estop = new EmergencyStop(runtime.store, runtime.bus, runtime.now);
@@ -219,6 +220,8 @@ export function buildProgram(): Command {
       });
       process.stdout.write(state.latched ? `Emergency stop latched at ${state.since}. Re-arm with \`archon estop --reset\`.\n` : 'Re-armed. Nothing was restarted.\n');
       await (await import('./audited-runtime')).catchUpAudit(options.dataDir);
+      if (options.clusterSecretFile !== undefined) exitCode = await (await import('./stop-command')).clusterEstopFromCli(state, options);
+      else if (options.restateIngress !== undefined || options.restateAdmin !== undefined) throw new ArchonError('CONFIG_INVALID', `${state.latched ? 'Stopped' : 'Re-armed'} here only: the Restate cluster needs --cluster-secret-file too, the secret its workers check the stop against.`);
     });
 
   program

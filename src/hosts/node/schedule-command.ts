@@ -8,6 +8,7 @@ import { ScheduledOptionsSchema, type Schedule, type ScheduledApprove } from '..
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
 import { answerClusterApproval, pendingClusterApprovals } from '../../core/restate/cluster-approvals';
 import { listSchedules, removeSchedule, setSchedule } from '../../core/restate/run-service';
+import { SCHEDULE_SERVICE } from '../../core/restate/service-names';
 import type { ArchonRuntime } from '../../core/runtime';
 import { checkCron } from '../../core/schedule/cron';
 import { RESTATE_DEFAULTS } from './command-flags';
@@ -74,7 +75,7 @@ export async function addScheduleFromCli(goal: string, flags: ScheduleAddFlags):
   const id = flags.id ?? `schedule-${randomBytes(4).toString('hex')}`;
   const cluster = clusterOf(flags);
   const signal = AbortSignal.timeout(COMMAND_TIMEOUT_MS);
-  await cluster.check('ArchonSchedules', signal);
+  await cluster.check(SCHEDULE_SERVICE, signal);
   const state = await setSchedule(cluster, secret, id, schedule, signal);
   process.stdout.write(flags.json ? `${JSON.stringify(state)}\n` : `Schedule ${state.id}: next run at ${state.next} (cron "${state.schedule.cron}", approvals: ${APPROVALS[state.schedule.approve]}): ${terminalText(goal)}\n`);
   return 0;

@@ -1,4 +1,10 @@
+import { resolve } from 'node:path';
 import { ArchonError } from '../../shared/errors';
+import type { EstopState } from '../../shared/schemas/estop';
+import { latchClusterStop, resetClusterStop } from '../../core/restate/cluster-stop';
+import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
+import { RESTATE_DEFAULTS } from './command-flags';
+import type { ClusterFlags } from './schedule-command';
 import { requestRunControl, waitForRunEnd } from '../../core/agent/run-control';
 import type { ArchonRuntime } from '../../core/runtime';
 import type { RunControlAction, RunStatus } from '../../shared/schemas/run';
@@ -32,5 +38,32 @@ export async function controlRunFromCli(runtime: ArchonRuntime, idOrPrefix: stri
     return status === ENDS_AS[action] ? STOP_EXIT.stopped : STOP_EXIT.notRunning;
   } finally {
     process.off('SIGINT', cancel);
+  }
+}
+
+/** How long `archon estop` waits for the cluster (the stop here is latched already). */
+const CLUSTER_STOP_TIMEOUT_MS = 15_000;
+
+/**
+ * `archon estop` with a cluster's flags: after the data dir's own latch, the same latch on the Restate
+ * cluster (every run and tool call under way there ended), or, with `--reset`, the cluster re-armed.
+ * An unreachable cluster is said, exit 1: the stop here holds all the same.
+ */
+export async function clusterEstopFromCli(state: EstopState, flags: ClusterFlags): Promise<number> {
+  const cluster = new RestateCluster({ ingress: flags.restateIngress ?? RESTATE_DEFAULTS.ingress, admin: flags.restateAdmin ?? RESTATE_DEFAULTS.admin });
+  const signal = AbortSignal.timeout(CLUSTER_STOP_TIMEOUT_MS);
+  try {
+    const secret = clusterSecret(resolve(flags.clusterSecretFile ?? ''), resolve('.'));
+    if (!state.latched) {
+      await resetClusterStop(cluster, secret, signal);
+      process.stdout.write(`Re-armed the Restate cluster at ${cluster.address.ingress} too. Nothing was restarted; schedules start runs again from their next firing.\n`);
+    } else {
+      const ended = await latchClusterStop(cluster, secret, state, signal);
+      process.stdout.write(`Latched on the Restate cluster at ${cluster.address.ingress} too: ${ended} run${ended === 1 ? '' : 's'} and tool calls under way there ended; no worker starts another until it is re-armed.\n`);
+    }
+    return 0;
+  } catch (error) {
+    process.stderr.write(`archon: the Restate cluster at ${cluster.address.ingress} was not ${state.latched ? 'stopped' : 're-armed'}: ${ArchonError.isInstance(error) ? error.message : String(error)} Try again once it answers.\n`);
+    return 1;
   }
 }

@@ -1,5 +1,6 @@
 import { approveAll, denyAll, type ApprovalChannel } from '../../core/approval/approval-channel';
 import { ClusterApprovals } from '../../core/restate/cluster-approvals';
+import { clusterLatch, clusterStopError } from '../../core/restate/cluster-stop';
 import type { RestateCluster } from '../../core/restate/restate-cluster';
 import type { ScheduledApprove } from '../../shared/schemas/schedule';
 import { launchRun } from '../../core/agent/run-launcher';
@@ -15,16 +16,22 @@ import { resolveModelUrl } from '../../shared/model-presets';
 import { ENDED_RUN_STATUSES, type RunStatus } from '../../shared/schemas/run';
 import { engineLauncher } from './engine-launcher';
 
+/** How long a worker whose attempt ended asks the cluster whether its stop is latched. */
+const LATCH_ASK_MS = 5000;
+
 /**
- * The attempt ending (this worker stopping, its connection lost) leaves the run as it stands, neither
- * stopped nor paused: Restate's next attempt, here or on another worker, goes on with it. The
- * emergency stop ends it through its own signal.
+ * The attempt ending: the cluster's emergency stop (which ends every run's attempt) stops the run;
+ * otherwise (this worker stopping, its connection lost) the run is left as it stands, neither stopped
+ * nor paused, and Restate's next attempt, here or on another worker, goes on with it.
  */
-function handedOver(attempt: AbortSignal, workerId: string): AbortSignal {
+function attemptSignal(attempt: AbortSignal, worker: WorkerRunsOptions): AbortSignal {
   const run = new AbortController();
-  const hand = () => run.abort(new ArchonError('RUN_LEASED', `Worker ${workerId} ended its attempt at the run; the next attempt goes on with it.`));
-  if (attempt.aborted) hand();
-  else attempt.addEventListener('abort', hand, { once: true });
+  const end = async () => {
+    const latch = await clusterLatch(worker.cluster, AbortSignal.timeout(LATCH_ASK_MS)).catch(() => null);
+    run.abort(latch?.latched ? clusterStopError(latch, worker.cluster) : new ArchonError('RUN_LEASED', `Worker ${worker.id} ended its attempt at the run; the next attempt goes on with it.`));
+  };
+  if (attempt.aborted) void end();
+  else attempt.addEventListener('abort', () => void end(), { once: true });
   return run.signal;
 }
 
@@ -64,7 +71,7 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
       try {
         const launch = { runtime, settings, approvals: approvalsOf(run.schedule.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id };
         const target = existing ? { resume: runId, overrides: {} } : { goal: run.schedule.goal, options, runId };
-        return (await launchRun(launch, target, handedOver(signal, worker.id))).status;
+        return (await launchRun(launch, target, attemptSignal(signal, worker))).status;
       } finally {
         await services.close();
         runtime.events.flush();

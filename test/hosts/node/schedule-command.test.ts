@@ -14,7 +14,7 @@ import { runArchon, spawnArchon } from '../../support/archon-process';
 import { builtFile, PROJECT_ROOT } from '../../support/built';
 import { useModelServers } from '../../support/model-servers';
 import { processesMatching } from '../../support/processes';
-import { freePorts, until, useRestate, type ArchonWorker } from '../../support/restate';
+import { until, useRestate, type ArchonWorker } from '../../support/restate';
 import { useTempDirs } from '../../support/temp-dir';
 
 // A Restate server, a worker and a scheduled run on a loaded 2-core machine: the bound is against hangs, not a speed target.
@@ -161,14 +161,9 @@ describe('archon schedule, on a Restate cluster', () => {
   it('a worker killed with kill -9 while it drives a scheduled run: the other worker goes on with it from the shared data dir, and does not run the interrupted command again on a rule\'s word', async () => {
     const cluster = await restate.server();
     const secretFile = restate.secretFile();
-    const [frontPort, ...ports] = (await freePorts(3)) as [number, number, number];
-    const front = await restate.balancer(frontPort, () => ports);
     const workspace = tempDir();
     const dataDir = tempDir();
-    const workers = [
-      await restate.worker(cluster, { id: 'w1', port: ports[0], workspace, dataDir, secretFile, advertise: front.url }),
-      await restate.worker(cluster, { id: 'w2', port: ports[1], workspace, dataDir, secretFile, advertise: front.url }),
-    ];
+    const workers = await restate.balanced(cluster, { workspace, secretFile, dataDirs: [dataDir, dataDir] });
     // The command waits for a file the test makes only once the kill has taken the command with it.
     const marker = `archon-schedule-${randomUUID()}`;
     const command = `echo started >> starts.txt; until [ -e go ]; do sleep 0.1; done; echo mark >> ledger.txt # ${marker}`;

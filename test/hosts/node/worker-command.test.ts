@@ -67,13 +67,8 @@ function runFlags(server: ScriptedModelServer, cluster: Pick<RestateServer, 'ing
 async function twoWorkers(serverSettings: Record<string, string> = {}) {
   const cluster = await restate.server(serverSettings);
   const secretFile = restate.secretFile();
-  const [frontPort, ...ports] = (await freePorts(3)) as [number, number, number];
-  const front = await restate.balancer(frontPort, () => ports);
   const workspace = tempDir();
-  const workers = [
-    await restate.worker(cluster, { id: 'w1', port: ports[0], workspace, dataDir: tempDir(), secretFile, advertise: front.url }),
-    await restate.worker(cluster, { id: 'w2', port: ports[1], workspace, dataDir: tempDir(), secretFile, advertise: front.url }),
-  ];
+  const workers = await restate.balanced(cluster, { workspace, secretFile, dataDirs: [tempDir(), tempDir()] });
   // The operator answers yes to every approval, a call that may already have happened run again included.
   const run = (server: ScriptedModelServer, dataDir: string) => spawnArchonAnswering(['run', 'Append every mark to the ledger', ...runFlags(server, cluster, dataDir, workspace, secretFile)], () => true, { OPENAI_API_KEY: '' });
   return { cluster, workspace, workers, run, secretFile };
