@@ -42,9 +42,9 @@ export function clusterLatch(cluster: RestateCluster, signal: AbortSignal): Prom
   return cluster.call(`${STOP_SERVICE}/${KEY}/get`, null, null, EstopStateSchema, signal);
 }
 
-/** Before a run sends its calls to the cluster: it answers, a worker serves tool calls, and its stop is not latched. */
-export async function checkClusterForRun(cluster: RestateCluster, signal: AbortSignal): Promise<void> {
-  await cluster.check(TOOL_SERVICE, signal);
+/** Before a run goes to the cluster (its calls, or itself): it answers, a worker serves `service`, and its stop is not latched. */
+export async function checkClusterForRun(cluster: RestateCluster, signal: AbortSignal, service = TOOL_SERVICE): Promise<void> {
+  await cluster.check(service, signal);
   const latch = await clusterLatch(cluster, signal);
   if (latch.latched) throw clusterStopError(latch, cluster);
 }

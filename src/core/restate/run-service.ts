@@ -2,50 +2,57 @@ import { randomUUID } from 'node:crypto';
 import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
 import { ScheduleIdSchema, type RunStatus } from '../../shared/schemas/run';
-import { ScheduleSchema, ScheduleStateSchema, type Schedule, type ScheduleState } from '../../shared/schemas/schedule';
+import { RunOrderSchema, ScheduleSchema, ScheduleStateSchema, type RunOrder, type Schedule, type ScheduleState } from '../../shared/schemas/run-order';
 import { checkCron, nextFiring } from '../schedule/cron';
 import type { RestateCluster } from './restate-cluster';
 import { RUN_SERVICE, SCHEDULE_SERVICE } from './service-names';
 import { latchIn } from './cluster-stop';
 import { isSignedBy, signed } from './signed';
 
-/** A run a schedule fired, as a worker drives it. */
-export interface ScheduledRun {
-  scheduleId: string;
-  schedule: Schedule;
+/** A run a worker drives: its order, and the schedule and firing that started it (nulls for a run sent with `--detach`). */
+export interface DispatchedRun {
+  order: RunOrder;
+  scheduleId: string | null;
   /** The time the schedule named (the worker's clock), not when the worker got to it. */
-  firedAt: string;
+  firedAt: string | null;
 }
 
 /** What a worker's host gives the cluster's runs: its clock, and a way to drive a run to its end. */
 export interface RunDriver {
   now(): Date;
   /** Starts the run under `runId`, or goes on with it when an earlier attempt (here or on a worker that died) began it; how it ended. */
-  drive(runId: string, run: ScheduledRun, signal: AbortSignal): Promise<RunStatus>;
+  drive(runId: string, run: DispatchedRun, signal: AbortSignal): Promise<RunStatus>;
 }
 
 /** A run keeps its attempt for a day: Restate would otherwise end an attempt that says nothing for a minute. */
 const RUN_ATTEMPT_MS = 24 * 3_600_000;
 
 const FiringSchema = z.object({ epoch: z.int().positive(), firedAt: z.iso.datetime() });
-const DriveSchema = z.object({ scheduleId: ScheduleIdSchema, firedAt: z.iso.datetime(), schedule: z.unknown() });
+/** A drive: the order as the desk signed it, under the schedule's id, or (sent with `--detach`) under the run's. */
+const DriveSchema = z.object({ scheduleId: ScheduleIdSchema.nullable(), firedAt: z.iso.datetime().nullable(), order: z.unknown() });
 /** What a schedule's object keeps: the schedule as the desk signed it, which version it is, and its next firing. */
 const EntrySchema = z.object({ signed: z.unknown(), epoch: z.int().positive(), next: z.iso.datetime() });
 type Entry = z.infer<typeof EntrySchema>;
 
 const ENTRY = 'entry';
 
-/** The schedule in `value` if the desk signed it under `scheduleId`; a terminal refusal otherwise (no retry makes it signed). */
-function verified(secret: string, scheduleId: string, value: unknown, worker: string): Schedule {
-  const schedule = ScheduleSchema.safeParse(value);
-  if (!schedule.success) throw new restate.TerminalError(`Refused by worker ${worker}: not a schedule (${schedule.error.issues[0]?.message ?? 'invalid'}).`);
-  if (!isSignedBy(secret, scheduleId, value)) throw new restate.TerminalError(`Refused by worker ${worker}: the schedule is not signed with this cluster's secret under its id.`);
+/** `value` as `schema` reads it if the desk signed it under `key`; a terminal refusal otherwise (no retry makes it signed). */
+function verified<T>(secret: string, key: string, value: unknown, schema: z.ZodType<T>, what: string, worker: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new restate.TerminalError(`Refused by worker ${worker}: not ${what} (${parsed.error.issues[0]?.message ?? 'invalid'}).`);
+  if (!isSignedBy(secret, key, value)) throw new restate.TerminalError(`Refused by worker ${worker}: ${what} not signed with this cluster's secret under its key.`);
+  return parsed.data;
+}
+
+/** A schedule the desk signed under its id, its cron readable. */
+function verifiedSchedule(secret: string, scheduleId: string, value: unknown, worker: string): Schedule {
+  const schedule = verified(secret, scheduleId, value, ScheduleSchema, 'a schedule', worker);
   try {
-    checkCron(schedule.data.cron);
+    checkCron(schedule.cron);
   } catch (error) {
     throw new restate.TerminalError((error as Error).message);
   }
-  return schedule.data;
+  return schedule;
 }
 
 /** The next firing after now, as a delayed call to `fire`: the time and the delay are journaled, so a replay sends the same call. */
@@ -75,7 +82,7 @@ function scheduleObject(worker: RunWorker) {
     name: SCHEDULE_SERVICE,
     handlers: {
       set: async (ctx: restate.ObjectContext, input: unknown): Promise<ScheduleState> => {
-        const schedule = verified(worker.secret, ctx.key, input, worker.id);
+        const schedule = verifiedSchedule(worker.secret, ctx.key, input, worker.id);
         const epoch = ((await ctx.get<Entry>(ENTRY))?.epoch ?? 0) + 1;
         const next = await arm(ctx, worker.driver, schedule.cron, epoch);
         ctx.set<Entry>(ENTRY, { signed: input, epoch, next });
@@ -85,11 +92,11 @@ function scheduleObject(worker: RunWorker) {
         const firing = FiringSchema.parse(input);
         const entry = EntrySchema.safeParse(await ctx.get(ENTRY));
         if (!entry.success || entry.data.epoch !== firing.epoch) return;
-        const schedule = verified(worker.secret, ctx.key, entry.data.signed, worker.id);
+        const schedule = verifiedSchedule(worker.secret, ctx.key, entry.data.signed, worker.id);
         // While the cluster's emergency stop is latched a firing starts nothing; the schedule goes on from its next.
         if (!(await latchIn(ctx)).latched) {
           const runId = ctx.rand.uuidv4();
-          ctx.genericSend({ service: RUN_SERVICE, method: 'drive', key: runId, parameter: { scheduleId: ctx.key, firedAt: firing.firedAt, schedule: entry.data.signed }, inputSerde: restate.serde.json });
+          ctx.genericSend({ service: RUN_SERVICE, method: 'drive', key: runId, parameter: { scheduleId: ctx.key, firedAt: firing.firedAt, order: entry.data.signed }, inputSerde: restate.serde.json });
         }
         const next = await arm(ctx, worker.driver, schedule.cron, entry.data.epoch);
         ctx.set<Entry>(ENTRY, { ...entry.data, next });
@@ -110,10 +117,11 @@ function runObject(worker: RunWorker) {
     name: RUN_SERVICE,
     handlers: {
       drive: async (ctx: restate.ObjectContext, input: unknown): Promise<RunStatus> => {
-        const order = DriveSchema.safeParse(input);
-        if (!order.success) throw new restate.TerminalError(`Refused by worker ${worker.id}: not a run it drives.`);
-        const schedule = verified(worker.secret, order.data.scheduleId, order.data.schedule, worker.id);
-        const run: ScheduledRun = { scheduleId: order.data.scheduleId, schedule, firedAt: order.data.firedAt };
+        const drive = DriveSchema.safeParse(input);
+        if (!drive.success) throw new restate.TerminalError(`Refused by worker ${worker.id}: not a run it drives.`);
+        const { scheduleId, firedAt } = drive.data;
+        const order = verified(worker.secret, scheduleId ?? ctx.key, drive.data.order, RunOrderSchema, 'a run order', worker.id);
+        const run: DispatchedRun = { order, scheduleId, firedAt };
         if ((await latchIn(ctx)).latched) return 'stopped';
         return ctx.run('run', () => worker.driver.drive(ctx.key, run, ctx.request().attemptCompletedSignal));
       },
@@ -140,6 +148,13 @@ export async function listSchedules(cluster: RestateCluster, signal: AbortSignal
 /** A schedule set on the cluster (a new one, or a new version of one): its next firing. */
 export function setSchedule(cluster: RestateCluster, secret: string, id: string, schedule: Schedule, signal: AbortSignal): Promise<ScheduleState> {
   return cluster.call(`${SCHEDULE_SERVICE}/${encodeURIComponent(id)}/set`, signed(secret, id, schedule), randomUUID(), ScheduleStateSchema, signal);
+}
+
+/** Sends a run to the cluster under a new id (`run --detach`): a worker drives it, whether or not this desk stays. */
+export async function dispatchRun(cluster: RestateCluster, secret: string, order: RunOrder, signal: AbortSignal): Promise<string> {
+  const runId = randomUUID();
+  await cluster.send(`${RUN_SERVICE}/${runId}/drive`, { scheduleId: null, firedAt: null, order: signed(secret, runId, order) }, runId, signal);
+  return runId;
 }
 
 /** Whether there was such a schedule; its armed firing finds it gone and starts nothing. */

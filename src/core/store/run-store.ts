@@ -5,7 +5,7 @@ import type { ApprovalKind, ApprovalRequest, ApprovalStatus, Decider } from '../
 import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
 import { PlanStepSchema, type PlanStep } from '../../shared/schemas/plan';
 import { ENDED_RUN_STATUSES, RunControlSchema, RunOptionsSchema, RunSummarySchema, StepStatusSchema, WorkspacePinSchema, type WorkspacePin, type RunControl, type RunKind, type RunOptions, type RunStatus, type RunSummary, type StepStatus, type Policy } from '../../shared/schemas/run';
-import { InboxItemSchema, type InboxItem } from '../../shared/schemas/schedule';
+import { InboxItemSchema, type InboxItem } from '../../shared/schemas/run-order';
 import { ToolResultSchema, type SideEffects, type ToolResult } from '../../shared/schemas/tool';
 import type { ChatMessage } from '../model/chat';
 import { ProbeCache } from '../model/probe-cache';
@@ -216,16 +216,16 @@ export class RunStore {
     return rows.map((row) => RunRowSchema.parse(row));
   }
 
-  /** The inbox: runs a schedule started that ended, or that wait for a person's answer, the latest change first. */
+  /** The inbox: runs a worker drove (a schedule's, or sent with `--detach`) that ended, or that wait for a person's answer, the latest change first. */
   inbox(limit: number): InboxItem[] {
     const ended = [...ENDED_RUN_STATUSES].map(() => '?').join(', ');
     const waiting = "EXISTS (SELECT 1 FROM approvals WHERE approvals.run_id = runs.id AND approvals.status = 'pending')";
     const rows = this.db
       .prepare(
-        `SELECT ${RUN_COLUMNS}, json_extract(options_json, '$.schedule.id') AS schedule_id, json_extract(options_json, '$.schedule.firedAt') AS fired_at, ${waiting} AS waiting FROM runs ` +
-          `WHERE json_extract(options_json, '$.schedule.id') IS NOT NULL AND (status IN (${ended}) OR ${waiting}) ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
+        `SELECT ${RUN_COLUMNS}, json_extract(options_json, '$.dispatch.scheduleId') AS schedule_id, json_extract(options_json, '$.dispatch.firedAt') AS fired_at, ${waiting} AS waiting FROM runs ` +
+          `WHERE json_type(options_json, '$.dispatch') = 'object' AND (status IN (${ended}) OR ${waiting}) ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
       )
-      .all(...ENDED_RUN_STATUSES, limit) as ({ schedule_id: string; fired_at: string; waiting: number } & object)[];
+      .all(...ENDED_RUN_STATUSES, limit) as ({ schedule_id: string | null; fired_at: string | null; waiting: number } & object)[];
     return rows.map((row) => InboxItemSchema.parse({ run: RunRowSchema.parse(row), scheduleId: row.schedule_id, firedAt: row.fired_at, waiting: row.waiting === 1 }));
   }
 

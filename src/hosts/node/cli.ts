@@ -8,7 +8,7 @@ import { addMemoryListFlags, addMemoryOutputFlags, type MemoryListFlags } from '
 import type { ServeFlags } from './serve-command';
 import type { UndoFlags } from './undo-command';
 import type { WorkerFlags } from './worker-command';
-import type { ApproveFlags, ClusterFlags, ScheduleAddFlags } from './schedule-command';
+import type { ApproveFlags, ClusterFlags, ScheduleAddFlags } from './cluster-command';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, stopped: 3, budget: 4, rejected: 5, paused: 6 } as const;
 
@@ -79,6 +79,14 @@ async function verifyAudit(dataDir: string | undefined): Promise<number> {
   }
 }
 
+/** `run --detach`: only with --engine restate, and with none of the flags only this terminal's run takes. */
+function detachable(flags: RunFlags & { followUp?: string }): RunFlags {
+  const local = (['followUp', 'roles', 'mcpConfig', 'apiKey', 'apiKeyFile', 'price', 'budgetPreset'] as const).filter((flag) => flags[flag] !== undefined);
+  if (flags.engine !== 'restate') throw new ArchonError('CONFIG_INVALID', '--detach sends the run to a Restate cluster: add --engine restate and the cluster\'s flags (see docs/scale-out.md).');
+  if (local.length > 0) throw new ArchonError('CONFIG_INVALID', `--detach leaves ${local.map((flag) => `--${flag.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`).join(', ')} to this terminal's runs: a worker's own Settings and key serve a detached run.`);
+  return flags;
+}
+
 export function buildProgram(): Command {
   const program = new Command('archon')
     .description('A desktop control room for autonomous LLM agents.')
@@ -92,8 +100,13 @@ export function buildProgram(): Command {
       .command('run')
       .description('run one goal to its end')
       .argument('<goal>', 'what the agents should achieve')
-      .option('--follow-up <run-id>', "continue a finished run: the goal is the new instruction, the earlier run's goal, plan and answer its context"),
+      .option('--follow-up <run-id>', "continue a finished run: the goal is the new instruction, the earlier run's goal, plan and answer its context")
+      .option('--detach', 'with --engine restate: send the run to the cluster, where a worker drives it with or without this terminal, and end here (see docs/scale-out.md)'),
   ).action(async (goal: string, options: RunFlags & DataDirOption & { followUp?: string }) => {
+    if (options.detach) {
+      exitCode = await (await import('./cluster-command')).detachRunFromCli(goal, detachable(options));
+      return;
+    }
     exitCode = await withAuditedRuntime(options, async (runtime) => (await import('./run-command')).runFromCli(runtime, options, { goal, followUpOf: options.followUp && runtime.store.runs.resolveRunId(options.followUp) }));
   });
   addRunFlags(program.command('resume').description('continue an interrupted run (its own settings are the defaults)').argument('<run-id>')).action(
@@ -325,18 +338,18 @@ export function buildProgram(): Command {
   const schedule = program.command('schedule').description('goals run on a cron schedule by the workers of a Restate cluster, while the desk is closed (see docs/scale-out.md)');
   addScheduleFlags(schedule.command('add').description('add a schedule (or replace the one of the same --id); prints its next run').argument('<goal>', 'what each run should achieve')).action(
     async (goal: string, flags: ScheduleAddFlags) => {
-      exitCode = await (await import('./schedule-command')).addScheduleFromCli(goal, flags);
+      exitCode = await (await import('./cluster-command')).addScheduleFromCli(goal, flags);
     },
   );
   addRestateFlags(schedule.command('list').description('the schedules the cluster keeps, with their next runs').option('--json', 'one JSON object per line')).action(async (flags: ClusterFlags & { json?: boolean }) => {
-    exitCode = await (await import('./schedule-command')).listSchedulesFromCli(flags);
+    exitCode = await (await import('./cluster-command')).listSchedulesFromCli(flags);
   });
   addRestateFlags(schedule.command('rm').description('remove a schedule: it starts no more runs').argument('<id>', 'the schedule\'s name', shortName)).action(async (id: string, flags: ClusterFlags) => {
-    exitCode = await (await import('./schedule-command')).removeScheduleFromCli(id, flags);
+    exitCode = await (await import('./cluster-command')).removeScheduleFromCli(id, flags);
   });
   addRestateFlags(program.command('approvals').description('what scheduled runs ask you, waiting on the Restate cluster (answer with archon approve)').option('--json', 'one JSON object per line')).action(
     async (flags: ClusterFlags & { json?: boolean }) => {
-      exitCode = await (await import('./schedule-command')).listClusterApprovalsFromCli(flags);
+      exitCode = await (await import('./cluster-command')).listClusterApprovalsFromCli(flags);
     },
   );
   addRestateFlags(
@@ -347,7 +360,7 @@ export function buildProgram(): Command {
       .option('--reject', 'answer no')
       .option('--feedback <text>', 'with --reject: what the agent is told'),
   ).action(async (id: string, flags: ApproveFlags) => {
-    exitCode = await (await import('./schedule-command')).answerClusterApprovalFromCli(id, flags);
+    exitCode = await (await import('./cluster-command')).answerClusterApprovalFromCli(id, flags);
   });
   program
     .command('inbox')
@@ -355,7 +368,7 @@ export function buildProgram(): Command {
     .option(...dataDirOption)
     .option('--json', 'one JSON object per line')
     .action(async (options: DataDirOption & { json?: boolean }) => {
-      exitCode = await withRuntime(options, async (runtime) => (await import('./schedule-command')).inboxFromCli(runtime, options));
+      exitCode = await withRuntime(options, async (runtime) => (await import('./cluster-command')).inboxFromCli(runtime, options));
     });
 
   addRunSettingFlags(

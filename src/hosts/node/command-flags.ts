@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { parseModelUrl } from '../../shared/model-presets';
-import { ScheduledApproveSchema } from '../../shared/schemas/schedule';
+import { RunOrderApproveSchema } from '../../shared/schemas/run-order';
 import { ApproveModeSchema, ModelPriceSchema, PolicySchema, VerificationSchema, type ModelPrice, type RunOptions } from '../../shared/schemas/run';
 
 /**
@@ -31,7 +31,9 @@ export interface RunFlags {
   apiKey?: string;
   apiKeyFile?: string;
   policy?: RunOptions['policy'];
-  approve?: 'prompt' | 'auto' | 'deny';
+  /** `desk` only with `--detach`: a person answers with `archon approve`. */
+  approve?: 'prompt' | 'auto' | 'deny' | 'desk';
+  detach?: boolean;
   concurrency?: number;
   maxTokens?: number;
   maxCost?: number;
@@ -128,7 +130,7 @@ export function addRunSettingFlags(command: Command): Command {
 /** The flags of `run` and `resume` (the brief's CLI contract). */
 export function addRunFlags(command: Command): Command {
   const flags = addRunSettingFlags(command)
-    .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no').choices(ApproveModeSchema.options))
+    .addOption(new Option('--approve <mode>', 'who answers approvals: the terminal, always yes, always no, or (with --detach) a person with archon approve').choices([...ApproveModeSchema.options, 'desk']))
     .option('--max-iterations <n>', 'model turns per step (default 10)', positiveInt('--max-iterations', 50))
     .option('--max-steps <n>', "the most steps the run's plan may have; the run's call caps grow with it (default: Settings, else 64)", positiveInt('--max-steps', 1000))
     .addOption(
@@ -187,7 +189,7 @@ export function addScheduleFlags(command: Command): Command {
     command
       .requiredOption('--cron <expression>', 'when, as five fields: minute hour day-of-month month day-of-week, in the workers\' time zone (e.g. "0 7 * * *": every day at 07:00)')
       .option('--id <name>', 'the schedule\'s name, up to 64 letters, digits, dots, dashes or underscores; the same name replaces that schedule (default: a new name)', shortName)
-      .addOption(new Option('--approve <mode>', 'who answers the approvals its runs ask: always yes, always no, or a person at a desk with archon approve (default: deny)').choices(ScheduledApproveSchema.options))
+      .addOption(new Option('--approve <mode>', 'who answers the approvals its runs ask: always yes, always no, or a person at a desk with archon approve (default: deny)').choices(RunOrderApproveSchema.options))
       .option('--model-url <url>', 'OpenAI-compatible base URL ending in /v1, or a preset (default: the worker\'s Settings)', modelUrl)
       .option('--model <name>', 'the model (default: the worker\'s Settings)')
       .addOption(new Option('--policy <policy>', 'who is asked before what').choices(PolicySchema.options))

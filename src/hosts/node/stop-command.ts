@@ -4,7 +4,7 @@ import type { EstopState } from '../../shared/schemas/estop';
 import { latchClusterStop, resetClusterStop } from '../../core/restate/cluster-stop';
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
 import { RESTATE_DEFAULTS } from './command-flags';
-import type { ClusterFlags } from './schedule-command';
+import type { ClusterFlags } from './cluster-command';
 import { requestRunControl, waitForRunEnd } from '../../core/agent/run-control';
 import type { ArchonRuntime } from '../../core/runtime';
 import type { RunControlAction, RunStatus } from '../../shared/schemas/run';

@@ -54,8 +54,9 @@ function terminalPrompt(): ApprovalChannel {
   };
 }
 
-/** `--approve`: the terminal (default on a TTY), always yes, or always no (default otherwise). */
-export function approvalChannelFor(mode: ApproveMode | undefined): ApprovalChannel {
+/** `--approve`: the terminal (default on a TTY), always yes, or always no (default otherwise); `desk` is only for a detached run. */
+export function approvalChannelFor(mode: ApproveMode | 'desk' | undefined): ApprovalChannel {
+  if (mode === 'desk') throw new ArchonError('CONFIG_INVALID', '--approve desk is for a run a worker drives: add --detach (and --engine restate), or answer here with prompt, auto or deny.');
   const chosen = mode ?? (process.stdin.isTTY ? 'prompt' : 'deny');
   if (chosen === 'auto') return approveAll;
   if (chosen === 'deny') return denyAll;

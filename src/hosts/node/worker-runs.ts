@@ -2,10 +2,10 @@ import { approveAll, denyAll, type ApprovalChannel } from '../../core/approval/a
 import { ClusterApprovals } from '../../core/restate/cluster-approvals';
 import { clusterLatch, clusterStopError } from '../../core/restate/cluster-stop';
 import type { RestateCluster } from '../../core/restate/restate-cluster';
-import type { ScheduledApprove } from '../../shared/schemas/schedule';
+import type { RunOrderApprove } from '../../shared/schemas/run-order';
 import { launchRun } from '../../core/agent/run-launcher';
 import { composeRunServices } from '../../core/composition';
-import type { RunDriver, ScheduledRun } from '../../core/restate/run-service';
+import type { RunDriver, DispatchedRun } from '../../core/restate/run-service';
 import { runOptionsFrom } from '../../core/run/run-options';
 import type { ArchonRuntime } from '../../core/runtime';
 import { commandLineApiKeys } from '../../core/secrets/api-key-source';
@@ -39,38 +39,38 @@ export interface WorkerRunsOptions {
   id: string;
   cluster: RestateCluster;
   secret: string;
-  /** The worker's own workspace: a scheduled run's, when its schedule names none. */
+  /** The worker's own workspace: a run's, when its order names none. */
   workspace: string;
   workers: UndoWorkers;
   allowNetwork?: boolean;
 }
 
-function approvalsOf(approve: ScheduledApprove, worker: WorkerRunsOptions): ApprovalChannel {
+function approvalsOf(approve: RunOrderApprove, worker: WorkerRunsOptions): ApprovalChannel {
   if (approve === 'desk') return new ClusterApprovals(worker.cluster, worker.secret);
   return approve === 'auto' ? approveAll : denyAll;
 }
 
 /**
- * How a worker drives the runs its schedules fire: in this process, on its data dir (where the
- * auditor follows them and `archon runs` and the inbox list them), its tools in its own sandbox,
- * its model key from OPENAI_API_KEY. Nobody is at a terminal: the schedule's rule answers every
- * approval, or each waits for a person at a desk (`archon approve`).
+ * How a worker drives the runs the cluster sends it (a schedule's firings, `run --detach`): in this
+ * process, on its data dir (where the auditor follows them and `archon runs` and the inbox list
+ * them), its tools in its own sandbox, its model key from OPENAI_API_KEY. Nobody is at a terminal:
+ * the order's rule answers every approval, or each waits for a person at a desk (`archon approve`).
  */
 export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOptions): RunDriver {
   return {
     now: runtime.now,
-    async drive(runId: string, run: ScheduledRun, signal: AbortSignal): Promise<RunStatus> {
+    async drive(runId: string, run: DispatchedRun, signal: AbortSignal): Promise<RunStatus> {
       const existing = runtime.store.runs.getRun(runId);
       // A replay after the run ended, before the end was journaled: how it ended (a paused run waits for the operator).
       if (existing && ENDED_RUN_STATUSES.has(existing.summary.status)) return existing.summary.status;
       const settings = runtime.store.settingsForRun();
-      const options = runOptionsFrom(settings, { workspace: worker.workspace, ...run.schedule.options, schedule: { id: run.scheduleId, firedAt: run.firedAt } });
+      const options = runOptionsFrom(settings, { workspace: worker.workspace, ...run.order.options, dispatch: { scheduleId: run.scheduleId, firedAt: run.firedAt } });
       refuseWorkspaceInArchon(options.workspace, runtime.dataDir);
       const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));
       const services = composeRunServices({ runtime, workers: worker.workers, apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: worker.allowNetwork, engineLauncher: engineLauncher() });
       try {
-        const launch = { runtime, settings, approvals: approvalsOf(run.schedule.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id };
-        const target = existing ? { resume: runId, overrides: {} } : { goal: run.schedule.goal, options, runId };
+        const launch = { runtime, settings, approvals: approvalsOf(run.order.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id };
+        const target = existing ? { resume: runId, overrides: {} } : { goal: run.order.goal, options, runId };
         return (await launchRun(launch, target, attemptSignal(signal, worker))).status;
       } finally {
         await services.close();

@@ -119,8 +119,8 @@ export const RunOptionsSchema = z.object({
   maxPlanSteps: z.int().min(1).max(1000).optional(),
   /** The Restate cluster whose workers run the run's built-in tool calls, and the file of the secret each call is signed with (absent or null: this machine's tool processes). */
   cluster: z.object({ ingress: z.url({ protocol: /^https?$/ }), admin: z.url({ protocol: /^https?$/ }), secretFile: z.string().min(1).max(4096) }).nullable().optional(),
-  /** The schedule that started the run, and the firing it was started for: such a run lands in the inbox when it ends or waits. */
-  schedule: z.object({ id: ScheduleIdSchema, firedAt: z.iso.datetime() }).optional(),
+  /** A run a worker of a Restate cluster drives: the schedule and firing that started it, or nulls for one sent with `--detach`. It lands in the inbox when it ends or waits. */
+  dispatch: z.object({ scheduleId: ScheduleIdSchema.nullable(), firedAt: z.iso.datetime().nullable() }).optional(),
 });
 export type RunOptions = z.infer<typeof RunOptionsSchema>;
 

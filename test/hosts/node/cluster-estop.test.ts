@@ -3,7 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
-import { ScheduleStateSchema } from '../../../src/shared/schemas/schedule';
+import { ScheduleStateSchema } from '../../../src/shared/schemas/run-order';
 import { planReply, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { runArchon, spawnArchon } from '../../support/archon-process';
 import { useModelServers } from '../../support/model-servers';

@@ -8,7 +8,7 @@ import { createRuntime, type ArchonRuntime } from '../../../src/core/runtime';
 import { nextFiring } from '../../../src/core/schedule/cron';
 import { foldersHiddenFromTools } from '../../../src/core/tools/hidden-folders';
 import { startWorker, type RunningWorker } from '../../../src/hosts/node/worker-command';
-import { InboxItemSchema, ScheduleStateSchema } from '../../../src/shared/schemas/schedule';
+import { InboxItemSchema, ScheduleStateSchema } from '../../../src/shared/schemas/run-order';
 import { planReply, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { runArchon, spawnArchon } from '../../support/archon-process';
 import { builtFile, PROJECT_ROOT } from '../../support/built';
@@ -66,7 +66,7 @@ async function clusterBeforeEvenMinute() {
   return { cluster, model, secretFile, workspace, runtime, flags, signedFlags: [...flags, '--cluster-secret-file', secretFile] };
 }
 
-describe('archon schedule, on a Restate cluster', () => {
+describe('runs the workers of a Restate cluster drive: schedules, detached runs, their approvals and the inbox', () => {
   it('fires a two-minute schedule at the time its clock names, on a worker, while no desk runs; the run lands in the inbox; list and rm', async () => {
     const { model, workspace, runtime, signedFlags: flags } = await clusterBeforeEvenMinute();
 
@@ -202,12 +202,46 @@ describe('archon schedule, on a Restate cluster', () => {
     expect(existsSync(join(workspace, 'ledger.txt'))).toBe(false);
   });
 
-  it('says what is wrong before sending anything: a cron it cannot read, no secret file', () => {
+  it('archon run --detach: the run goes to the cluster and the command ends; a worker drives it to its end without the desk, and it lands in the inbox', async () => {
+    const cluster = await restate.server();
+    const model = await serve({ reply: appendMark });
+    const secretFile = restate.secretFile();
+    const workspace = tempDir();
+    const dataDir = tempDir();
+    const workers = await restate.balanced(cluster, { workspace, secretFile, dataDirs: [dataDir, dataDir] });
+    const sent = await spawnArchon(['run', 'append a mark to the ledger', '--engine', 'restate', '--detach', '--approve', 'auto', '--model-url', model.url, '--workspace', workspace, '--json', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin, '--cluster-secret-file', secretFile]).done;
+    expect(sent.status, sent.stderr).toBe(0);
+    const { runId } = JSON.parse(sent.stdout) as { runId: string };
+
+    const inbox = () => runArchon(['inbox', '--json', '--data-dir', dataDir]).stdout.trim().split('\n').filter(Boolean).map((line) => InboxItemSchema.parse(JSON.parse(line)));
+    await until(() => inbox().length > 0, 'the detached run to end', 150);
+    expect(inbox()).toMatchObject([{ run: { id: runId, status: 'completed' }, scheduleId: null, firedAt: null, waiting: false }]);
+    expect(readFileSync(join(workspace, 'ledger.txt'), 'utf8')).toBe('scheduled\n');
+    const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
+    const drivers = db.prepare("SELECT json_extract(body_json, '$.worker') AS worker FROM events WHERE run_id = ? AND type = 'step.started'").all(runId) as { worker: string }[];
+    db.close();
+    expect(drivers).toHaveLength(1);
+    expect(workers.map((worker) => worker.id)).toContain(drivers[0]?.worker);
+  });
+
+  it('says what is wrong before sending anything: a cron it cannot read, no secret file, --detach without the cluster or with a prompt, desk approvals here', () => {
     const badCron = runArchon(['schedule', 'add', 'g', '--cron', '0 7 * *', '--cluster-secret-file', '/nonexistent']);
     expect(badCron.status).toBe(2);
     expect(badCron.stderr).toMatch(/"0 7 \* \*" is not a cron schedule Archon reads \(it has 4 fields\)\. Give five fields/);
     const noSecret = runArchon(['schedule', 'add', 'g', '--cron', '0 7 * * *']);
     expect(noSecret.status).toBe(2);
     expect(noSecret.stderr).toMatch(/needs --cluster-secret-file/);
+    const notRestate = runArchon(['run', 'g', '--detach', '--approve', 'auto']);
+    expect(notRestate.status).toBe(2);
+    expect(notRestate.stderr).toMatch(/--detach sends the run to a Restate cluster: add --engine restate/);
+    const prompt = runArchon(['run', 'g', '--detach', '--engine', 'restate', '--approve', 'prompt', '--cluster-secret-file', '/nonexistent']);
+    expect(prompt.status).toBe(2);
+    expect(prompt.stderr).toMatch(/nobody at a terminal: answer its approvals with --approve auto, deny, or desk/);
+    const local = runArchon(['run', 'g', '--detach', '--engine', 'restate', '--roles', 'roles.json']);
+    expect(local.status).toBe(2);
+    expect(local.stderr).toMatch(/--detach leaves --roles to this terminal's runs/);
+    const deskHere = runArchon(['run', 'g', '--approve', 'desk', '--data-dir', tempDir(), '--model-url', 'http://127.0.0.1:9/v1']);
+    expect(deskHere.status).toBe(2);
+    expect(deskHere.stderr).toMatch(/--approve desk is for a run a worker drives: add --detach/);
   });
 });

@@ -4,11 +4,12 @@ import { ArchonError } from '../../shared/errors';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ApprovalDecision } from '../../shared/schemas/approval';
 import type { RunOptions } from '../../shared/schemas/run';
-import { ScheduledOptionsSchema, type Schedule, type ScheduledApprove } from '../../shared/schemas/schedule';
+import { RunOrderOptionsSchema, type RunOrder, type RunOrderApprove, type Schedule } from '../../shared/schemas/run-order';
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
 import { answerClusterApproval, pendingClusterApprovals } from '../../core/restate/cluster-approvals';
-import { listSchedules, removeSchedule, setSchedule } from '../../core/restate/run-service';
-import { SCHEDULE_SERVICE } from '../../core/restate/service-names';
+import { checkClusterForRun } from '../../core/restate/cluster-stop';
+import { dispatchRun, listSchedules, removeSchedule, setSchedule } from '../../core/restate/run-service';
+import { RUN_SERVICE, SCHEDULE_SERVICE } from '../../core/restate/service-names';
 import type { ArchonRuntime } from '../../core/runtime';
 import { checkCron } from '../../core/schedule/cron';
 import { RESTATE_DEFAULTS } from './command-flags';
@@ -20,10 +21,9 @@ export interface ClusterFlags {
   clusterSecretFile?: string;
 }
 
-export interface ScheduleAddFlags extends ClusterFlags {
-  cron: string;
-  id?: string;
-  approve?: ScheduledApprove;
+/** What an order to the cluster takes from the command line (`schedule add`, `run --detach`). */
+export interface OrderFlags extends ClusterFlags {
+  approve?: RunOrderApprove | 'prompt';
   modelUrl?: string;
   model?: string;
   policy?: RunOptions['policy'];
@@ -36,7 +36,12 @@ export interface ScheduleAddFlags extends ClusterFlags {
   json?: boolean;
 }
 
-const APPROVALS: Record<ScheduledApprove, string> = { auto: 'yes', deny: 'no', desk: 'archon approve' };
+export interface ScheduleAddFlags extends OrderFlags {
+  cron: string;
+  id?: string;
+}
+
+const APPROVALS: Record<RunOrderApprove, string> = { auto: 'yes', deny: 'no', desk: 'archon approve' };
 
 /** How long the cluster may take to answer a schedule command. */
 const COMMAND_TIMEOUT_MS = 90_000;
@@ -46,13 +51,13 @@ function clusterOf(flags: ClusterFlags): RestateCluster {
 }
 
 function secretOf(flags: ClusterFlags, workspace: string): string {
-  if (!flags.clusterSecretFile) throw new ArchonError('CONFIG_INVALID', 'archon schedule needs --cluster-secret-file: the file of the secret the workers check each schedule against (see docs/scale-out.md).');
+  if (!flags.clusterSecretFile) throw new ArchonError('CONFIG_INVALID', 'This needs --cluster-secret-file: the file of the secret the workers check what the desk sends against (see docs/scale-out.md).');
   return clusterSecret(resolve(flags.clusterSecretFile), workspace);
 }
 
-/** The schedule the flags describe; only what was given, the worker's Settings give the rest. */
-function scheduleFrom(goal: string, flags: ScheduleAddFlags): Schedule {
-  checkCron(flags.cron);
+/** The order the flags describe; only what was given, the worker's Settings give the rest. Nobody is at a terminal to answer a prompt. */
+function orderFrom(goal: string, flags: OrderFlags): RunOrder {
+  if (flags.approve === 'prompt') throw new ArchonError('CONFIG_INVALID', 'A worker drives this run with nobody at a terminal: answer its approvals with --approve auto, deny, or desk (then archon approve).');
   const given = {
     modelUrl: flags.modelUrl === undefined ? undefined : resolveModelUrl(flags.modelUrl),
     model: flags.model,
@@ -64,8 +69,29 @@ function scheduleFrom(goal: string, flags: ScheduleAddFlags): Schedule {
     acceptGaps: flags.acceptGaps,
     workspace: flags.workspace === undefined ? undefined : resolve(flags.workspace),
   };
-  const options = ScheduledOptionsSchema.parse(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)));
-  return { goal, cron: flags.cron.trim(), approve: flags.approve ?? 'deny', options };
+  const options = RunOrderOptionsSchema.parse(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)));
+  return { goal, approve: flags.approve ?? 'deny', options };
+}
+
+/** The schedule the flags describe. */
+function scheduleFrom(goal: string, flags: ScheduleAddFlags): Schedule {
+  checkCron(flags.cron);
+  return { ...orderFrom(goal, flags), cron: flags.cron.trim() };
+}
+
+/**
+ * `archon run --detach --engine restate`: the run goes to the cluster, a worker drives it, and this
+ * command ends once it is accepted; `archon inbox` on the worker's data dir shows it when it ends or waits.
+ */
+export async function detachRunFromCli(goal: string, flags: OrderFlags): Promise<number> {
+  const order = orderFrom(goal, flags);
+  const secret = secretOf(flags, order.options.workspace ?? resolve('.'));
+  const cluster = clusterOf(flags);
+  const signal = AbortSignal.timeout(COMMAND_TIMEOUT_MS);
+  await checkClusterForRun(cluster, signal, RUN_SERVICE);
+  const runId = await dispatchRun(cluster, secret, order, signal);
+  process.stdout.write(flags.json ? `${JSON.stringify({ runId })}\n` : `Run ${runId} sent to the Restate cluster at ${cluster.address.ingress}; a worker drives it, with or without this terminal. \`archon inbox\` on the worker's data dir shows it when it ends or waits for you.\n`);
+  return 0;
 }
 
 /** `archon schedule add`: the schedule is kept by the cluster, whose workers fire it; prints its next firing. */

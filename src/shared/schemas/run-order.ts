@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { RunOptionsSchema, RunSummarySchema, ScheduleIdSchema } from './run';
+
+/** The run options an order to a Restate cluster may set; the rest come from the Settings of the worker that drives the run. */
+export const RunOrderOptionsSchema = RunOptionsSchema.pick({
+  modelUrl: true,
+  model: true,
+  policy: true,
+  concurrency: true,
+  maxTokens: true,
+  maxCostUsd: true,
+  maxIterations: true,
+  maxPlanSteps: true,
+  verification: true,
+  acceptGaps: true,
+  workspace: true,
+  memory: true,
+  embeddingModel: true,
+}).partial();
+export type RunOrderOptions = z.infer<typeof RunOrderOptionsSchema>;
+
+/** Who answers the approvals of a run a worker drives: a rule (always yes, always no), or a person at a desk (`archon approve`). */
+export const RunOrderApproveSchema = z.enum(['auto', 'deny', 'desk']);
+export type RunOrderApprove = z.infer<typeof RunOrderApproveSchema>;
+
+/**
+ * A goal a worker of a Restate cluster drives, nobody at a terminal (`run --detach`, or each firing of
+ * a schedule): its approvals are answered by a rule or wait for a desk, and the run is held to its own caps.
+ */
+export const RunOrderSchema = z.object({
+  goal: z.string().min(1).max(20_000),
+  approve: RunOrderApproveSchema,
+  options: RunOrderOptionsSchema,
+});
+export type RunOrder = z.infer<typeof RunOrderSchema>;
+
+/** A run order on a cron schedule. */
+export const ScheduleSchema = RunOrderSchema.extend({ cron: z.string().min(1).max(200) });
+export type Schedule = z.infer<typeof ScheduleSchema>;
+
+/** What the cluster keeps of a schedule: the schedule and its next firing. */
+export const ScheduleStateSchema = z.object({ id: ScheduleIdSchema, schedule: ScheduleSchema, next: z.iso.datetime() });
+export type ScheduleState = z.infer<typeof ScheduleStateSchema>;
+
+/** A run in the inbox: one a worker drove (a schedule's, or one sent with `--detach`), which ended or waits for a person's answer (`waiting`). */
+export const InboxItemSchema = z.object({ run: RunSummarySchema, scheduleId: ScheduleIdSchema.nullable(), firedAt: z.iso.datetime().nullable(), waiting: z.boolean() });
+export type InboxItem = z.infer<typeof InboxItemSchema>;
