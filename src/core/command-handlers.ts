@@ -1,4 +1,5 @@
 import { isAbsolute } from 'node:path';
+import { clusterSecret } from './restate/restate-cluster';
 import { ArchonError } from '../shared/errors';
 import type { CommandHandlers } from '../shared/ipc/dispatch';
 import type { AuditReport, VerifyResult } from '../shared/schemas/audit';
@@ -89,6 +90,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       return { ...deps.info, runDefaults: { modelUrl, model, policy, workspace } };
     },
     'runs.list': async ({ limit }) => store.runs.listRuns(limit).map((summary) => withDriving(store.runs, summary)),
+    'inbox.list': async ({ limit }) => store.runs.inbox(limit),
     'estop.status': async () => store.estopState(),
     'host.confirmations': async () => deps.confirmation.waiting?.() ?? [],
     'estop.trigger': async ({ reason }) => deps.estop.trigger('operator', reason),
@@ -97,6 +99,8 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'settings.update': async (masked, { signal }) => {
       const current = store.getSettings();
       const patch = masked.mcpServers ? { ...masked, mcpServers: unmaskMcpServers(masked.mcpServers, current.mcpServers) } : masked;
+      // A cluster whose secret cannot be read is refused now, not at the first run that needs it.
+      if (patch.cluster) clusterSecret(patch.cluster.secretFile, deps.runDefaults().workspace);
       await confirm({ kind: 'settings', current, patch }, signal);
       return maskMcpSecrets(store.updateSettings(patch.mcpServers ? { ...patch, mcpServers: deps.mcpSecrets.seal(patch.mcpServers) } : patch));
     },

@@ -156,6 +156,7 @@ export function settingsWidening(current: Settings, patch: SettingsPatch): strin
   if (patch.mcpServers) changes.push(...mcpWidening(current.mcpServers, patch.mcpServers));
   if (patch.roles) changes.push(...rolesWidening(current.roles, patch.roles));
   if (patch.modelPrices) changes.push(...pricesWidening(current.modelPrices, patch.modelPrices));
+  if (patch.cluster && (patch.cluster.ingress !== current.cluster?.ingress || patch.cluster.admin !== current.cluster?.admin)) changes.push(`built-in tool calls sent to the workers of the Restate cluster at ${patch.cluster.ingress}`);
   return [...changes, ...modelServerWidening(current, patch), ...capsWidening(current, patch)];
 }
 

@@ -28,6 +28,7 @@ export function runOptionsFrom(settings: Settings, given: Partial<RunOptions> = 
     maxReplans: settings.maxReplans,
     embeddingModel: settings.embeddingModel,
     ...(Object.keys(settings.roles).length > 0 ? { roles: settings.roles } : {}),
+    ...(settings.cluster ? { cluster: settings.cluster } : {}),
     ...Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)),
   });
   if (!parsed.success) throw new ArchonError('CONFIG_INVALID', `Invalid run settings: ${describeZodError(parsed.error)}. Correct the flag or the setting named.`);

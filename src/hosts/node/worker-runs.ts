@@ -64,7 +64,8 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
       // A replay after the run ended, before the end was journaled: how it ended (a paused run waits for the operator).
       if (existing && ENDED_RUN_STATUSES.has(existing.summary.status)) return existing.summary.status;
       const settings = runtime.store.settingsForRun();
-      const options = runOptionsFrom(settings, { workspace: worker.workspace, ...run.order.options, dispatch: { scheduleId: run.scheduleId, firedAt: run.firedAt } });
+      // Its tool calls run here, in this worker's sandbox, whatever the data dir's Settings say of a cluster.
+      const options = runOptionsFrom(settings, { workspace: worker.workspace, ...run.order.options, cluster: null, dispatch: { scheduleId: run.scheduleId, firedAt: run.firedAt } });
       refuseWorkspaceInArchon(options.workspace, runtime.dataDir);
       const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));
       const services = composeRunServices({ runtime, workers: worker.workers, apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: worker.allowNetwork, engineLauncher: engineLauncher() });

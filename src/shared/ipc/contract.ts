@@ -10,6 +10,7 @@ import { MemoryIdSchema, MemoryItemSchema, MemoryKindSchema } from '../schemas/m
 import { DownloadProgressSchema, LibraryModelSchema, ModelNameSchema } from '../schemas/models';
 import { RunDetailSchema, StartRunInputSchema } from '../schemas/run-detail';
 import { RunIdSchema, RunOptionsSchema, RunSummarySchema } from '../schemas/run';
+import { InboxItemSchema } from '../schemas/run-order';
 import { McpServerConfigSchema, McpServerNameSchema, SettingsPatchSchema, SettingsSchema } from '../schemas/settings';
 
 const command = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
@@ -46,6 +47,8 @@ const modelRef = z.object({ name: ModelNameSchema }).strict();
 export const contract = {
   'app.info': command(noInput, AppInfoSchema),
   'runs.list': command(z.object({ limit: z.int().min(1).max(500).default(100) }).strict(), z.array(RunSummarySchema)),
+  /** The inbox: runs the workers of a Restate cluster drove on this data dir (schedules' and detached ones) that ended or wait for an answer, the latest first. */
+  'inbox.list': command(z.object({ limit: z.int().min(1).max(500).default(100) }).strict(), z.array(InboxItemSchema)),
   'estop.status': command(noInput, EstopStateSchema),
   'host.confirmations': command(noInput, z.array(HostConfirmationSchema)),
   'estop.trigger': command(

@@ -84,6 +84,10 @@ export const ApproveModeSchema = z.enum(['prompt', 'auto', 'deny']);
 export const ScheduleIdSchema = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'up to 64 letters, digits, dots, dashes or underscores');
 export type ApproveMode = z.infer<typeof ApproveModeSchema>;
 
+/** A Restate cluster whose workers run built-in tool calls: its ingress, its admin API, and the file of the secret each call is signed with. */
+export const ClusterSettingSchema = z.object({ ingress: z.url({ protocol: /^https?$/ }), admin: z.url({ protocol: /^https?$/ }), secretFile: z.string().min(1).max(4096) });
+export type ClusterSetting = z.infer<typeof ClusterSettingSchema>;
+
 /** How a run is carried out; stored with the run so `archon resume` continues with the same settings. */
 export const RunOptionsSchema = z.object({
   modelUrl: z.url({ protocol: /^https?$/ }),
@@ -118,7 +122,7 @@ export const RunOptionsSchema = z.object({
   /** The most steps the run's plan may have (absent: 64). */
   maxPlanSteps: z.int().min(1).max(1000).optional(),
   /** The Restate cluster whose workers run the run's built-in tool calls, and the file of the secret each call is signed with (absent or null: this machine's tool processes). */
-  cluster: z.object({ ingress: z.url({ protocol: /^https?$/ }), admin: z.url({ protocol: /^https?$/ }), secretFile: z.string().min(1).max(4096) }).nullable().optional(),
+  cluster: ClusterSettingSchema.nullable().optional(),
   /** A run a worker of a Restate cluster drives: the schedule and firing that started it, or nulls for one sent with `--detach`. It lands in the inbox when it ends or waits. */
   dispatch: z.object({ scheduleId: ScheduleIdSchema.nullable(), firedAt: z.iso.datetime().nullable() }).optional(),
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApprovalKindSchema } from './approval';
 import { RoleNameSchema, StoredRoleSchema } from './roles';
-import { ModelPriceSchema, PolicySchema, VerificationSchema } from './run';
+import { ClusterSettingSchema, ModelPriceSchema, PolicySchema, VerificationSchema } from './run';
 
 export const ThemeSchema = z.enum(['system', 'light', 'dark']);
 
@@ -83,6 +83,8 @@ export const SettingsSchema = z.object({
   maxPlanSteps: z.int().min(1).max(1000),
   /** How many tool processes may run at once; null: as many as the plan's widest level needs, bounded by the cores. */
   toolWorkers: z.int().min(1).max(64).nullable(),
+  /** Where runs send their built-in tool calls: the workers of this Restate cluster; null: this machine's tool processes (`--engine` overrides). */
+  cluster: ClusterSettingSchema.nullable(),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
@@ -120,4 +122,5 @@ export const DEFAULT_SETTINGS: Settings = {
   maxSubagents: 2,
   maxPlanSteps: 64,
   toolWorkers: null,
+  cluster: null,
 };

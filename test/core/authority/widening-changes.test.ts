@@ -45,6 +45,14 @@ describe('settingsWidening', () => {
     ).toEqual([]);
   });
 
+  it('asks before tool calls go to a Restate cluster, or to another one; not when they come back or only the secret file moves', () => {
+    const cluster = { ingress: 'http://desk.lan:8080', admin: 'http://desk.lan:9070', secretFile: '/etc/archon/secret' };
+    expect(settingsWidening(current, { cluster })).toEqual(['built-in tool calls sent to the workers of the Restate cluster at http://desk.lan:8080']);
+    expect(settingsWidening({ ...current, cluster }, { cluster: { ...cluster, ingress: 'http://elsewhere:8080' } })).toEqual(['built-in tool calls sent to the workers of the Restate cluster at http://elsewhere:8080']);
+    expect(settingsWidening({ ...current, cluster }, { cluster: { ...cluster, secretFile: '/etc/archon/other' } })).toEqual([]);
+    expect(settingsWidening({ ...current, cluster }, { cluster: null })).toEqual([]);
+  });
+
   it('asks when an MCP server is added, turned on or changed; not when one is removed or turned off', () => {
     const servers: Settings = { ...current, mcpServers: { a: { command: 'a' }, b: { command: 'b', disabled: true }, c: { url: 'https://c.example/mcp' }, d: { command: 'd' } } };
     expect(

@@ -25,4 +25,13 @@ describe('run flags as run options', () => {
     const options = runOptionsFromFlags({ ...DEFAULT_SETTINGS, policy: 'strict', maxPlanSteps: 20 }, { modelUrl: 'vllm', maxSteps: 5 });
     expect(options).toMatchObject({ modelUrl: 'http://127.0.0.1:8000/v1', maxPlanSteps: 5, policy: 'strict', maxIterations: 10 });
   });
+
+  it("take the engine from Settings' cluster unless --engine says otherwise: local brings the calls back to this machine", () => {
+    const cluster = { ingress: 'http://desk.lan:8080', admin: 'http://desk.lan:9070', secretFile: '/etc/archon/cluster-secret' };
+    const settings = { ...DEFAULT_SETTINGS, cluster };
+    expect(runOptionsFromFlags(settings, {}).cluster).toEqual(cluster);
+    expect(runOptionsFromFlags(settings, { engine: 'local' }).cluster).toBeNull();
+    expect(runOptionsFromFlags(settings, { engine: 'restate', restateIngress: 'http://other:8080', clusterSecretFile: '/s' }).cluster).toMatchObject({ ingress: 'http://other:8080', secretFile: resolve('/s') });
+    expect(runOptionsFromFlags(DEFAULT_SETTINGS, {}).cluster).toBeUndefined();
+  });
 });

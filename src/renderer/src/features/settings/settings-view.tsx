@@ -6,6 +6,7 @@ import { ThemeSchema, type Settings } from '../../../../shared/schemas/settings'
 import type { CommandOutput } from '../../../../shared/ipc/contract';
 import { BUILTIN_TOOL_NAMES, TOOL_CATALOGUE, type BuiltinToolName, type BuiltinToolSpec } from '../../../../shared/tools/catalogue';
 import { useAppStore } from '../../store/use-app-store';
+import { ClusterSettings } from './cluster-settings';
 import { McpServerSettings } from './mcp-server-settings';
 import { ModelPriceSettings } from './model-price-settings';
 import { RoleSettings } from './role-settings';
@@ -185,6 +186,7 @@ export function SettingsView() {
         </fieldset>
         <ModelPriceSettings settings={settings} />
         <ToolSettings settings={settings} />
+        <ClusterSettings settings={settings} />
         <McpServerSettings settings={settings} />
         <RoleSettings settings={settings} />
       </form>
