@@ -5,6 +5,8 @@ import { AuditView } from './features/audit/audit-view';
 import { EstopBanner } from './features/emergency-stop/estop-banner';
 import { EstopUndeliveredAlert } from './features/emergency-stop/estop-undelivered-alert';
 import { MemoryView } from './features/memory/memory-view';
+import { InboxView } from './features/inbox/inbox-view';
+import { useInboxWatch } from './features/inbox/use-inbox-watch';
 import { HostConfirmationNotice } from './features/host-confirmation/host-confirmation-notice';
 import { GetModelCallout } from './features/models/get-model-callout';
 import { ModelsView } from './features/models/models-view';
@@ -13,7 +15,7 @@ import { SettingsView } from './features/settings/settings-view';
 import { TopBar } from './features/shell/top-bar';
 import { useAppStore } from './store/use-app-store';
 
-const VIEWS = { runs: RunsView, audit: AuditView, memory: MemoryView, models: ModelsView, settings: SettingsView } as const;
+const VIEWS = { runs: RunsView, inbox: InboxView, audit: AuditView, memory: MemoryView, models: ModelsView, settings: SettingsView } as const;
 
 /** Sets `data-theme` to light or dark; "system" follows the operating system, also when it changes. */
 function useTheme() {
@@ -34,6 +36,7 @@ export function App() {
   const error = useAppStore((state) => state.error);
   const dismissError = useAppStore((state) => state.dismissError);
   useTheme();
+  useInboxWatch();
   const View = VIEWS[view];
   return (
     <div className="app">

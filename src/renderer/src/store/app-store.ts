@@ -7,12 +7,13 @@ import { createComposerSlice, type ComposerSlice } from '../features/composer/co
 import { createMemorySlice, type MemorySlice } from '../features/memory/memory-slice';
 import { createModelsSlice, type ModelsSlice } from '../features/models/models-slice';
 import { createEstopSlice, type EstopSlice } from '../features/emergency-stop/estop-slice';
+import { createInboxSlice, type InboxSlice } from '../features/inbox/inbox-slice';
 import { createRunsSlice, type RunsSlice } from '../features/runs/runs-slice';
 import { createSettingsSlice, type SettingsSlice } from '../features/settings/settings-slice';
 import { createShellSlice, type ShellSlice } from '../features/shell/shell-slice';
 import type { SliceContext } from './slice';
 
-export interface AppState extends ShellSlice, EstopSlice, RunsSlice, ApprovalsSlice, AuditSlice, ComposerSlice, SettingsSlice, MemorySlice, ModelsSlice {
+export interface AppState extends ShellSlice, EstopSlice, RunsSlice, ApprovalsSlice, AuditSlice, ComposerSlice, SettingsSlice, MemorySlice, ModelsSlice, InboxSlice {
   client: ArchonClient;
   /** Applies a batch of events (at most one batch per animation frame). */
   applyEvents(events: readonly ArchonEvent[]): void;
@@ -44,6 +45,7 @@ export function createAppStore(client: ArchonClient) {
       ...createSettingsSlice(context),
       ...createMemorySlice(context),
       ...createModelsSlice(context),
+      ...createInboxSlice(context),
       client,
       applyEvents(events) {
         for (const event of events) if (event.type === 'system.estop') set({ estop: event.state });

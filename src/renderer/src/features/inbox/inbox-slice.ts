@@ -1,0 +1,73 @@
+import type { InboxItem } from '../../../../shared/schemas/run-order';
+import type { SliceContext } from '../../store/slice';
+import { notifyInboxItem } from './inbox-notifications';
+
+/** How often the inbox is asked again: another process writes it, so asking is the only way to learn of new items. */
+const POLL_MS = 5000;
+/** The most items asked for; the latest come first. */
+const LIMIT = 100;
+
+export interface InboxSlice {
+  /** Runs the workers of a Restate cluster drove here that ended or wait for an answer, the latest first. */
+  inbox: InboxItem[];
+  /** The run ids listed while the operator had the Inbox view open. */
+  inboxSeen: ReadonlySet<string>;
+  refreshInbox(): Promise<void>;
+  /** Loads the inbox now and every few seconds until the returned function is called. */
+  watchInbox(): () => void;
+  /** Counts every item listed now as seen. */
+  markInboxSeen(): void;
+  /** Opens the run in the Runs view. */
+  openInboxRun(runId: string): Promise<void>;
+}
+
+const idsOf = (items: readonly InboxItem[]) => new Set(items.map((item) => item.run.id));
+
+export function createInboxSlice({ set, get, client, attempt }: SliceContext): InboxSlice {
+  /** The ids of the first answer and of the one before the latest: an item in neither has just landed. */
+  let firstIds: ReadonlySet<string> | null = null;
+  let previousIds: ReadonlySet<string> = new Set();
+  const apply = (items: InboxItem[]) => {
+    const landed = firstIds === null ? [] : items.filter((item) => !firstIds?.has(item.run.id) && !previousIds.has(item.run.id));
+    firstIds ??= idsOf(items);
+    previousIds = idsOf(items);
+    set({ inbox: items });
+    for (const item of landed) notifyInboxItem(item);
+  };
+  // One request at a time: a caller while one is out waits for its answer instead of sending another.
+  let inFlight: Promise<void> | null = null;
+  const load = () =>
+    (inFlight ??= client.commands['inbox.list']({ limit: LIMIT })
+      .then(apply)
+      .finally(() => {
+        inFlight = null;
+      }));
+  return {
+    inbox: [],
+    inboxSeen: new Set(),
+    refreshInbox: () => attempt(load),
+    watchInbox() {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let stopped = false;
+      const poll = async () => {
+        await get().refreshInbox();
+        if (!stopped) timer = setTimeout(() => void poll(), POLL_MS);
+      };
+      void poll();
+      return () => {
+        stopped = true;
+        clearTimeout(timer);
+      };
+    },
+    markInboxSeen() {
+      const { inbox, inboxSeen } = get();
+      if (inbox.every((item) => inboxSeen.has(item.run.id))) return;
+      set({ inboxSeen: new Set([...inboxSeen, ...idsOf(inbox)]) });
+    },
+    async openInboxRun(runId) {
+      set({ view: 'runs' });
+      // The run was started by another process, so the history may not list it yet.
+      await Promise.all([get().selectRun(runId), get().refreshRuns()]);
+    },
+  };
+}

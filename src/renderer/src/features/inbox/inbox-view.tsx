@@ -1,0 +1,52 @@
+import { useEffect, useId } from 'react';
+import type { InboxItem } from '../../../../shared/schemas/run-order';
+import { useAppStore } from '../../store/use-app-store';
+import { statusLabel } from '../contract/contract-model';
+
+function stateOf(item: InboxItem): string {
+  return item.waiting ? 'waits for your answer' : statusLabel(item.run.status);
+}
+
+function originOf(item: InboxItem): string {
+  return item.scheduleId === null ? 'sent with --detach' : `schedule ${item.scheduleId}`;
+}
+
+/** One run in the inbox: its goal, where it came from and when, and the way to open it. */
+function InboxEntry({ item }: { item: InboxItem }) {
+  const openInboxRun = useAppStore((state) => state.openInboxRun);
+  const goalId = useId();
+  const at = item.firedAt ?? item.run.createdAt;
+  return (
+    <li className="inbox-item" aria-labelledby={goalId}>
+      <h2 id={goalId}>{item.run.goal}</h2>
+      <p className="inbox-facts">
+        <span className={item.waiting ? 'inbox-waiting' : undefined}>{stateOf(item)}</span> · {originOf(item)} · <time dateTime={at}>{new Date(at).toLocaleString()}</time>
+      </p>
+      <button type="button" aria-label={`Open run ${item.run.goal}`} onClick={() => void openInboxRun(item.run.id)}>
+        Open run
+      </button>
+    </li>
+  );
+}
+
+/** The runs workers of a Restate cluster drove here that ended or wait for an answer; what is listed while it is open counts as seen. */
+export function InboxView() {
+  const items = useAppStore((state) => state.inbox);
+  const markInboxSeen = useAppStore((state) => state.markInboxSeen);
+  useEffect(() => markInboxSeen(), [items, markInboxSeen]);
+  return (
+    <section aria-labelledby="inbox-heading" className="view inbox">
+      <h1 id="inbox-heading">Inbox</h1>
+      <p className="inbox-intro">Runs that workers of a Restate cluster drove: schedules&apos; runs and detached ones, once they end or wait for you.</p>
+      {items.length === 0 ? (
+        <p className="empty">Nothing in the inbox.</p>
+      ) : (
+        <ul className="inbox-list" aria-label="Inbox">
+          {items.map((item) => (
+            <InboxEntry key={item.run.id} item={item} />
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
