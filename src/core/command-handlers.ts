@@ -100,7 +100,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       const current = store.getSettings();
       const patch = masked.mcpServers ? { ...masked, mcpServers: unmaskMcpServers(masked.mcpServers, current.mcpServers) } : masked;
       // A cluster whose secret cannot be read is refused now, not at the first run that needs it.
-      if (patch.cluster) clusterSecret(patch.cluster.secretFile, deps.runDefaults().workspace);
+      if (patch.cluster) clusterSecret(patch.cluster.secretFile, deps.runDefaults().workspace, 'Cluster secret file in Settings → Engine');
       await confirm({ kind: 'settings', current, patch }, signal);
       return maskMcpSecrets(store.updateSettings(patch.mcpServers ? { ...patch, mcpServers: deps.mcpSecrets.seal(patch.mcpServers) } : patch));
     },

@@ -25,7 +25,8 @@ function real(path: string): string {
   }
 }
 
-function inside(folder: string, path: string): boolean {
+/** Whether `path` is `folder` or lies under it, links resolved. */
+export function insideFolder(folder: string, path: string): boolean {
   const rest = relative(real(folder), real(path));
   return rest === '' || (!rest.startsWith('..') && !isAbsolute(rest));
 }
@@ -165,7 +166,7 @@ export type RunDefaults = Pick<RunOptions, 'workspace' | 'policy' | 'modelUrl' |
 /** The ways a run started from the UI would go beyond the operator's defaults: another workspace or model server, a looser policy, a budget or limit raised or taken away. */
 export function runWidening(defaults: RunDefaults, input: Pick<StartRunInput, 'workspace' | 'policy' | 'modelUrl' | 'maxTokens' | 'maxCostUsd' | 'concurrency'>): string[] {
   const changes: string[] = [];
-  if (input.workspace !== undefined && !inside(defaults.workspace, input.workspace)) changes.push(`workspace ${real(input.workspace)} instead of ${defaults.workspace}`);
+  if (input.workspace !== undefined && !insideFolder(defaults.workspace, input.workspace)) changes.push(`workspace ${real(input.workspace)} instead of ${defaults.workspace}`);
   if (input.policy && looser(defaults.policy, input.policy)) changes.push(`policy ${input.policy}, looser than ${defaults.policy}`);
   if (otherModelServer(defaults.modelUrl, input.modelUrl)) changes.push(`model server ${input.modelUrl} instead of ${defaults.modelUrl}`);
   if (capLoosened(defaults.maxTokens, input.maxTokens)) changes.push(`token cap ${capInWords(input.maxTokens ?? null)} instead of ${capInWords(defaults.maxTokens)}`);

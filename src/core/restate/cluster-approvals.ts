@@ -5,7 +5,7 @@ import { ArchonError } from '../../shared/errors';
 import type { ApprovalChannel } from '../approval/approval-channel';
 import type { RestateCluster } from './restate-cluster';
 import { APPROVAL_SERVICE } from './service-names';
-import { isSignedBy, signed } from './signed';
+import { signed, verified } from './signed';
 
 /**
  * Approvals of runs a worker drives, answered from a desk: each request is a Restate workflow keyed
@@ -27,12 +27,8 @@ export interface PendingClusterApproval {
   request: ApprovalRequest;
 }
 
-function verified<T>(secret: string, key: string, input: unknown, schema: z.ZodType<T>, what: string): T {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) throw new restate.TerminalError(`Refused: not ${what} (${parsed.error.issues[0]?.message ?? 'invalid'}).`);
-  if (!isSignedBy(secret, key, input)) throw new restate.TerminalError(`Refused: ${what} not signed with this cluster's secret under its key.`);
-  return parsed.data;
-}
+const ASK = `${APPROVAL_SERVICE}/run`;
+const ANSWER = `${APPROVAL_SERVICE}/answer`;
 
 /** The workflow a worker serves: the request kept, its answer awaited, the answer given once. */
 export function approvalWorkflow(secret: string) {
@@ -40,13 +36,13 @@ export function approvalWorkflow(secret: string) {
     name: APPROVAL_SERVICE,
     handlers: {
       run: async (ctx: restate.WorkflowContext, input: unknown): Promise<Answer> => {
-        ctx.set(REQUEST, verified(secret, ctx.key, input, ApprovalRequestSchema, 'an approval request'));
+        ctx.set(REQUEST, verified(secret, ASK, ctx.key, input, ApprovalRequestSchema, 'an approval request'));
         const answer = await ctx.promise<Answer>(ANSWERED);
         ctx.set(ANSWERED, true);
         return answer;
       },
       answer: async (ctx: restate.WorkflowSharedContext, input: unknown): Promise<boolean> => {
-        const answer = verified(secret, ctx.key, input, AnswerSchema, 'an answer');
+        const answer = verified(secret, ANSWER, ctx.key, input, AnswerSchema, 'an answer');
         if ((await ctx.get(REQUEST)) === null) throw new restate.TerminalError(`No approval ${ctx.key} waits on this cluster.`);
         if ((await ctx.promise<Answer>(ANSWERED).peek()) !== undefined) throw new restate.TerminalError(`Approval ${ctx.key} was answered already.`);
         await ctx.promise<Answer>(ANSWERED).resolve(answer);
@@ -69,7 +65,7 @@ export class ClusterApprovals implements ApprovalChannel {
   async decide(request: ApprovalRequest, { signal }: { signal: AbortSignal }): Promise<ApprovalDecision> {
     const target = `${APPROVAL_SERVICE}/${encodeURIComponent(request.id)}/run`;
     try {
-      const invocationId = await this.cluster.send(target, signed(this.secret, request.id, request), null, signal);
+      const invocationId = await this.cluster.send(target, signed(this.secret, ASK, request.id, request), null, signal);
       return (await this.cluster.output(invocationId, AnswerSchema, signal)).decision;
     } catch (error) {
       if (signal.aborted) await this.withdraw(request.id);
@@ -77,21 +73,33 @@ export class ClusterApprovals implements ApprovalChannel {
     }
   }
 
-  /** A request its run no longer waits for leaves the desk's list. */
-  private async withdraw(id: string): Promise<void> {
-    const answer = { decision: { verdict: 'reject' as const, feedback: 'Withdrawn: the run no longer waits for this answer.' }, withdrawn: true };
-    await answerOn(this.cluster, this.secret, id, answer, AbortSignal.timeout(WITHDRAW_TIMEOUT_MS)).catch(() => undefined);
+  private withdraw(id: string): Promise<void> {
+    return withdraw(this.cluster, this.secret, id);
   }
 }
 
+/** A request its run no longer waits for leaves the desk's list. */
+async function withdraw(cluster: RestateCluster, secret: string, id: string): Promise<void> {
+  const answer = { decision: { verdict: 'reject' as const, feedback: 'Withdrawn: the run no longer waits for this answer.' }, withdrawn: true };
+  await answerOn(cluster, secret, id, answer, AbortSignal.timeout(WITHDRAW_TIMEOUT_MS)).catch(() => undefined);
+}
+
+/** A run resumed (its worker died while it waited): what it asked before is withdrawn, as it asks again under new ids. */
+export async function withdrawRunApprovals(cluster: RestateCluster, secret: string, runId: string, signal: AbortSignal): Promise<void> {
+  const asked = (await pendingClusterApprovals(cluster, signal)).filter((pending) => pending.request.runId === runId);
+  await Promise.all(asked.map((pending) => withdraw(cluster, secret, pending.key)));
+}
+
 function answerOn(cluster: RestateCluster, secret: string, key: string, answer: Answer, signal: AbortSignal): Promise<boolean> {
-  return cluster.call(`${APPROVAL_SERVICE}/${encodeURIComponent(key)}/answer`, signed(secret, key, answer), null, z.boolean(), signal);
+  return cluster.call(`${APPROVAL_SERVICE}/${encodeURIComponent(key)}/answer`, signed(secret, ANSWER, key, answer), null, z.boolean(), signal);
 }
 
 /** `archon approve`: a person's decision at the desk, signed; refused by the cluster when the approval is unknown or answered. */
 export function answerClusterApproval(cluster: RestateCluster, secret: string, key: string, decision: ApprovalDecision, signal: AbortSignal): Promise<boolean> {
   return answerOn(cluster, secret, key, { decision, withdrawn: false }, signal).catch((error: unknown) => {
-    throw ArchonError.isInstance(error) && error.code === 'CLUSTER_REFUSED' ? new ArchonError('NOT_FOUND', `${error.message.replace(/^.*?: /, '')} (archon approvals lists those that wait).`) : error;
+    if (!ArchonError.isInstance(error) || error.code !== 'CLUSTER_REFUSED') throw error;
+    if (/No approval .* waits|answered already/.test(error.message)) throw new ArchonError('NOT_FOUND', `${error.message} archon approvals lists those that wait.`);
+    throw new ArchonError('CLUSTER_REFUSED', `${error.message} Check that --cluster-secret-file is the file the workers were started with.`);
   });
 }
 

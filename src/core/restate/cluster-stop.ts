@@ -4,7 +4,7 @@ import { ArchonError } from '../../shared/errors';
 import { EstopStateSchema, type EstopState } from '../../shared/schemas/estop';
 import type { RestateCluster } from './restate-cluster';
 import { RUN_SERVICE, STOP_SERVICE, TOOL_SERVICE } from './service-names';
-import { isSignedBy, signed } from './signed';
+import { isNewer, latest, signed, SignedAtSchema, verified } from './signed';
 
 /**
  * The emergency stop of a whole Restate cluster: one keyed object, its latch. While it is latched,
@@ -13,6 +13,10 @@ import { isSignedBy, signed } from './signed';
  */
 const KEY = 'cluster';
 const LATCH = 'latch';
+/** The time of the last latch or re-arm taken: a re-arm no newer (one copied and sent again to lift a later stop) is refused. */
+const LAST_CHANGE = 'lastChange';
+const SET = `${STOP_SERVICE}/set`;
+const ChangeSchema = z.object({ state: EstopStateSchema }).extend(SignedAtSchema.shape);
 const UNLATCHED: EstopState = { latched: false, since: null, triggeredBy: null, reason: null };
 
 /** The latch object a worker serves. */
@@ -21,10 +25,13 @@ export function stopObject(secret: string) {
     name: STOP_SERVICE,
     handlers: {
       set: async (ctx: restate.ObjectContext, input: unknown): Promise<EstopState> => {
-        const state = EstopStateSchema.safeParse(input);
-        if (!state.success || !isSignedBy(secret, ctx.key, input)) throw new restate.TerminalError("Refused: an emergency stop not signed with this cluster's secret.");
-        ctx.set(LATCH, state.data);
-        return state.data;
+        const { state, at } = verified(secret, SET, ctx.key, input, ChangeSchema, 'an emergency stop');
+        const last = await ctx.get<string>(LAST_CHANGE);
+        // A stop is always taken, whatever the clock of the desk that sent it; only lifting one must be newer.
+        if (!state.latched && !isNewer(at, last)) throw new restate.TerminalError(`Refused: a re-arm made at ${at} is not newer than the last stop or re-arm taken (${last}); a message sent again is not taken twice.`);
+        ctx.set(LAST_CHANGE, latest(at, last));
+        ctx.set(LATCH, state);
+        return state;
       },
       get: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<EstopState> => EstopStateSchema.catch(UNLATCHED).parse((await ctx.get(LATCH)) ?? UNLATCHED)),
     },
@@ -60,7 +67,7 @@ export function clusterStopError(state: EstopState, cluster: RestateCluster): Ar
 
 /** Sets the latch, then ends every run and tool call under way on the cluster; how many it ended. */
 export async function latchClusterStop(cluster: RestateCluster, secret: string, state: EstopState, signal: AbortSignal): Promise<number> {
-  await cluster.call(`${STOP_SERVICE}/${KEY}/set`, signed(secret, KEY, state), null, EstopStateSchema, signal);
+  await setLatch(cluster, secret, state, signal);
   const running = await cluster.query(`SELECT id FROM sys_invocation WHERE target_service_name IN ('${RUN_SERVICE}', '${TOOL_SERVICE}') AND status <> 'completed'`, z.object({ id: z.string() }), signal);
   await Promise.all(running.map((invocation) => cluster.kill(invocation.id, signal)));
   return running.length;
@@ -68,5 +75,9 @@ export async function latchClusterStop(cluster: RestateCluster, secret: string, 
 
 /** Re-arms the cluster: runs and schedules start again from their next firing; nothing that was ended restarts. */
 export async function resetClusterStop(cluster: RestateCluster, secret: string, signal: AbortSignal): Promise<void> {
-  await cluster.call(`${STOP_SERVICE}/${KEY}/set`, signed(secret, KEY, UNLATCHED), null, EstopStateSchema, signal);
+  await setLatch(cluster, secret, UNLATCHED, signal);
+}
+
+function setLatch(cluster: RestateCluster, secret: string, state: EstopState, signal: AbortSignal): Promise<EstopState> {
+  return cluster.call(`${STOP_SERVICE}/${KEY}/set`, signed(secret, SET, KEY, { state, at: new Date().toISOString() }), null, EstopStateSchema, signal);
 }

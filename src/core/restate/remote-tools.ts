@@ -31,7 +31,7 @@ export class RemoteToolCaller implements ToolCaller {
 
   async call(tool: string, args: unknown, options: CallOptions): Promise<ToolResult> {
     const key = options.key ?? randomUUID();
-    const call: RemoteCall = signed(this.secret, key, { tool: tool as RemoteCall['tool'], args, timeoutMs: options.timeoutMs });
+    const call: RemoteCall = signed(this.secret, `${TOOL_SERVICE}/call`, key, { tool: tool as RemoteCall['tool'], args, timeoutMs: options.timeoutMs });
     const target = `${TOOL_SERVICE}/${encodeURIComponent(key)}/call`;
     let invocationId: string | null = null;
     try {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ArchonError } from '../../shared/errors';
+import { parseJsonOrUndefined } from '../../shared/json';
 import { sleep } from '../../shared/abort';
 import { readSecretFile } from '../secrets/secret-file';
 
@@ -11,9 +12,9 @@ export interface RestateAddress {
 
 const MIN_SECRET_CHARS = 32;
 
-/** The secret the desk signs each call with and every worker checks: read from a file outside the workspace. */
-export function clusterSecret(file: string, workspace: string): string {
-  const secret = readSecretFile(file, workspace, { name: 'cluster secret', noun: 'secret', flag: '--cluster-secret-file', example: 'cluster-secret' });
+/** The secret the desk signs each call with and every worker checks: read from a file outside the workspace, named by `flag` (or a field of Settings). */
+export function clusterSecret(file: string, workspace: string, flag = '--cluster-secret-file'): string {
+  const secret = readSecretFile(file, workspace, { name: 'cluster secret', noun: 'secret', flag, example: 'cluster-secret' });
   if (secret.length < MIN_SECRET_CHARS) throw new ArchonError('CONFIG_INVALID', `The cluster secret in ${file} is ${secret.length} characters long; it needs at least ${MIN_SECRET_CHARS}. Make one with: openssl rand -hex 32 > ${file}`);
   return secret;
 }
@@ -33,6 +34,12 @@ const unreachable = (url: string, cause: unknown) =>
 /** A fetch that got no answer (refused, reset, a restart under way, a long wait cut by the client), as opposed to an answer. */
 function isTransient(error: unknown): boolean {
   return error instanceof TypeError && error.message === 'fetch failed';
+}
+
+/** What a refusal says: the message of Restate's JSON error, else the start of the body. */
+function refusalOf(body: string): string {
+  const parsed = z.object({ message: z.string() }).safeParse(parseJsonOrUndefined(body));
+  return (parsed.success ? parsed.data.message : body).slice(0, 500);
 }
 
 const idempotent = (key: string | null): Record<string, string> => (key === null ? {} : { 'idempotency-key': key });
@@ -118,7 +125,7 @@ export class RestateCluster {
       });
       if (answer instanceof Response && answer.ok) return answer;
       if (answer instanceof Response && !RESTARTING.has(answer.status)) {
-        throw new ArchonError('CLUSTER_REFUSED', `The Restate server at ${new URL(url).origin} refused ${init.method} ${new URL(url).pathname} (${answer.status}): ${(await answer.text()).slice(0, 300)}`);
+        throw new ArchonError('CLUSTER_REFUSED', `The Restate server at ${new URL(url).origin} refused ${init.method} ${new URL(url).pathname} (${answer.status}): ${refusalOf(await answer.text())}`);
       }
       if (answer instanceof Response) await answer.body?.cancel();
       if (Date.now() - sent > ALIVE_MS) giveUpAt = null;

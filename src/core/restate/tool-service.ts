@@ -56,7 +56,7 @@ async function callOnce(ctx: restate.ObjectContext, worker: ToolWorker, call: Re
 function refusal(worker: ToolWorker, key: string, input: unknown): string | null {
   const call = RemoteCallSchema.safeParse(input);
   if (!call.success) return `Refused by worker ${worker.id}: not a tool call it runs (${call.error.issues[0]?.message ?? 'invalid'}).`;
-  return isSignedBy(worker.secret, key, input) ? null : `Refused by worker ${worker.id}: not signed with this cluster's secret under its key.`;
+  return isSignedBy(worker.secret, `${TOOL_SERVICE}/call`, key, input) ? null : `Refused by worker ${worker.id}: not signed with this cluster's secret under its key.`;
 }
 
 /** The tool object of a worker, and where it marks calls: built-in tools only, each call checked again against its schema by the tool process. */

@@ -223,7 +223,7 @@ export class RunStore {
     const rows = this.db
       .prepare(
         `SELECT ${RUN_COLUMNS}, json_extract(options_json, '$.dispatch.scheduleId') AS schedule_id, json_extract(options_json, '$.dispatch.firedAt') AS fired_at, ${waiting} AS waiting FROM runs ` +
-          `WHERE json_type(options_json, '$.dispatch') = 'object' AND (status IN (${ended}) OR ${waiting}) ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
+          `WHERE json_type(options_json, '$.dispatch') = 'object' AND json_extract(options_json, '$.parentRunId') IS NULL AND (status IN (${ended}) OR ${waiting}) ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
       )
       .all(...ENDED_RUN_STATUSES, limit) as ({ schedule_id: string | null; fired_at: string | null; waiting: number } & object)[];
     return rows.map((row) => InboxItemSchema.parse({ run: RunRowSchema.parse(row), scheduleId: row.schedule_id, firedAt: row.fired_at, waiting: row.waiting === 1 }));

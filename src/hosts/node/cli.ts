@@ -81,7 +81,7 @@ async function verifyAudit(dataDir: string | undefined): Promise<number> {
 
 /** `run --detach`: only with --engine restate, and with none of the flags only this terminal's run takes. */
 function detachable(flags: RunFlags & { followUp?: string }): RunFlags {
-  const local = (['followUp', 'roles', 'mcpConfig', 'apiKey', 'apiKeyFile', 'price', 'budgetPreset'] as const).filter((flag) => flags[flag] !== undefined);
+  const local = (['followUp', 'roles', 'mcpConfig', 'apiKey', 'apiKeyFile', 'price', 'budgetPreset', 'allowNetwork'] as const).filter((flag) => flags[flag] !== undefined);
   if (flags.engine !== 'restate') throw new ArchonError('CONFIG_INVALID', '--detach sends the run to a Restate cluster: add --engine restate and the cluster\'s flags (see docs/scale-out.md).');
   if (local.length > 0) throw new ArchonError('CONFIG_INVALID', `--detach leaves ${local.map((flag) => `--${flag.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`).join(', ')} to this terminal's runs: a worker's own Settings and key serve a detached run.`);
   return flags;

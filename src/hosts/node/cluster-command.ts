@@ -24,6 +24,11 @@ export interface ClusterFlags {
 /** What an order to the cluster takes from the command line (`schedule add`, `run --detach`). */
 export interface OrderFlags extends ClusterFlags {
   approve?: RunOrderApprove | 'prompt';
+  concurrency?: number;
+  maxIterations?: number;
+  /** False with `--no-memory`. */
+  memory?: boolean;
+  embeddingModel?: string;
   modelUrl?: string;
   model?: string;
   policy?: RunOptions['policy'];
@@ -68,6 +73,10 @@ function orderFrom(goal: string, flags: OrderFlags): RunOrder {
     verification: flags.verify,
     acceptGaps: flags.acceptGaps,
     workspace: flags.workspace === undefined ? undefined : resolve(flags.workspace),
+    concurrency: flags.concurrency,
+    maxIterations: flags.maxIterations,
+    memory: flags.memory === false ? false : undefined,
+    embeddingModel: flags.embeddingModel,
   };
   const options = RunOrderOptionsSchema.parse(Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined)));
   return { goal, approve: flags.approve ?? 'deny', options };
@@ -125,8 +134,8 @@ export async function removeScheduleFromCli(id: string, flags: ClusterFlags): Pr
 /** `archon inbox`: runs schedules started that ended or wait for a person (`archon approvals` lists what they ask). */
 export function inboxFromCli(runtime: ArchonRuntime, flags: { json?: boolean }): number {
   const items = runtime.store.runs.inbox(200);
-  for (const item of items) process.stdout.write(flags.json ? `${JSON.stringify(item)}\n` : `${item.run.id}  ${(item.waiting ? 'waits for you' : item.run.status).padEnd(19)}  ${item.firedAt}  ${item.scheduleId}  ${terminalText(item.run.goal, { keepNewlines: false })}\n`);
-  if (items.length === 0 && !flags.json) process.stdout.write('The inbox is empty: no scheduled run has ended or waits.\n');
+  for (const item of items) process.stdout.write(flags.json ? `${JSON.stringify(item)}\n` : `${item.run.id}  ${(item.waiting ? 'waits for you' : item.run.status).padEnd(19)}  ${item.firedAt ?? item.run.createdAt}  ${item.scheduleId ?? '(--detach)'}  ${terminalText(item.run.goal, { keepNewlines: false })}\n`);
+  if (items.length === 0 && !flags.json) process.stdout.write('The inbox is empty: no run a worker drove has ended or waits.\n');
   return 0;
 }
 
@@ -149,6 +158,6 @@ export interface ApproveFlags extends ClusterFlags {
 export async function answerClusterApprovalFromCli(key: string, flags: ApproveFlags): Promise<number> {
   const decision: ApprovalDecision = flags.reject ? { verdict: 'reject', feedback: flags.feedback ?? 'Rejected with archon approve.' } : { verdict: 'approve' };
   await answerClusterApproval(clusterOf(flags), secretOf(flags, resolve('.')), key, decision, AbortSignal.timeout(COMMAND_TIMEOUT_MS));
-  process.stdout.write(`${flags.reject ? 'Rejected' : 'Approved'} ${key}; the run goes on.\n`);
+  process.stdout.write(flags.reject ? `Rejected ${key}; the run is told why.\n` : `Approved ${key}; the run goes on.\n`);
   return 0;
 }

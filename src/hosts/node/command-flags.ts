@@ -152,7 +152,7 @@ export function addRunFlags(command: Command): Command {
     .option('--roles <file>', 'roles for this run: {"roles": {"NAME": {"model"?: {"url", "name", "apiKey"?}, "tools"?, ...}}} (instead of those in Settings); on resume it gives the roles and their keys again')
     .option('--json', 'print one JSON event per line on stdout');
   return addRestateFlags(
-    flags.addOption(new Option('--engine <engine>', "where the run's built-in tool calls run: local (this machine's tool processes) or restate (the workers of a Restate cluster, see docs/scale-out.md)").choices(['local', 'restate'])),
+    flags.addOption(new Option('--engine <engine>', "where the run's built-in tool calls run: local (this machine's tool processes) or restate (the workers of a Restate cluster, see docs/scale-out.md); default: Settings' cluster if one is set, else local").choices(['local', 'restate'])),
   );
 }
 

@@ -1,5 +1,6 @@
 import { approveAll, denyAll, type ApprovalChannel } from '../../core/approval/approval-channel';
-import { ClusterApprovals } from '../../core/restate/cluster-approvals';
+import { insideFolder } from '../../core/authority/widening-changes';
+import { ClusterApprovals, withdrawRunApprovals } from '../../core/restate/cluster-approvals';
 import { clusterLatch, clusterStopError } from '../../core/restate/cluster-stop';
 import type { RestateCluster } from '../../core/restate/restate-cluster';
 import type { RunOrderApprove } from '../../shared/schemas/run-order';
@@ -12,22 +13,35 @@ import { commandLineApiKeys } from '../../core/secrets/api-key-source';
 import type { UndoWorkers } from '../../core/tools/file-restorer';
 import { refuseWorkspaceInArchon } from '../../core/tools/hidden-folders';
 import { ArchonError } from '../../shared/errors';
+import type { EstopState } from '../../shared/schemas/estop';
 import { resolveModelUrl } from '../../shared/model-presets';
 import { ENDED_RUN_STATUSES, type RunStatus } from '../../shared/schemas/run';
 import { engineLauncher } from './engine-launcher';
 
 /** How long a worker whose attempt ended asks the cluster whether its stop is latched. */
 const LATCH_ASK_MS = 5000;
+const LATCH_ASKS = 3;
+
+/** The cluster's latch, asked a few times; null when it could not be read. */
+async function latchOf(worker: WorkerRunsOptions): Promise<EstopState | null> {
+  for (let ask = 0; ask < LATCH_ASKS; ask++) {
+    const latch = await clusterLatch(worker.cluster, AbortSignal.timeout(LATCH_ASK_MS)).catch(() => null);
+    if (latch) return latch;
+  }
+  return null;
+}
 
 /**
  * The attempt ending: the cluster's emergency stop (which ends every run's attempt) stops the run;
  * otherwise (this worker stopping, its connection lost) the run is left as it stands, neither stopped
- * nor paused, and Restate's next attempt, here or on another worker, goes on with it.
+ * nor paused, and Restate's next attempt, here or on another worker, goes on with it. A latch that
+ * cannot be read is no stop: the run is left for `archon resume` if no attempt comes.
  */
-function attemptSignal(attempt: AbortSignal, worker: WorkerRunsOptions): AbortSignal {
+function attemptSignal(attempt: AbortSignal, worker: WorkerRunsOptions, log: ArchonRuntime['log']): AbortSignal {
   const run = new AbortController();
   const end = async () => {
-    const latch = await clusterLatch(worker.cluster, AbortSignal.timeout(LATCH_ASK_MS)).catch(() => null);
+    const latch = await latchOf(worker);
+    if (!latch) log.warn({ worker: worker.id }, "a run's attempt ended and the cluster's latch could not be read: the run is left as it stands");
     run.abort(latch?.latched ? clusterStopError(latch, worker.cluster) : new ArchonError('RUN_LEASED', `Worker ${worker.id} ended its attempt at the run; the next attempt goes on with it.`));
   };
   if (attempt.aborted) void end();
@@ -63,16 +77,19 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
       const existing = runtime.store.runs.getRun(runId);
       // A replay after the run ended, before the end was journaled: how it ended (a paused run waits for the operator).
       if (existing && ENDED_RUN_STATUSES.has(existing.summary.status)) return existing.summary.status;
+      if (existing && !existing.options.dispatch) throw new ArchonError('CONFIG_INVALID', `Run ${runId} on ${runtime.dataDir} was not sent to this cluster: a worker goes on only with runs the cluster sent it.`);
       const settings = runtime.store.settingsForRun();
       // Its tool calls run here, in this worker's sandbox, whatever the data dir's Settings say of a cluster.
       const options = runOptionsFrom(settings, { workspace: worker.workspace, ...run.order.options, cluster: null, dispatch: { scheduleId: run.scheduleId, firedAt: run.firedAt } });
+      if (!insideFolder(worker.workspace, options.workspace)) throw new ArchonError('CONFIG_INVALID', `The run's workspace ${options.workspace} is outside worker ${worker.id}'s --workspace ${worker.workspace}: a worker's tools touch only its own workspace.`);
       refuseWorkspaceInArchon(options.workspace, runtime.dataDir);
+      if (existing && run.order.approve === 'desk') await withdrawRunApprovals(worker.cluster, worker.secret, runId, signal);
       const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));
       const services = composeRunServices({ runtime, workers: worker.workers, apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: worker.allowNetwork, engineLauncher: engineLauncher() });
       try {
         const launch = { runtime, settings, approvals: approvalsOf(run.order.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id };
         const target = existing ? { resume: runId, overrides: {} } : { goal: run.order.goal, options, runId };
-        return (await launchRun(launch, target, attemptSignal(signal, worker))).status;
+        return (await launchRun(launch, target, attemptSignal(signal, worker, runtime.log))).status;
       } finally {
         await services.close();
         runtime.events.flush();

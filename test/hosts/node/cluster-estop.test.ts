@@ -3,6 +3,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
+import { clusterSecret } from '../../../src/core/restate/restate-cluster';
+import { signed } from '../../../src/core/restate/signed';
 import { ScheduleStateSchema } from '../../../src/shared/schemas/run-order';
 import { planReply, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { runArchon, spawnArchon } from '../../support/archon-process';
@@ -68,6 +70,12 @@ describe('archon estop on a Restate cluster', () => {
     const estop = db.prepare("SELECT body_json FROM events WHERE run_id = ? AND type = 'estop.triggered'").all(run?.id) as { body_json: string }[];
     db.close();
     expect(estop.map((row) => JSON.parse(row.body_json) as { triggeredBy: string; reason: string })).toMatchObject([{ triggeredBy: 'cli', reason: 'stop it all' }]);
+
+    // A re-arm made before this stop, sent again by someone who copied it: refused, the stop holds.
+    const secret = clusterSecret(secretFile, workspace);
+    const replayed = await fetch(`${cluster.ingress}/ArchonStop/cluster/set`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(signed(secret, 'ArchonStop/set', 'cluster', { state: { latched: false, since: null, triggeredBy: null, reason: null }, at: new Date(Date.now() - 60_000).toISOString() })) });
+    expect(replayed.ok).toBe(false);
+    expect(await replayed.text()).toMatch(/is not newer than the last stop or re-arm taken/);
 
     // Latched: a schedule firing every second starts nothing, and a desk's run on the cluster does not start.
     const everySecond = await schedule('every-second', '* * * * * *');

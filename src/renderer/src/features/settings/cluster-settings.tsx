@@ -26,7 +26,7 @@ export function ClusterSettings({ settings }: { settings: Settings }) {
       <label htmlFor={ids.admin}>Restate admin API</label>
       <input {...field('admin')} inputMode="url" aria-invalid={!ClusterSettingSchema.shape.admin.safeParse(form.admin).success} />
       <label htmlFor={ids.secretFile}>Cluster secret file</label>
-      <input {...field('secretFile')} placeholder="~/.config/archon/cluster-secret, as a whole path" />
+      <input {...field('secretFile')} placeholder="/home/you/.config/archon/cluster-secret" />
       <span />
       <button type="button" aria-describedby={ids.note} disabled={!cluster.success} onClick={() => cluster.success && void updateSettings({ cluster: cluster.data })}>
         Use the Restate cluster
