@@ -1,5 +1,7 @@
 import { isAbsolute } from 'node:path';
-import { clusterSecret } from './restate/restate-cluster';
+import { clusterSecret, RestateCluster, SETTINGS_SECRET_FIELD } from './restate/restate-cluster';
+import { listSchedules, newScheduleId, removeSchedule, setSchedule } from './restate/run-service';
+import { checkCron } from './schedule/cron';
 import { ArchonError } from '../shared/errors';
 import type { CommandHandlers } from '../shared/ipc/dispatch';
 import type { AuditReport, VerifyResult } from '../shared/schemas/audit';
@@ -84,6 +86,11 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     const { title, changes } = wideningOf(request);
     return endedBy(signal, requireOperator(deps.confirmation, title, changes, signal));
   };
+  const clusterSetting = () => {
+    const setting = store.getSettings().cluster;
+    if (!setting) throw new ArchonError('CONFIG_INVALID', 'No Restate cluster is set in Settings → Engine: set one to keep schedules there.');
+    return setting;
+  };
   return {
     'app.info': async () => {
       const { modelUrl, model, policy, workspace } = deps.runDefaults();
@@ -91,6 +98,20 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     },
     'runs.list': async ({ limit }) => store.runs.listRuns(limit).map((summary) => withDriving(store.runs, summary)),
     'inbox.list': async ({ limit }) => store.runs.inbox(limit),
+    'schedules.list': async (_input, { signal }) => listSchedules(new RestateCluster(clusterSetting()), signal),
+    'schedules.add': async ({ id, ...schedule }, { signal }) => {
+      checkCron(schedule.cron);
+      const setting = clusterSetting();
+      const defaults = deps.runDefaults();
+      const secret = clusterSecret(setting.secretFile, defaults.workspace, SETTINGS_SECRET_FIELD);
+      await confirm({ kind: 'schedule', defaults, schedule }, signal);
+      return setSchedule(new RestateCluster(setting), secret, id ?? newScheduleId(), schedule, signal);
+    },
+    'schedules.remove': async ({ id }, { signal }) => {
+      const setting = clusterSetting();
+      const secret = clusterSecret(setting.secretFile, deps.runDefaults().workspace, SETTINGS_SECRET_FIELD);
+      return { removed: await removeSchedule(new RestateCluster(setting), secret, id, signal) };
+    },
     'estop.status': async () => store.estopState(),
     'host.confirmations': async () => deps.confirmation.waiting?.() ?? [],
     'estop.trigger': async ({ reason }) => deps.estop.trigger('operator', reason),
@@ -100,7 +121,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       const current = store.getSettings();
       const patch = masked.mcpServers ? { ...masked, mcpServers: unmaskMcpServers(masked.mcpServers, current.mcpServers) } : masked;
       // A cluster whose secret cannot be read is refused now, not at the first run that needs it.
-      if (patch.cluster) clusterSecret(patch.cluster.secretFile, deps.runDefaults().workspace, 'Cluster secret file in Settings → Engine');
+      if (patch.cluster) clusterSecret(patch.cluster.secretFile, deps.runDefaults().workspace, SETTINGS_SECRET_FIELD);
       await confirm({ kind: 'settings', current, patch }, signal);
       return maskMcpSecrets(store.updateSettings(patch.mcpServers ? { ...patch, mcpServers: deps.mcpSecrets.seal(patch.mcpServers) } : patch));
     },

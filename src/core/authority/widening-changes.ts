@@ -1,4 +1,5 @@
 import { realpathSync } from 'node:fs';
+import type { Schedule } from '../../shared/schemas/run-order';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { canonicalJson } from '../../shared/canonical-json';
 import { stricter } from '../../shared/policy';
@@ -175,10 +176,18 @@ export function runWidening(defaults: RunDefaults, input: Pick<StartRunInput, 'w
   return changes;
 }
 
+/** A schedule's runs go beyond the defaults as a run would, and more when a rule says yes to every approval nobody is there to answer. */
+export function scheduleWidening(defaults: RunDefaults, schedule: Schedule): string[] {
+  const changes = runWidening(defaults, schedule.options);
+  if (schedule.approve === 'auto') changes.push(`every approval its runs ask answered yes, on the cron "${schedule.cron}", with nobody at the desk`);
+  return changes;
+}
+
 /** Every request from the page that could let agents do more, in one place: the question for the operator and the changes it would make (none: nothing to ask). */
 export type WideningRequest =
   | { kind: 'settings'; current: Settings; patch: SettingsPatch }
   | { kind: 'run'; defaults: RunDefaults; input: StartRunInput }
+  | { kind: 'schedule'; defaults: RunDefaults; schedule: Schedule }
   | { kind: 'mcp-test'; current: Settings; name: string; config: McpServerConfig };
 
 export function wideningOf(request: WideningRequest): { title: string; changes: string[] } {
@@ -187,6 +196,8 @@ export function wideningOf(request: WideningRequest): { title: string; changes: 
       return { title: 'Change settings so that agents may do more?', changes: settingsWidening(request.current, request.patch) };
     case 'run':
       return { title: 'Start a run that may do more than your defaults allow?', changes: runWidening(request.defaults, request.input) };
+    case 'schedule':
+      return { title: 'Keep a schedule whose runs may do more than your defaults allow?', changes: scheduleWidening(request.defaults, request.schedule) };
     case 'mcp-test':
       return { title: 'Start an MCP server you have not allowed?', changes: mcpProbeWidening(request.current, request.name, request.config) };
   }

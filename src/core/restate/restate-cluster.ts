@@ -12,6 +12,9 @@ export interface RestateAddress {
 
 const MIN_SECRET_CHARS = 32;
 
+/** Where the app's Settings name the secret file, for what its errors say. */
+export const SETTINGS_SECRET_FIELD = 'Cluster secret file in Settings → Engine';
+
 /** The secret the desk signs each call with and every worker checks: read from a file outside the workspace, named by `flag` (or a field of Settings). */
 export function clusterSecret(file: string, workspace: string, flag = '--cluster-secret-file'): string {
   const secret = readSecretFile(file, workspace, { name: 'cluster secret', noun: 'secret', flag, example: 'cluster-secret' });

@@ -162,6 +162,11 @@ export async function listSchedules(cluster: RestateCluster, signal: AbortSignal
     .sort((a, b) => a.id.localeCompare(b.id));
 }
 
+/** A name for a schedule the operator did not name. */
+export function newScheduleId(): string {
+  return `schedule-${randomUUID().slice(0, 8)}`;
+}
+
 /** A schedule set on the cluster (a new one, or a new version of one): its next firing. */
 export function setSchedule(cluster: RestateCluster, secret: string, id: string, schedule: Schedule, signal: AbortSignal): Promise<ScheduleState> {
   return cluster.call(`${SCHEDULE_SERVICE}/${encodeURIComponent(id)}/set`, signed(secret, SET, id, { ...schedule, at: new Date().toISOString() }), randomUUID(), ScheduleStateSchema, signal);

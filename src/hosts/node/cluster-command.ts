@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { ArchonError } from '../../shared/errors';
 import { resolveModelUrl } from '../../shared/model-presets';
@@ -8,7 +7,7 @@ import { RunOrderOptionsSchema, type RunOrder, type RunOrderApprove, type Schedu
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
 import { answerClusterApproval, pendingClusterApprovals } from '../../core/restate/cluster-approvals';
 import { checkClusterForRun } from '../../core/restate/cluster-stop';
-import { dispatchRun, listSchedules, removeSchedule, setSchedule } from '../../core/restate/run-service';
+import { dispatchRun, listSchedules, newScheduleId, removeSchedule, setSchedule } from '../../core/restate/run-service';
 import { RUN_SERVICE, SCHEDULE_SERVICE } from '../../core/restate/service-names';
 import type { ArchonRuntime } from '../../core/runtime';
 import { checkCron } from '../../core/schedule/cron';
@@ -107,7 +106,7 @@ export async function detachRunFromCli(goal: string, flags: OrderFlags): Promise
 export async function addScheduleFromCli(goal: string, flags: ScheduleAddFlags): Promise<number> {
   const schedule = scheduleFrom(goal, flags);
   const secret = secretOf(flags, schedule.options.workspace ?? resolve('.'));
-  const id = flags.id ?? `schedule-${randomBytes(4).toString('hex')}`;
+  const id = flags.id ?? newScheduleId();
   const cluster = clusterOf(flags);
   const signal = AbortSignal.timeout(COMMAND_TIMEOUT_MS);
   await cluster.check(SCHEDULE_SERVICE, signal);

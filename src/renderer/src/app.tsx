@@ -11,11 +11,12 @@ import { HostConfirmationNotice } from './features/host-confirmation/host-confir
 import { GetModelCallout } from './features/models/get-model-callout';
 import { ModelsView } from './features/models/models-view';
 import { RunsView } from './features/runs/runs-view';
+import { SchedulesView } from './features/schedules/schedules-view';
 import { SettingsView } from './features/settings/settings-view';
 import { TopBar } from './features/shell/top-bar';
 import { useAppStore } from './store/use-app-store';
 
-const VIEWS = { runs: RunsView, inbox: InboxView, audit: AuditView, memory: MemoryView, models: ModelsView, settings: SettingsView } as const;
+const VIEWS = { runs: RunsView, inbox: InboxView, schedules: SchedulesView, audit: AuditView, memory: MemoryView, models: ModelsView, settings: SettingsView } as const;
 
 /** Sets `data-theme` to light or dark; "system" follows the operating system, also when it changes. */
 function useTheme() {

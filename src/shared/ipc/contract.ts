@@ -9,8 +9,8 @@ import { McpProbeSchema } from '../schemas/mcp-probe';
 import { MemoryIdSchema, MemoryItemSchema, MemoryKindSchema } from '../schemas/memory';
 import { DownloadProgressSchema, LibraryModelSchema, ModelNameSchema } from '../schemas/models';
 import { RunDetailSchema, StartRunInputSchema } from '../schemas/run-detail';
-import { RunIdSchema, RunOptionsSchema, RunSummarySchema } from '../schemas/run';
-import { InboxItemSchema } from '../schemas/run-order';
+import { RunIdSchema, RunOptionsSchema, RunSummarySchema, ScheduleIdSchema } from '../schemas/run';
+import { InboxItemSchema, RunOrderApproveSchema, RunOrderOptionsSchema, ScheduleSchema, ScheduleStateSchema } from '../schemas/run-order';
 import { McpServerConfigSchema, McpServerNameSchema, SettingsPatchSchema, SettingsSchema } from '../schemas/settings';
 
 const command = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
@@ -49,6 +49,11 @@ export const contract = {
   'runs.list': command(z.object({ limit: z.int().min(1).max(500).default(100) }).strict(), z.array(RunSummarySchema)),
   /** The inbox: runs the workers of a Restate cluster drove on this data dir (schedules' and detached ones) that ended or wait for an answer, the latest first. */
   'inbox.list': command(z.object({ limit: z.int().min(1).max(500).default(100) }).strict(), z.array(InboxItemSchema)),
+  /** The schedules the Restate cluster of Settings → Engine keeps, with their next firing. */
+  'schedules.list': command(noInput, z.array(ScheduleStateSchema)),
+  /** Adds a schedule (or replaces the one of the same id) on that cluster; a schedule whose runs may do more than the defaults asks the operator outside the page. */
+  'schedules.add': command(ScheduleSchema.extend({ id: ScheduleIdSchema.optional(), approve: RunOrderApproveSchema.default('deny'), options: RunOrderOptionsSchema.default({}) }).strict(), ScheduleStateSchema),
+  'schedules.remove': command(z.object({ id: ScheduleIdSchema }).strict(), z.object({ removed: z.boolean() })),
   'estop.status': command(noInput, EstopStateSchema),
   'host.confirmations': command(noInput, z.array(HostConfirmationSchema)),
   'estop.trigger': command(

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { mcpProbeWidening, runWidening, settingsWidening } from '../../../src/core/authority/widening-changes';
+import { mcpProbeWidening, runWidening, scheduleWidening, settingsWidening } from '../../../src/core/authority/widening-changes';
 import { DEFAULT_SETTINGS, type Settings } from '../../../src/shared/schemas/settings';
 import { BUILTIN_MODEL_URL } from '../../../src/shared/model-presets';
 
@@ -160,5 +160,14 @@ describe('runWidening', () => {
     } finally {
       rmSync(workspace, { recursive: true, force: true });
     }
+  });
+});
+
+describe('scheduleWidening', () => {
+  const defaults = { workspace: tmpdir(), policy: 'balanced' as const, modelUrl: 'http://127.0.0.1:11434/v1', maxTokens: 10_000, maxCostUsd: null, concurrency: null };
+  it('asks when its runs would answer every approval yes, or go beyond the defaults as a run would; not for a schedule whose runs ask a person or say no', () => {
+    expect(scheduleWidening(defaults, { goal: 'g', cron: '0 7 * * *', approve: 'auto', options: {} })).toEqual(['every approval its runs ask answered yes, on the cron "0 7 * * *", with nobody at the desk']);
+    expect(scheduleWidening(defaults, { goal: 'g', cron: '0 7 * * *', approve: 'desk', options: { policy: 'permissive', maxTokens: null } })).toEqual(['policy permissive, looser than balanced', 'token cap none instead of 10000']);
+    expect(scheduleWidening(defaults, { goal: 'g', cron: '0 7 * * *', approve: 'deny', options: { maxTokens: 500 } })).toEqual([]);
   });
 });

@@ -56,14 +56,14 @@ async function workerOnClock(cluster: { ingress: string; admin: string }, secret
  * A Restate server, the scripted model and one worker in this process whose clock stands ten seconds
  * before the next even minute: a two-minute schedule added now fires in ten seconds, not two minutes.
  */
-async function clusterBeforeEvenMinute() {
+async function clusterBeforeEvenMinute(leadMs = 10_000) {
   const cluster = await restate.server();
   const model = await serve({ reply: appendMark });
   const secretFile = restate.secretFile();
   const workspace = tempDir();
   const clock = { offsetMs: 0 };
   const runtime = await workerOnClock(cluster, secretFile, workspace, clock);
-  clock.offsetMs = nextFiring(CRON, new Date()).getTime() - 10_000 - Date.now();
+  clock.offsetMs = nextFiring(CRON, new Date()).getTime() - leadMs - Date.now();
   const flags = ['--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin];
   return { cluster, model, secretFile, workspace, runtime, flags, signedFlags: [...flags, '--cluster-secret-file', secretFile] };
 }
@@ -110,6 +110,29 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     const again = await spawnArchon(['schedule', 'rm', 'nightly', ...flags]).done;
     expect(again.status).toBe(1);
     expect(again.stdout).toMatch(/No schedule nightly/);
+  });
+
+  it('a schedule removed and added again before it fires: only the new one fires, once, and only its next firing is armed', async () => {
+    const { cluster, model, runtime, signedFlags: flags } = await clusterBeforeEvenMinute(20_000);
+    const add = async () => {
+      const added = await spawnArchon(['schedule', 'add', 'append a mark to the ledger', '--cron', CRON, '--id', 'again', '--approve', 'auto', '--model-url', model.url, '--json', ...flags]).done;
+      expect(added.status, added.stderr).toBe(0);
+      return ScheduleStateSchema.parse(JSON.parse(added.stdout));
+    };
+    const first = await add();
+    expect((await spawnArchon(['schedule', 'rm', 'again', ...flags]).done).status).toBe(0);
+    const second = await add();
+    expect(second.next).toBe(first.next);
+    await until(() => runtime.store.runs.inbox(10).length > 0, 'the firing to start a run that ends', 200);
+    // Both armed firings have come (the first finding its arming gone); one firing is armed after them, the new one's.
+    const armed = async () => {
+      const answer = await fetch(`${cluster.admin}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: "SELECT status FROM sys_invocation WHERE target_service_name = 'ArchonSchedules' AND target_service_key = 'again' AND target_handler_name = 'fire' AND status <> 'completed'" }) });
+      return ((await answer.json()) as { rows: { status: string }[] }).rows;
+    };
+    await until(async () => (await armed()).length === 1, 'one firing to be armed');
+    expect(await armed()).toEqual([{ status: 'scheduled' }]);
+    expect(runtime.store.runs.inbox(10).map((item) => item.firedAt)).toEqual([first.next]);
+    expect((await spawnArchon(['schedule', 'rm', 'again', ...flags]).done).status).toBe(0);
   });
 
   it('a scheduled run\'s approvals wait on the cluster, in the inbox, until a person answers them from the desk with archon approve; a forged answer is refused', async () => {

@@ -9,11 +9,12 @@ import { createModelsSlice, type ModelsSlice } from '../features/models/models-s
 import { createEstopSlice, type EstopSlice } from '../features/emergency-stop/estop-slice';
 import { createInboxSlice, type InboxSlice } from '../features/inbox/inbox-slice';
 import { createRunsSlice, type RunsSlice } from '../features/runs/runs-slice';
+import { createSchedulesSlice, type SchedulesSlice } from '../features/schedules/schedules-slice';
 import { createSettingsSlice, type SettingsSlice } from '../features/settings/settings-slice';
 import { createShellSlice, type ShellSlice } from '../features/shell/shell-slice';
 import type { SliceContext } from './slice';
 
-export interface AppState extends ShellSlice, EstopSlice, RunsSlice, ApprovalsSlice, AuditSlice, ComposerSlice, SettingsSlice, MemorySlice, ModelsSlice, InboxSlice {
+export interface AppState extends ShellSlice, EstopSlice, RunsSlice, ApprovalsSlice, AuditSlice, ComposerSlice, SettingsSlice, MemorySlice, ModelsSlice, InboxSlice, SchedulesSlice {
   client: ArchonClient;
   /** Applies a batch of events (at most one batch per animation frame). */
   applyEvents(events: readonly ArchonEvent[]): void;
@@ -46,6 +47,7 @@ export function createAppStore(client: ArchonClient) {
       ...createMemorySlice(context),
       ...createModelsSlice(context),
       ...createInboxSlice(context),
+      ...createSchedulesSlice(context),
       client,
       applyEvents(events) {
         for (const event of events) if (event.type === 'system.estop') set({ estop: event.state });

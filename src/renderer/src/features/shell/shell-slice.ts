@@ -1,7 +1,7 @@
 import type { ConnectionState } from '../../../../shared/ipc/client';
 import type { SliceContext } from '../../store/slice';
 
-export type View = 'runs' | 'inbox' | 'audit' | 'memory' | 'models' | 'settings';
+export type View = 'runs' | 'inbox' | 'schedules' | 'audit' | 'memory' | 'models' | 'settings';
 
 export interface ShellSlice {
   connection: ConnectionState;

@@ -6,6 +6,7 @@ import type { View } from './shell-slice';
 const VIEWS: { id: View; label: string }[] = [
   { id: 'runs', label: 'Runs' },
   { id: 'inbox', label: 'Inbox' },
+  { id: 'schedules', label: 'Schedules' },
   { id: 'audit', label: 'Audit' },
   { id: 'memory', label: 'Memory' },
   { id: 'models', label: 'Models' },
