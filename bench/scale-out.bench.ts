@@ -1,7 +1,14 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { latchClusterStop, resetClusterStop } from '../src/core/restate/cluster-stop';
+import { clusterSecret, RestateCluster } from '../src/core/restate/restate-cluster';
+import { dispatchRun } from '../src/core/restate/run-service';
 import { clusterSecretFile, freePorts, startBalancer, startRestateServer, startWorker } from '../test/kit/restate-cluster';
+import { planReply, startModelServer } from '../test/kit/scripted-model-server';
+import { processesMatching } from '../test/support/processes';
 import { line, ms, percentile } from './support';
 import { fanOutRun } from './tools.bench';
 
@@ -20,9 +27,54 @@ function report(engine: string, figures: { ratio: number; wait: number; failed: 
   if (figures.failed > 0) line(`  runs that did not complete, ${engine}`, `${figures.failed} of ${TRIALS}`);
 }
 
+/** How long until `test` holds, polled every 20 ms for at most 60 s; Infinity if it never does. */
+async function timeUntil(test: () => boolean): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < 60_000) {
+    if (test()) return performance.now() - started;
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+function runStatuses(dataDirs: readonly string[]): string[] {
+  return dataDirs.flatMap((dataDir) => {
+    if (!existsSync(join(dataDir, 'archon.db'))) return [];
+    const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
+    try {
+      return (db.prepare('SELECT status FROM runs').all() as { status: string }[]).map((row) => row.status);
+    } finally {
+      db.close();
+    }
+  });
+}
+
+/**
+ * The cluster's emergency stop: a run a worker drives (sent with --detach) waits in a command; from
+ * latching the stop to the run ended stopped, and to its command gone.
+ */
+async function clusterStop(cluster: { ingress: string; admin: string }, secretFile: string, workspace: string, dataDirs: readonly string[]): Promise<void> {
+  const marker = `archon-bench-stop-${randomUUID()}`;
+  const command = `sleep 300 # ${marker}`;
+  const server = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'wait', description: 'wait' }]) : { toolCalls: [{ name: 'run_command', arguments: { command } }] }) });
+  const restate = new RestateCluster(cluster);
+  const secret = clusterSecret(secretFile, workspace);
+  try {
+    await dispatchRun(restate, secret, { goal: 'wait', approve: 'auto', options: { modelUrl: server.url, workspace } }, AbortSignal.timeout(60_000));
+    await timeUntil(() => processesMatching(marker).length > 0);
+    const stopping = latchClusterStop(restate, secret, { latched: true, since: new Date().toISOString(), triggeredBy: 'cli', reason: 'bench' }, AbortSignal.timeout(60_000));
+    const [stopped, gone] = await Promise.all([timeUntil(() => runStatuses(dataDirs).includes('stopped')), timeUntil(() => processesMatching(marker).length === 0), stopping]);
+    line('cluster emergency stop: a worker-driven run ended stopped', ms(stopped), '< 1 s');
+    line('cluster emergency stop: its command gone', ms(gone), '< 1 s');
+  } finally {
+    await resetClusterStop(restate, secret, AbortSignal.timeout(60_000));
+    await server.close();
+  }
+}
+
 /** The same fan-out with its tool calls on this machine and on a Restate cluster of two workers behind a balancer. */
 export async function scaleOutBenchmarks(): Promise<void> {
-  process.stdout.write('\n## Scale-out: tool calls on Restate workers\n');
+  process.stdout.write('\n## Scale-out: tool calls and runs on Restate workers\n');
   const workspace = mkdtempSync(join(tmpdir(), 'archon-bench-scale-out-'));
   const dataDirs = [mkdtempSync(join(tmpdir(), 'archon-bench-worker-')), mkdtempSync(join(tmpdir(), 'archon-bench-worker-'))];
   const started = performance.now();
@@ -36,6 +88,7 @@ export async function scaleOutBenchmarks(): Promise<void> {
     for (const [index, port] of ports.entries()) workers.push(await startWorker(cluster, { id: `w${index + 1}`, port, workspace, dataDir: dataDirs[index] as string, secretFile: secret.file, advertise: front.url }));
     report('local', await spans(workspace));
     report('restate, 2 workers', await spans(workspace, { ingress: cluster.ingress, admin: cluster.admin, secretFile: secret.file }));
+    await clusterStop(cluster, secret.file, workspace, dataDirs);
   } finally {
     for (const worker of workers) await worker.close();
     await front.close();
