@@ -8,6 +8,7 @@ import { axeViolations } from '../../../support/axe';
 import { useBrowser } from '../../../support/browser';
 import { overflowOf } from '../../../support/layout';
 import { useTempDirs } from '../../../support/temp-dir';
+import { lookAway, notificationsOf, watchNotifications } from '../../../support/page-notifications';
 
 // A browser and a host on a loaded 2-core machine running the whole suite: the bound is against hangs, not a speed target.
 vi.setConfig({ testTimeout: 120_000 });
@@ -37,27 +38,6 @@ function seedRuns(dataDir: string, runs: { goal: string; status: RunStatus; disp
     store.close();
   }
 }
-
-/**
- * Records every Notification the page constructs, and lets the test say whether the page has focus:
- * headless Chromium reports its page focused, so "the operator looked away" is set here.
- */
-function watchNotifications() {
-  const seen: { title: string; body: string }[] = [];
-  const scope = window as unknown as { __notifications: typeof seen; __focused: boolean };
-  scope.__notifications = seen;
-  scope.__focused = true;
-  const Original = window.Notification;
-  window.Notification = class extends Original {
-    constructor(title: string, options?: NotificationOptions) {
-      super(title, options);
-      seen.push({ title, body: options?.body ?? '' });
-    }
-  } as typeof Notification;
-  document.hasFocus = () => scope.__focused;
-}
-
-const notifications = (page: Page) => page.evaluate(() => (window as unknown as { __notifications: { title: string; body: string }[] }).__notifications);
 
 /** The app in Chromium, at 1024×700, through `archon serve` on `dataDir`, its notifications watched and allowed. */
 async function openServe(dataDir: string): Promise<Page> {
@@ -118,12 +98,10 @@ describe('the Inbox view (Chromium through archon serve)', () => {
     await page.getByText(`Run ${nightly?.slice(0, 8)}`).waitFor();
 
     // The operator looks away; a schedule's run ends in another process.
-    await page.evaluate(() => {
-      (window as unknown as { __focused: boolean }).__focused = false;
-    });
+    await lookAway(page);
     seedRuns(dataDir, [{ goal: LATE_GOAL, status: 'completed', dispatch: { scheduleId: 'nightly', firedAt: LATE_FIRED_AT } }]);
     await expect.poll(() => unseenCount(page), { timeout: 30_000 }).toBe('1 unseen');
-    const [notice, ...more] = await notifications(page);
+    const [notice, ...more] = await notificationsOf(page);
     expect(more).toEqual([]);
     expect(notice?.title).toBe('Archon: a run is in your inbox');
     expect(notice?.body.length).toBeLessThanOrEqual(120);
