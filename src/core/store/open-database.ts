@@ -41,7 +41,17 @@ function assertSqliteHeader(file: string): void {
  */
 function restrictToOwner(file: string): void {
   closeSync(openSync(file, 'a', 0o600));
-  for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
+  for (const path of [`${file}-wal`, `${file}-shm`]) chmodIfPresent(path);
+  chmodSync(file, 0o600);
+}
+
+/** Another process's last connection deletes the -wal file as it closes, possibly between our look and our chmod. */
+function chmodIfPresent(path: string): void {
+  try {
+    chmodSync(path, 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }
 
 function toStoreError(error: unknown, file: string): ArchonError {
@@ -107,6 +117,20 @@ function schemaVersion(db: SqliteDatabase, file: string, migrations: readonly Mi
     );
   }
   return version;
+}
+
+/**
+ * The checks before migrating, on one snapshot: a process migrating at the same moment changes the
+ * schema, and a check reading it half before and half after fails with SQLITE_SCHEMA ("vtable
+ * constructor failed" when the full-text index is reconnected).
+ */
+function inspect(db: SqliteDatabase, file: string, migrations: readonly Migration[]): number {
+  const onOneSnapshot = db.transaction(() => {
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    assertIntact(db, file);
+    return schemaVersion(db, file, migrations);
+  });
+  return onOneSnapshot.deferred();
 }
 
 /** Each migration under the write lock, applied only when still due: processes opening a fresh data dir at once apply it once. */
@@ -175,9 +199,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Sqlite
   }
   try {
     db.loadExtension(vectorExtensionPath());
-    db.prepare('SELECT count(*) FROM sqlite_master').get();
-    assertIntact(db, file);
-    const version = schemaVersion(db, file, options.migrations);
+    const version = inspect(db, file, options.migrations);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');

@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -21,6 +24,18 @@ function expectStoreError(open: () => unknown, code: string, message: RegExp): v
   }
   throw new Error('expected opening to fail');
 }
+
+/** Another process changing the schema as fast as it can, each change on a connection it then closes (deleting the -wal file when it is the last). */
+const SCHEMA_CHURN = `
+const Database = require(process.argv[1]);
+let round = 0;
+for (;;) {
+  const db = new Database(process.argv[2], { timeout: 5000 });
+  db.exec('CREATE TABLE churn_' + round + ' (x); DROP TABLE churn_' + round);
+  db.close();
+  if (round++ === 0) process.stdout.write('churning');
+}
+`;
 
 describe('openDatabase', () => {
   it('makes the database and its -wal and -shm files readable by the user alone (0600)', () => {
@@ -161,6 +176,31 @@ describe('openDatabase', () => {
     } finally {
       other.close();
       db.close();
+    }
+  });
+
+  it('opens while another process changes the schema and deletes the -wal file, a thousand times without an error', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'archon.db');
+    ArchonStore.open(dir).close();
+    const churn = spawn(process.execPath, ['-e', SCHEMA_CHURN, createRequire(import.meta.url).resolve('better-sqlite3'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = once(churn, 'exit');
+    try {
+      await once(churn.stdout, 'data');
+      const failures = new Map<string, number>();
+      for (let attempt = 0; attempt < 1000; attempt++) {
+        try {
+          openDatabase(file, { migrations: MIGRATIONS }).close();
+        } catch (error) {
+          const message = (error as Error).message;
+          failures.set(message, (failures.get(message) ?? 0) + 1);
+        }
+      }
+      expect(Object.fromEntries(failures)).toEqual({});
+      expect(churn.exitCode, 'the churning process was still changing the schema').toBeNull();
+    } finally {
+      churn.kill();
+      await exited;
     }
   });
 });
