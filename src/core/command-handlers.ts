@@ -1,4 +1,5 @@
 import { isAbsolute } from 'node:path';
+import { answerShownClusterApproval, pendingClusterApprovals } from './restate/cluster-approvals';
 import { clusterSecret, RestateCluster, SETTINGS_SECRET_FIELD } from './restate/restate-cluster';
 import { listSchedules, newScheduleId, removeSchedule, setSchedule } from './restate/run-service';
 import { checkCron } from './schedule/cron';
@@ -54,6 +55,9 @@ export interface CommandDependencies {
   info: { version: string; dataDir: string; host: 'electron' | 'headless'; hostFlags: (keyof RunOptions)[]; keyStorageNote: string | null };
 }
 
+/** A list the page shows (some every few seconds) says at once that the cluster is out of reach, rather than wait for it to restart. */
+const PAGE_LIST_WAIT_MS = 3000;
+
 /** Whatever a task that the signal ended threw, it ends with the signal's reason: the stop (or the caller) ended it, not its own fault. */
 async function endedBy<T>(signal: AbortSignal, task: Promise<T>): Promise<T> {
   try {
@@ -86,10 +90,16 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     const { title, changes } = wideningOf(request);
     return endedBy(signal, requireOperator(deps.confirmation, title, changes, signal));
   };
-  const clusterSetting = () => {
+  /** The cluster of Settings; `purpose` says what the operator sets one for. */
+  const clusterSetting = (purpose: string) => {
     const setting = store.getSettings().cluster;
-    if (!setting) throw new ArchonError('CONFIG_INVALID', 'No Restate cluster is set in Settings → Engine: set one to keep schedules there.');
+    if (!setting) throw new ArchonError('CONFIG_INVALID', `No Restate cluster is set in Settings → Engine: set one ${purpose}.`);
     return setting;
+  };
+  /** The same with its secret, for what the desk signs. */
+  const signedCluster = (purpose: string) => {
+    const setting = clusterSetting(purpose);
+    return { cluster: new RestateCluster(setting), secret: clusterSecret(setting.secretFile, deps.runDefaults().workspace, SETTINGS_SECRET_FIELD) };
   };
   return {
     'app.info': async () => {
@@ -98,19 +108,25 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     },
     'runs.list': async ({ limit }) => store.runs.listRuns(limit).map((summary) => withDriving(store.runs, summary)),
     'inbox.list': async ({ limit }) => store.runs.inbox(limit),
-    'schedules.list': async (_input, { signal }) => listSchedules(new RestateCluster(clusterSetting()), signal),
+    'schedules.list': async (_input, { signal }) => listSchedules(new RestateCluster(clusterSetting('to keep schedules there'), PAGE_LIST_WAIT_MS), signal),
     'schedules.add': async ({ id, ...schedule }, { signal }) => {
       checkCron(schedule.cron);
-      const setting = clusterSetting();
-      const defaults = deps.runDefaults();
-      const secret = clusterSecret(setting.secretFile, defaults.workspace, SETTINGS_SECRET_FIELD);
-      await confirm({ kind: 'schedule', defaults, schedule }, signal);
-      return setSchedule(new RestateCluster(setting), secret, id ?? newScheduleId(), schedule, signal);
+      const { cluster, secret } = signedCluster('to keep schedules there');
+      await confirm({ kind: 'schedule', defaults: deps.runDefaults(), schedule }, signal);
+      return setSchedule(cluster, secret, id ?? newScheduleId(), schedule, signal);
     },
     'schedules.remove': async ({ id }, { signal }) => {
-      const setting = clusterSetting();
-      const secret = clusterSecret(setting.secretFile, deps.runDefaults().workspace, SETTINGS_SECRET_FIELD);
-      return { removed: await removeSchedule(new RestateCluster(setting), secret, id, signal) };
+      const { cluster, secret } = signedCluster('to keep schedules there');
+      return { removed: await removeSchedule(cluster, secret, id, signal) };
+    },
+    'clusterApprovals.list': async (_input, { signal }) => {
+      const setting = store.getSettings().cluster;
+      return setting ? (await pendingClusterApprovals(new RestateCluster(setting, PAGE_LIST_WAIT_MS), signal)).map((pending) => pending.request) : [];
+    },
+    'clusterApprovals.decide': async ({ decision, ...shown }, { signal }) => {
+      const { cluster, secret } = signedCluster('to answer the approvals of its runs');
+      await answerShownClusterApproval(cluster, secret, shown, decision, signal);
+      return { accepted: true as const };
     },
     'estop.status': async () => store.estopState(),
     'host.confirmations': async () => deps.confirmation.waiting?.() ?? [],

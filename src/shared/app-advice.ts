@@ -11,6 +11,7 @@ const IN_APP: readonly [RegExp, string][] = [
   [/continue it with `archon resume [^`]+` \(or Resume in the app\)/g, 'continue it with Resume'],
   [/`archon resume [^`]+` continues it/g, 'Resume continues it'],
   [/then resume the run\./g, 'then press Resume.'],
+  [/, or pass the address of yours with --restate-ingress and --restate-admin\./g, ', or set the address of yours in Settings → Engine.'],
   [/Re-arm with `archon estop --reset` or the app's Re-arm/g, 'Press Re-arm'],
   [/, or accept these gaps: `archon resume [^`]+ --accept-gaps` ends it completed with gaps\./g, '.'],
   [/ \(the app asks in a dialog of its own; `archon serve` asks on its terminal, or trusts the page when started with --trust-ui\)\./g, ' (it is asked outside this page: in the app\'s own dialog, or on the terminal that started this page\'s host).'],

@@ -1,4 +1,5 @@
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import type { ServeProcess } from './archon-process';
 
 /**
  * An init script: records every Notification the page constructs, and lets the test say whether the
@@ -29,4 +30,16 @@ export async function lookAway(page: Page): Promise<void> {
   await page.evaluate(() => {
     (window as unknown as { __focused: boolean }).__focused = false;
   });
+}
+
+/** The app through `serve` in a new page at 1024×700, connected, its notifications allowed and watched. */
+export async function openWatchedPage(browser: Browser, serve: ServeProcess): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1024, height: 700 } });
+  await context.grantPermissions(['notifications'], { origin: serve.origin });
+  await context.addInitScript(watchNotifications);
+  const page = await context.newPage();
+  page.setDefaultTimeout(60_000);
+  await page.goto(serve.url.href);
+  await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
+  return page;
 }

@@ -103,6 +103,16 @@ export function answerClusterApproval(cluster: RestateCluster, secret: string, k
   });
 }
 
+/** The app's answer: given only while the request still waits, and still names the action the operator was shown. */
+export async function answerShownClusterApproval(cluster: RestateCluster, secret: string, shown: { approvalId: string; actionHash: string }, decision: ApprovalDecision, signal: AbortSignal): Promise<void> {
+  const waiting = (await pendingClusterApprovals(cluster, signal)).find((pending) => pending.key === shown.approvalId);
+  if (!waiting) throw new ArchonError('NOT_FOUND', `Approval ${shown.approvalId} no longer waits on the cluster: it was answered at another desk, or its run withdrew it (it expired, or the run stopped).`);
+  if (waiting.request.actionHash !== shown.actionHash) {
+    throw new ArchonError('VALIDATION_FAILED', 'The decision names a different action than the one pending on the cluster (hash mismatch); reload the request and decide again.');
+  }
+  await answerClusterApproval(cluster, secret, shown.approvalId, decision, signal);
+}
+
 /** The approvals that wait on the cluster for a person, oldest first. */
 export async function pendingClusterApprovals(cluster: RestateCluster, signal: AbortSignal): Promise<PendingClusterApproval[]> {
   const rows = await cluster.query(`SELECT service_key, key, value_utf8 FROM state WHERE service_name = '${APPROVAL_SERVICE}'`, z.object({ service_key: z.string(), key: z.string(), value_utf8: z.string() }), signal);

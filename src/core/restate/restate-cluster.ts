@@ -52,7 +52,11 @@ const DeploymentSchema = z.object({ id: z.string().min(1) });
 
 /** The Restate cluster as Archon uses it: deployments registered, invocations sent, awaited, killed. */
 export class RestateCluster {
-  constructor(readonly address: RestateAddress) {}
+  /** `waitMs`: how long a server that does not answer is waited for before a request gives up. */
+  constructor(
+    readonly address: RestateAddress,
+    private readonly waitMs = CLUSTER_WAIT_MS,
+  ) {}
 
   /**
    * Asked once, before a run: the server answers on both addresses and a worker has registered
@@ -91,7 +95,7 @@ export class RestateCluster {
     return this.json(`${this.address.ingress}/${target}`, { method: 'POST', body: JSON.stringify(input), headers: idempotent(key) }, schema, signal);
   }
 
-  /** The invocation's output, waited for across a restart of the server (bounded by CLUSTER_WAIT_MS of silence) until `signal` ends the wait. */
+  /** The invocation's output, waited for across a restart of the server (bounded by `waitMs` of silence) until `signal` ends the wait. */
   async output<T>(invocationId: string, schema: z.ZodType<T>, signal: AbortSignal): Promise<T> {
     return this.json(`${this.address.ingress}/restate/invocation/${invocationId}/attach`, { method: 'GET' }, schema, signal);
   }
@@ -113,7 +117,7 @@ export class RestateCluster {
   }
 
   /**
-   * One request, repeated while the server does not answer, for at most CLUSTER_WAIT_MS of silence
+   * One request, repeated while the server does not answer, for at most `waitMs` of silence
    * (a request that waited long before it broke shows the server was there: the count starts again);
    * an error the server answers with is said as it is.
    */
@@ -132,7 +136,7 @@ export class RestateCluster {
       }
       if (answer instanceof Response) await answer.body?.cancel();
       if (Date.now() - sent > ALIVE_MS) giveUpAt = null;
-      giveUpAt ??= Date.now() + CLUSTER_WAIT_MS;
+      giveUpAt ??= Date.now() + this.waitMs;
       if (Date.now() >= giveUpAt) throw unreachable(url, answer);
       await sleep(RETRY_MS, signal);
     }

@@ -1,6 +1,7 @@
 import { useEffect } from 'react';
 import { inAppTerms } from '../../shared/app-advice';
 import { ApprovalDialog } from './features/approvals/approval-dialog';
+import { useClusterApprovalsWatch } from './features/approvals/use-cluster-approvals-watch';
 import { AuditView } from './features/audit/audit-view';
 import { EstopBanner } from './features/emergency-stop/estop-banner';
 import { EstopUndeliveredAlert } from './features/emergency-stop/estop-undelivered-alert';
@@ -38,6 +39,7 @@ export function App() {
   const dismissError = useAppStore((state) => state.dismissError);
   useTheme();
   useInboxWatch();
+  useClusterApprovalsWatch();
   const View = VIEWS[view];
   return (
     <div className="app">

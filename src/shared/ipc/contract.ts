@@ -16,6 +16,8 @@ import { McpServerConfigSchema, McpServerNameSchema, SettingsPatchSchema, Settin
 const command = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
 const noInput = z.object({}).strict();
 const runRef = z.object({ runId: RunIdSchema }).strict();
+/** A decision on one request, naming the action it was shown (its hash), so a request changed since is not answered blind. */
+const approvalAnswer = z.object({ approvalId: z.string().min(1).max(64), actionHash: z.string().regex(/^[0-9a-f]{64}$/), decision: ApprovalDecisionSchema }).strict();
 /** An API key for the request's model server: saved for that origin only, never sent to another. */
 const apiKey = z.string().min(1).max(4096).optional();
 
@@ -74,10 +76,11 @@ export const contract = {
   'runs.stop': command(runRef, z.object({ runId: RunIdSchema })),
   'runs.pause': command(runRef, z.object({ runId: RunIdSchema })),
   'approvals.list': command(noInput, z.array(ApprovalRequestSchema)),
-  'approvals.decide': command(
-    z.object({ approvalId: z.string().min(1).max(64), actionHash: z.string().regex(/^[0-9a-f]{64}$/), decision: ApprovalDecisionSchema }).strict(),
-    z.object({ accepted: z.literal(true) }),
-  ),
+  'approvals.decide': command(approvalAnswer, z.object({ accepted: z.literal(true) })),
+  /** What runs that workers of the cluster in Settings drive ask a person, oldest first; none without a cluster. */
+  'clusterApprovals.list': command(noInput, z.array(ApprovalRequestSchema)),
+  /** Answers one of them on the cluster, signed with its secret; refused when it no longer waits or names another action. */
+  'clusterApprovals.decide': command(approvalAnswer, z.object({ accepted: z.literal(true) })),
   'endpoint.probe': command(z.object({ modelUrl: z.url({ protocol: /^https?$/ }), model: z.string().max(200).optional(), apiKey }).strict(), EndpointProbeSchema),
   'audit.report': command(z.object({ runId: RunIdSchema.optional(), day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional() }).strict(), AuditReportSchema),
   'audit.verify': command(noInput, VerifyResultSchema),

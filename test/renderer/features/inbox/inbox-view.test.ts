@@ -8,7 +8,7 @@ import { axeViolations } from '../../../support/axe';
 import { useBrowser } from '../../../support/browser';
 import { overflowOf } from '../../../support/layout';
 import { useTempDirs } from '../../../support/temp-dir';
-import { lookAway, notificationsOf, watchNotifications } from '../../../support/page-notifications';
+import { lookAway, notificationsOf, openWatchedPage } from '../../../support/page-notifications';
 
 // A browser and a host on a loaded 2-core machine running the whole suite: the bound is against hangs, not a speed target.
 vi.setConfig({ testTimeout: 120_000 });
@@ -42,14 +42,7 @@ function seedRuns(dataDir: string, runs: { goal: string; status: RunStatus; disp
 /** The app in Chromium, at 1024×700, through `archon serve` on `dataDir`, its notifications watched and allowed. */
 async function openServe(dataDir: string): Promise<Page> {
   const serve = await startServe(dataDir, ['--workspace', tempDir()]);
-  const context = await (await launchBrowser()).newContext({ viewport: { width: 1024, height: 700 } });
-  await context.grantPermissions(['notifications'], { origin: serve.origin });
-  await context.addInitScript(watchNotifications);
-  const page = await context.newPage();
-  page.setDefaultTimeout(60_000);
-  await page.goto(serve.url.href);
-  await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
-  return page;
+  return openWatchedPage(await launchBrowser(), serve);
 }
 
 const inboxEntry = (page: Page) => page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Inbox', exact: true });

@@ -261,9 +261,12 @@ function LockEditor({ initial, onDone, onCancel }: { initial: string | null; onD
  */
 export function ApprovalDialog() {
   const pending = useAppStore((state) => state.pending);
-  const request = pending[0];
+  const clusterPending = useAppStore((state) => state.clusterPending);
+  // This desk's own runs first: they hold this desk's work; the cluster's runs go on elsewhere meanwhile.
+  const request = pending[0] ?? clusterPending[0];
+  const waiting = pending.length + clusterPending.length - 1;
   useFocusReturn(request !== undefined);
-  return request ? <ApprovalCard key={request.id} request={request} waiting={pending.length - 1} /> : null;
+  return request ? <ApprovalCard key={request.id} request={request} waiting={waiting} onCluster={pending.length === 0} /> : null;
 }
 
 /** A tool call's summary is the call itself, which the title says in words; one that says more (unconfined, possibly injected) is kept. */
@@ -274,10 +277,11 @@ function summaryAddsToTitle(request: ApprovalRequest): boolean {
   return typeof tool !== 'string' || !request.summary.startsWith(`${tool} `);
 }
 
-/** Whose request it is: the run (a sub-agent's names its parent's goal and the step that started it) and the step. */
-function Origin({ request, subagent }: { request: ApprovalRequest; subagent: SubagentOrigin | null }) {
+/** Whose request it is: the run (a sub-agent's names its parent's goal and the step that started it) and the step; a run on the cluster says so. */
+function Origin({ request, subagent, onCluster }: { request: ApprovalRequest; subagent: SubagentOrigin | null; onCluster: boolean }) {
   return (
     <p className="origin">
+      {onCluster && 'On the Restate cluster: '}
       {subagent ? (
         <>
           Sub-agent of “{subagent.parentGoal}”
@@ -288,6 +292,7 @@ function Origin({ request, subagent }: { request: ApprovalRequest; subagent: Sub
         <>
           Run {request.runId.slice(0, 8)}
           {request.stepId && `, step ${request.stepId}`}
+          {onCluster && ', driven by a worker'}
         </>
       )}
     </p>
@@ -338,7 +343,7 @@ function RejectForm({ onSend, onCancel }: { onSend(feedback: string, stop: boole
 }
 
 /** One request; keyed by its id, so a new request starts with a fresh card. */
-function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting: number }) {
+function ApprovalCard({ request, waiting, onCluster }: { request: ApprovalRequest; waiting: number; onCluster: boolean }) {
   const decide = useAppStore((state) => state.decide);
   const [mode, setMode] = useState<Mode>('view');
   const heading = useRef<HTMLHeadingElement>(null);
@@ -391,7 +396,7 @@ function ApprovalCard({ request, waiting }: { request: ApprovalRequest; waiting:
           <h2 id={titleId} ref={heading} tabIndex={-1}>
             {approvalTitle(request, revised)}
           </h2>
-          <Origin request={request} subagent={origin.subagent} />
+          <Origin request={request} subagent={origin.subagent} onCluster={onCluster} />
           <p className="queue">
             {waiting > 0 ? `${waiting} more waiting` : 'Nothing else waiting'} · expires in <span className="countdown">{countdown}</span>
           </p>

@@ -1,8 +1,9 @@
 import type { InboxItem } from '../../../../shared/schemas/run-order';
+import { pollEvery } from '../../store/poll';
 import type { SliceContext } from '../../store/slice';
 import { notifyInboxItem } from './inbox-notifications';
 
-/** How often the inbox is asked again: another process writes it, so asking is the only way to learn of new items. */
+/** How often the inbox is asked again: another process writes it. */
 const POLL_MS = 5000;
 /** The most items asked for; the latest come first. */
 const LIMIT = 100;
@@ -46,19 +47,7 @@ export function createInboxSlice({ set, get, client, attempt }: SliceContext): I
     inbox: [],
     inboxSeen: new Set(),
     refreshInbox: () => attempt(load),
-    watchInbox() {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let stopped = false;
-      const poll = async () => {
-        await get().refreshInbox();
-        if (!stopped) timer = setTimeout(() => void poll(), POLL_MS);
-      };
-      void poll();
-      return () => {
-        stopped = true;
-        clearTimeout(timer);
-      };
-    },
+    watchInbox: () => pollEvery(POLL_MS, () => get().refreshInbox()),
     markInboxSeen() {
       const { inbox, inboxSeen } = get();
       if (inbox.every((item) => inboxSeen.has(item.run.id))) return;

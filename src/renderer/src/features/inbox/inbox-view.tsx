@@ -1,4 +1,5 @@
 import { useEffect, useId } from 'react';
+import { inAppTerms } from '../../../../shared/app-advice';
 import type { InboxItem } from '../../../../shared/schemas/run-order';
 import { useAppStore } from '../../store/use-app-store';
 import { statusLabel } from '../contract/contract-model';
@@ -29,6 +30,15 @@ function InboxEntry({ item }: { item: InboxItem }) {
   );
 }
 
+/** What the cluster's runs ask, answered in the approval dialog; or why the cluster could not be asked. */
+function ClusterApprovalsState() {
+  const waiting = useAppStore((state) => state.clusterPending.length);
+  const problem = useAppStore((state) => state.clusterApprovalsProblem);
+  if (problem) return <p role="status" className="inbox-problem">The approvals waiting on the cluster could not be read: {inAppTerms(problem)}</p>;
+  if (waiting === 0) return null;
+  return <p role="status">{waiting === 1 ? 'One request from a run on the cluster waits for your answer' : `${waiting} requests from runs on the cluster wait for your answer`}, in the approval dialog.</p>;
+}
+
 /** The runs workers of a Restate cluster drove here that ended or wait for an answer; what is listed while it is open counts as seen. */
 export function InboxView() {
   const items = useAppStore((state) => state.inbox);
@@ -38,6 +48,7 @@ export function InboxView() {
     <section aria-labelledby="inbox-heading" className="view inbox">
       <h1 id="inbox-heading">Inbox</h1>
       <p className="inbox-intro">Runs that workers of a Restate cluster drove: schedules&apos; runs and detached ones, once they end or wait for you.</p>
+      <ClusterApprovalsState />
       {items.length === 0 ? (
         <p className="empty">Nothing in the inbox.</p>
       ) : (

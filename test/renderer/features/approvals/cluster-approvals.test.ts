@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { describe, expect, it, vi } from 'vitest';
+import { ArchonStore } from '../../../../src/core/store/archon-store';
+import { RunEventSchema } from '../../../../src/shared/schemas/events';
+import { InboxItemSchema } from '../../../../src/shared/schemas/run-order';
+import { planReply, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../../kit/scripted-model-server';
+import { runArchon, spawnArchon, useServe } from '../../../support/archon-process';
+import { axeViolations } from '../../../support/axe';
+import { useBrowser } from '../../../support/browser';
+import { useModelServers } from '../../../support/model-servers';
+import { lookAway, notificationsOf, openWatchedPage } from '../../../support/page-notifications';
+import { until, useRestate } from '../../../support/restate';
+import { useTempDirs } from '../../../support/temp-dir';
+
+// A Restate server, a worker, a host and a browser on a loaded 2-core machine: the bound is against hangs, not a speed target.
+vi.setConfig({ testTimeout: 240_000 });
+const tempDir = useTempDirs();
+const restate = useRestate();
+const serveModel = useModelServers();
+const startServe = useServe();
+const launchBrowser = useBrowser();
+
+/** One step: append a mark to the ledger with run_command, then report. */
+function appendMark(request: RecordedRequest): ScriptedReply {
+  if (request.purpose === 'plan') return planReply([{ id: 'mark', description: 'Append a mark to the ledger', expected_output: 'the command ran' }]);
+  if (request.purpose === 'final') return { content: 'The mark is in the ledger.' };
+  const answered = request.body.messages?.at(-1)?.role === 'tool';
+  return answered ? { content: `${stepIdOf(request) ?? 'mark'} is in the ledger.` } : { toolCalls: [{ name: 'run_command', arguments: { command: 'echo marked >> ledger.txt' } }] };
+}
+
+/** The app in Chromium at 1024×700 through `archon serve` on `dataDir`, its notifications watched and allowed. */
+async function openDesk(dataDir: string, workspace: string): Promise<Page> {
+  const serve = await startServe(dataDir, ['--workspace', workspace]);
+  return openWatchedPage(await launchBrowser(), serve);
+}
+
+/** The events of a run in a data dir, as the worker that drove it wrote them. */
+function eventsIn(dataDir: string, runId: string) {
+  const store = ArchonStore.open(dataDir);
+  try {
+    return store.runs.events(runId).map((event) => RunEventSchema.parse(event));
+  } finally {
+    store.close();
+  }
+}
+
+describe('approvals of runs on the cluster, in the app (Chromium through archon serve, a real Restate cluster)', () => {
+  it('a detached run on a worker of another data dir asks; the desk shows each request in the approval dialog, notifies it, and the answers drive the run to its end', async () => {
+    const cluster = await restate.server();
+    const secretFile = restate.secretFile();
+    const workspace = tempDir();
+    const workerDir = tempDir();
+    const deskDir = tempDir();
+    await restate.worker(cluster, { id: 'w1', workspace, dataDir: workerDir, secretFile });
+    const model = await serveModel({ reply: appendMark });
+    const store = ArchonStore.open(deskDir);
+    try {
+      store.updateSettings({ cluster: { ingress: cluster.ingress, admin: cluster.admin, secretFile } });
+    } finally {
+      store.close();
+    }
+    const page = await openDesk(deskDir, workspace);
+    await lookAway(page);
+
+    const clusterFlags = ['--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin, '--cluster-secret-file', secretFile];
+    const sent = await spawnArchon(['run', 'append a mark to the ledger', '--engine', 'restate', '--detach', '--approve', 'desk', '--policy', 'balanced', '--model-url', model.url, '--workspace', workspace, '--json', ...clusterFlags]).done;
+    expect(sent.status, sent.stderr).toBe(0);
+    const { runId } = JSON.parse(sent.stdout) as { runId: string };
+
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await dialog.locator('.approval-kind').textContent()).toBe('Approval: plan');
+    expect(await dialog.locator('.origin').textContent()).toBe(`On the Restate cluster: Run ${runId.slice(0, 8)}, driven by a worker`);
+    expect(await axeViolations(page)).toEqual([]);
+    const [notice] = await notificationsOf(page);
+    expect(notice?.title).toBe('Archon: approval waiting (plan)');
+    expect(notice?.body).toMatch(new RegExp(`^Run ${runId.slice(0, 8)}: `));
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Inbox', exact: true }).click();
+    await page.getByRole('region', { name: 'Inbox' }).getByText('One request from a run on the cluster waits for your answer, in the approval dialog.').waitFor();
+
+    const ended = () => runArchon(['inbox', '--json', '--data-dir', workerDir]).stdout.trim().split('\n').filter(Boolean).map((line) => InboxItemSchema.parse(JSON.parse(line))).find((item) => !item.waiting && item.run.status !== 'running');
+    // Each request as it comes (the plan, the command, the outcome), approved in the dialog; none is shown twice.
+    const answered: string[] = [];
+    await until(
+      async () => {
+        if (await dialog.isVisible()) {
+          const shown = `${await dialog.locator('.approval-kind').textContent()} ${await dialog.getByRole('heading', { level: 2 }).textContent()}`;
+          expect(answered).not.toContain(shown);
+          answered.push(shown);
+          await dialog.locator('.modal-actions .primary').click();
+        }
+        return ended() !== undefined;
+      },
+      'the run to end',
+      200,
+    );
+    expect(ended()?.run).toMatchObject({ id: runId, status: 'completed' });
+    expect(answered.map((shown) => shown.split(' ').slice(0, 2).join(' '))).toEqual(expect.arrayContaining(['Approval: plan', 'Approval: tool']));
+    expect(readFileSync(join(workspace, 'ledger.txt'), 'utf8')).toBe('marked\n');
+    const resolved = eventsIn(workerDir, runId).flatMap((event) => (event.type === 'approval.resolved' ? [`${event.status} by ${event.decidedBy} on ${event.channel}`] : []));
+    expect(resolved).toEqual(answered.map(() => 'approved by operator on cluster'));
+    expect(await page.getByRole('alert').count()).toBe(0);
+
+    // The cluster gone: the Inbox says its approvals cannot be read, once, and raises no error.
+    await cluster.close();
+    const problem = page.getByRole('region', { name: 'Inbox' }).getByRole('status').filter({ hasText: 'The approvals waiting on the cluster could not be read:' });
+    await problem.waitFor();
+    expect(await problem.textContent()).toMatch(/^The approvals waiting on the cluster could not be read: No Restate server answers at http:\/\/127\.0\.0\.1:\d+\/query\. Start one \(npx restate-server\), or set the address of yours in Settings → Engine\.$/);
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+});
