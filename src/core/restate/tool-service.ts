@@ -8,7 +8,7 @@ import type { ToolCaller } from '../tools/tool-caller';
 import { MAX_CALL_MS, RemoteCallSchema, type RemoteCall } from './remote-call';
 import { CALL_MARKS, TOOL_SERVICE } from './service-names';
 import { latchIn } from './cluster-stop';
-import { isSignedBy } from './signed';
+import { isSignedBy, signed, verified } from './signed';
 import type { RestateCluster } from './restate-cluster';
 
 export interface ToolWorker {
@@ -19,17 +19,26 @@ export interface ToolWorker {
   secret: string;
 }
 
-/** A call's mark: set once, read by any later attempt of the same invocation (on any worker). */
-const callMarks = restate.object({
-  name: CALL_MARKS,
-  handlers: {
-    begin: async (ctx: restate.ObjectContext): Promise<boolean> => {
-      const begun = (await ctx.get<boolean>('begun')) === true;
-      ctx.set('begun', true);
-      return begun;
+const MARK = `${CALL_MARKS}/begin`;
+
+/**
+ * A call's mark: set once, read by any later attempt of the same invocation (on any worker). Asked
+ * through the ingress (outside the attempt's journal, so a later attempt sees it), so signed: a mark
+ * set by anyone else would make a call that never ran look as if it may have.
+ */
+function callMarks(secret: string) {
+  return restate.object({
+    name: CALL_MARKS,
+    handlers: {
+      begin: async (ctx: restate.ObjectContext, input: unknown): Promise<boolean> => {
+        verified(secret, MARK, ctx.key, input, z.object({}), 'a call mark');
+        const begun = (await ctx.get<boolean>('begun')) === true;
+        ctx.set('begun', true);
+        return begun;
+      },
     },
-  },
-});
+  });
+}
 
 /** A call runs in one attempt, whatever its length: Restate would otherwise end an attempt that says nothing for a minute. */
 const ATTEMPT_TIMEOUT_MS = MAX_CALL_MS + 60_000;
@@ -44,7 +53,7 @@ async function callOnce(ctx: restate.ObjectContext, worker: ToolWorker, call: Re
   const spec = TOOL_CATALOGUE[call.tool];
   const signal = ctx.request().attemptCompletedSignal;
   // A key of this attempt's own: a mark request repeated within the attempt is not taken for an earlier attempt's.
-  const mark = () => worker.cluster.call(`${CALL_MARKS}/${encodeURIComponent(ctx.key)}/begin`, null, `${ctx.key}/${randomUUID()}`, z.boolean(), signal);
+  const mark = () => worker.cluster.call(`${CALL_MARKS}/${encodeURIComponent(ctx.key)}/begin`, signed(worker.secret, MARK, ctx.key, {}), `${ctx.key}/${randomUUID()}`, z.boolean(), signal);
   if (spec.sideEffects !== 'none' && (await mark())) {
     return toolResult('error', `${call.tool} began on a worker that stopped before it reported: it may already have happened.`, { outcome: UNCERTAIN_OUTCOME, worker: worker.id });
   }
@@ -75,5 +84,5 @@ export function toolServices(worker: ToolWorker) {
     },
     options: { inactivityTimeout: ATTEMPT_TIMEOUT_MS, abortTimeout: ATTEMPT_TIMEOUT_MS },
   });
-  return [tools, callMarks] as const;
+  return [tools, callMarks(worker.secret)] as const;
 }

@@ -1,6 +1,8 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { clusterSecret } from '../../../src/core/restate/restate-cluster';
+import { signed } from '../../../src/core/restate/signed';
 import { ArchonStore } from '../../../src/core/store/archon-store';
 import { describe, expect, it, vi } from 'vitest';
 import { planReply, stepIdOf, type RecordedRequest, type ScriptedModelServer, type ScriptedReply } from '../../kit/scripted-model-server';
@@ -195,13 +197,26 @@ describe('archon worker and run --engine restate (a real Restate server)', () =>
     expect(lines(workspace, 'ledger.txt')).toEqual([]);
   });
 
-  it('a call sent to the cluster without the secret is refused by the worker, and runs nothing', async () => {
-    const { cluster, workspace } = await twoWorkers();
+  it('a call sent to the cluster without the secret is refused by the worker, and runs nothing; nor can a mark sent without it make a call look begun', async () => {
+    const { cluster, workspace, secretFile } = await twoWorkers();
+    const post = (target: string, key: string, body: unknown) => fetch(`${cluster.ingress}/${target}`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });
     const forged = { tool: 'run_command', args: { command: 'echo forged >> ledger.txt' }, timeoutMs: 10_000, signature: '0'.repeat(64) };
-    const answer = await fetch(`${cluster.ingress}/ArchonTools/forged-1/call`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'forged-1' }, body: JSON.stringify(forged) });
+    const answer = await post('ArchonTools/forged-1/call', 'forged-1', forged);
     expect(answer.ok).toBe(false);
     expect(await answer.text()).toContain("not signed with this cluster's secret under its key");
     expect(lines(workspace, 'ledger.txt')).toEqual([]);
+
+    // A mark set ahead of a call would make the call report that it may already have happened, and not run.
+    for (const body of [null, { signature: '0'.repeat(64) }]) {
+      const mark = await post('ArchonCallMarks/call-1/begin', `mark-${JSON.stringify(body)}`, body);
+      expect(mark.ok).toBe(false);
+      expect(await mark.text()).toMatch(/not (a call mark|signed with this cluster's secret)/);
+    }
+    const call = { tool: 'run_command', args: { command: 'echo signed >> ledger.txt' }, timeoutMs: 10_000 };
+    const result = await post('ArchonTools/call-1/call', 'call-1', signed(clusterSecret(secretFile, workspace), 'ArchonTools/call', 'call-1', call));
+    expect(result.ok, await result.clone().text()).toBe(true);
+    expect(await result.json()).toMatchObject({ status: 'success' });
+    expect(lines(workspace, 'ledger.txt')).toEqual(['signed']);
   });
 
   it('a worker without a secret, with its secret file in the workspace, on every interface without --advertise, or with the sandbox off, does not start', async () => {
