@@ -279,10 +279,13 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect(runArchon(['runs', '--json', '--data-dir', dataDir]).stdout.trim().split('\n')).toHaveLength(1);
   });
 
-  it('says what is wrong before sending anything: a cron it cannot read, no secret file, --detach without the cluster or with a prompt, desk approvals here', () => {
+  it('says what is wrong before sending anything: a cron it cannot read or that fires every second, no secret file, --detach without the cluster or with a prompt, desk approvals here', () => {
     const badCron = runArchon(['schedule', 'add', 'g', '--cron', '0 7 * *', '--cluster-secret-file', '/nonexistent']);
     expect(badCron.status).toBe(2);
     expect(badCron.stderr).toMatch(/"0 7 \* \*" is not a cron schedule Archon reads \(it has 4 fields\)\. Give five fields/);
+    const everySecond = runArchon(['schedule', 'add', 'g', '--cron', '* * * * * *', '--cluster-secret-file', '/nonexistent']);
+    expect(everySecond.status).toBe(2);
+    expect(everySecond.stderr).toMatch(/fires 60 times a minute, and each firing starts a run: a schedule fires at most once a minute/);
     const noSecret = runArchon(['schedule', 'add', 'g', '--cron', '0 7 * * *']);
     expect(noSecret.status).toBe(2);
     expect(noSecret.stderr).toMatch(/needs --cluster-secret-file/);
