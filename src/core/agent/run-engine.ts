@@ -424,9 +424,10 @@ async function prepareRun(dependencies: RunEngineDependencies, options: RunOptio
 /**
  * A run whose probe failed after a server received it (a model it does not serve, no model loaded, a
  * role's server failing): created as failed with those requests and why, so every request a server
- * received is on record; nothing is created when no server answered.
+ * received is on record; nothing is created when no server answered. Also a run a worker refuses
+ * before it starts, which no terminal would tell anyone of.
  */
-function recordRefusedRun(dependencies: RunEngineDependencies, run: { id: string; goal: string; options: RunOptions }, requests: readonly ServerRequest[], error: unknown): void {
+export function recordRefusedRun(dependencies: RunEngineDependencies, run: { id: string; goal: string; options: RunOptions }, requests: readonly ServerRequest[], error: unknown): void {
   const now = (dependencies.now ?? (() => new Date()))().toISOString();
   const reason = error instanceof Error ? error.message : String(error);
   const { id, goal, options } = run;

@@ -5,7 +5,7 @@ import type { ArchonRuntime } from '../runtime';
 import type { EmergencyStop } from '../stop/emergency-stop';
 import type { ToolHost } from '../tools/tool-host';
 import { runRulesFrom } from '../run/run-options';
-import { resumeRun, startRun, type RunEngineDependencies, type RunResult } from './run-engine';
+import { recordRefusedRun, resumeRun, startRun, type RunEngineDependencies, type RunResult } from './run-engine';
 
 export interface RunLaunch {
   runtime: Pick<ArchonRuntime, 'store' | 'events' | 'log' | 'now'>;
@@ -60,4 +60,9 @@ export async function launchRun(launch: RunLaunch, target: RunTarget, signal: Ab
     unhook();
     await launch.tools.close();
   }
+}
+
+/** A new run refused before it starts where nobody at a terminal hears why (a worker's): recorded as failed, with the reason. */
+export function refuseRun(launch: RunLaunch, run: { id: string; goal: string; options: RunOptions }, error: unknown): void {
+  recordRefusedRun(engineDependencies(launch), run, [], error);
 }

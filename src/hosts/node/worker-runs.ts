@@ -4,7 +4,7 @@ import { ClusterApprovals, withdrawRunApprovals } from '../../core/restate/clust
 import { clusterLatch, clusterStopError } from '../../core/restate/cluster-stop';
 import type { RestateCluster } from '../../core/restate/restate-cluster';
 import type { RunOrderApprove } from '../../shared/schemas/run-order';
-import { launchRun } from '../../core/agent/run-launcher';
+import { launchRun, refuseRun } from '../../core/agent/run-launcher';
 import { composeRunServices } from '../../core/composition';
 import type { RunDriver, DispatchedRun } from '../../core/restate/run-service';
 import { runOptionsFrom } from '../../core/run/run-options';
@@ -49,6 +49,17 @@ function attemptSignal(attempt: AbortSignal, worker: WorkerRunsOptions, log: Arc
   return run.signal;
 }
 
+/** Why a run may not use `workspace` on this worker: outside its --workspace, or where tools must never look. */
+function workspaceRefusal(worker: WorkerRunsOptions, workspace: string, dataDir: string): ArchonError | null {
+  if (!insideFolder(worker.workspace, workspace)) return new ArchonError('CONFIG_INVALID', `The run's workspace ${workspace} is outside worker ${worker.id}'s --workspace ${worker.workspace}: a worker's tools touch only its own workspace.`);
+  try {
+    refuseWorkspaceInArchon(workspace, dataDir);
+    return null;
+  } catch (error) {
+    return error as ArchonError;
+  }
+}
+
 export interface WorkerRunsOptions {
   id: string;
   cluster: RestateCluster;
@@ -81,13 +92,17 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
       const settings = runtime.store.settingsForRun();
       // Its tool calls run here, in this worker's sandbox, whatever the data dir's Settings say of a cluster.
       const options = runOptionsFrom(settings, { workspace: worker.workspace, ...run.order.options, cluster: null, dispatch: { scheduleId: run.scheduleId, firedAt: run.firedAt } });
-      if (!insideFolder(worker.workspace, options.workspace)) throw new ArchonError('CONFIG_INVALID', `The run's workspace ${options.workspace} is outside worker ${worker.id}'s --workspace ${worker.workspace}: a worker's tools touch only its own workspace.`);
-      refuseWorkspaceInArchon(options.workspace, runtime.dataDir);
+      const refusal = workspaceRefusal(worker, options.workspace, runtime.dataDir);
+      if (refusal && existing) throw refusal;
       if (existing && run.order.approve === 'desk') await withdrawRunApprovals(worker.cluster, worker.secret, runId, signal);
       const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));
       const services = composeRunServices({ runtime, workers: worker.workers, apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: worker.allowNetwork, engineLauncher: engineLauncher() });
       try {
         const launch = { runtime, settings, approvals: approvalsOf(run.order.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id };
+        if (refusal) {
+          refuseRun(launch, { id: runId, goal: run.order.goal, options }, refusal);
+          return 'failed';
+        }
         const target = existing ? { resume: runId, overrides: {} } : { goal: run.order.goal, options, runId };
         return (await launchRun(launch, target, attemptSignal(signal, worker, runtime.log))).status;
       } finally {

@@ -236,7 +236,7 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect(existsSync(join(workspace, 'ledger.txt'))).toBe(false);
   });
 
-  it('archon run --detach: the run goes to the cluster and the command ends; a worker drives it to its end without the desk, and it lands in the inbox', async () => {
+  it('archon run --detach: the run goes to the cluster and the command ends; a worker drives it to its end without the desk, and it lands in the inbox; one it refuses lands there failed, saying why', async () => {
     const cluster = await restate.server();
     const model = await serve({ reply: appendMark });
     const secretFile = restate.secretFile();
@@ -266,17 +266,18 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect(copied.ok).toBe(false);
     expect(await copied.text()).toMatch(/not signed with this cluster's secret for ArchonRuns\/drive under its key/);
 
-    // A run whose workspace is outside the worker's: the worker refuses it, and no run starts.
+    // A run whose workspace is outside the worker's: the worker refuses it before it starts, and says why in the inbox; no model or tool is called.
+    const requestsBefore = model.chatRequests.length;
     const outside = await spawnArchon(['run', 'append a mark to the ledger', '--engine', 'restate', '--detach', '--approve', 'auto', '--model-url', model.url, '--workspace', tempDir(), '--json', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin, '--cluster-secret-file', secretFile]).done;
     expect(outside.status, outside.stderr).toBe(0);
     const refusedId = (JSON.parse(outside.stdout) as { runId: string }).runId;
+    await until(() => inbox().some((item) => item.run.id === refusedId), 'the refused run to land in the inbox', 60);
+    expect(inbox().find((item) => item.run.id === refusedId)).toMatchObject({ run: { status: 'failed', error: expect.stringMatching(/^The run's workspace \S+ is outside worker w\d's --workspace /) }, scheduleId: null, waiting: false });
     const [invocation] = await (await fetch(`${cluster.admin}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: `SELECT id FROM sys_invocation WHERE target_service_key = '${refusedId}'` }) })).json().then((body: { rows: { id: string }[] }) => body.rows);
-    const ended = await fetch(`${cluster.ingress}/restate/invocation/${invocation?.id ?? ''}/attach`);
-    expect(ended.ok).toBe(false);
-    expect(await ended.text()).toMatch(/is outside worker w\d's --workspace/);
-    expect(runArchon(['runs', '--json', '--data-dir', dataDir]).stdout.trim().split('\n')).toHaveLength(1);
+    expect(await (await fetch(`${cluster.ingress}/restate/invocation/${invocation?.id ?? ''}/attach`)).json()).toBe('failed');
+    expect(model.chatRequests.length).toBe(requestsBefore);
     expect(readFileSync(join(workspace, 'ledger.txt'), 'utf8')).toBe('scheduled\n');
-    expect(runArchon(['runs', '--json', '--data-dir', dataDir]).stdout.trim().split('\n')).toHaveLength(1);
+    expect(runArchon(['runs', '--json', '--data-dir', dataDir]).stdout.trim().split('\n')).toHaveLength(2);
   });
 
   it('says what is wrong before sending anything: a cron it cannot read or that fires every second, no secret file, --detach without the cluster or with a prompt, desk approvals here', () => {
