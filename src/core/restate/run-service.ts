@@ -6,7 +6,8 @@ import { RunOrderSchema, ScheduleSchema, ScheduleStateSchema, type RunOrder, typ
 import { checkCron, nextFiring } from '../schedule/cron';
 import { latchIn } from './cluster-stop';
 import type { RestateCluster } from './restate-cluster';
-import { RUN_SERVICE, SCHEDULE_SERVICE } from './service-names';
+import { beganMarks } from './began-marks';
+import { RUN_MARKS, RUN_SERVICE, SCHEDULE_SERVICE } from './service-names';
 import { isNewer, signed, SignedAtSchema, verified } from './signed';
 
 /** A run a worker drives: its order, and the schedule and firing that started it (nulls for a run sent with `--detach`). */
@@ -146,9 +147,9 @@ function runObject(worker: RunWorker) {
   });
 }
 
-/** The schedules and runs a worker serves. */
+/** The schedules and runs a worker serves, and where it marks the runs it began. */
 export function runServices(worker: RunWorker) {
-  return [scheduleObject(worker), runObject(worker)] as const;
+  return [scheduleObject(worker), runObject(worker), beganMarks(RUN_MARKS, worker.secret)] as const;
 }
 
 /** The schedules the cluster keeps, read from its state through the admin API. */

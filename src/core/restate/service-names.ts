@@ -8,6 +8,8 @@ export const CALL_MARKS = 'ArchonCallMarks';
 export const SCHEDULE_SERVICE = 'ArchonSchedules';
 /** The runs schedules start, keyed by run id. */
 export const RUN_SERVICE = 'ArchonRuns';
+/** Where a worker notes that it began a run, before it begins: keyed by run id. */
+export const RUN_MARKS = 'ArchonRunMarks';
 /** Approvals a desk answers, one workflow per approval id. */
 export const APPROVAL_SERVICE = 'ArchonApprovals';
 /** The cluster's emergency stop: one key, its latch. */

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import * as restate from '@restatedev/restate-sdk';
-import { z } from 'zod';
 import { TOOL_CATALOGUE } from '../../shared/tools/catalogue';
 import type { ToolResult } from '../../shared/schemas/tool';
 import { toolResult, UNCERTAIN_OUTCOME } from '../tools/tool-registry';
@@ -8,7 +6,8 @@ import type { ToolCaller } from '../tools/tool-caller';
 import { MAX_CALL_MS, RemoteCallSchema, type RemoteCall } from './remote-call';
 import { CALL_MARKS, TOOL_SERVICE } from './service-names';
 import { latchIn } from './cluster-stop';
-import { isSignedBy, signed, verified } from './signed';
+import { beganMarks, markBegun } from './began-marks';
+import { isSignedBy } from './signed';
 import type { RestateCluster } from './restate-cluster';
 
 export interface ToolWorker {
@@ -17,27 +16,6 @@ export interface ToolWorker {
   cluster: RestateCluster;
   /** The cluster's secret: a call not signed with it is refused. */
   secret: string;
-}
-
-const MARK = `${CALL_MARKS}/begin`;
-
-/**
- * A call's mark: set once, read by any later attempt of the same invocation (on any worker). Asked
- * through the ingress (outside the attempt's journal, so a later attempt sees it), so signed: a mark
- * set by anyone else would make a call that never ran look as if it may have.
- */
-function callMarks(secret: string) {
-  return restate.object({
-    name: CALL_MARKS,
-    handlers: {
-      begin: async (ctx: restate.ObjectContext, input: unknown): Promise<boolean> => {
-        verified(secret, MARK, ctx.key, input, z.object({}), 'a call mark');
-        const begun = (await ctx.get<boolean>('begun')) === true;
-        ctx.set('begun', true);
-        return begun;
-      },
-    },
-  });
 }
 
 /** A call runs in one attempt, whatever its length: Restate would otherwise end an attempt that says nothing for a minute. */
@@ -52,9 +30,8 @@ const ATTEMPT_TIMEOUT_MS = MAX_CALL_MS + 60_000;
 async function callOnce(ctx: restate.ObjectContext, worker: ToolWorker, call: RemoteCall): Promise<ToolResult> {
   const spec = TOOL_CATALOGUE[call.tool];
   const signal = ctx.request().attemptCompletedSignal;
-  // A key of this attempt's own: a mark request repeated within the attempt is not taken for an earlier attempt's.
-  const mark = () => worker.cluster.call(`${CALL_MARKS}/${encodeURIComponent(ctx.key)}/begin`, signed(worker.secret, MARK, ctx.key, {}), `${ctx.key}/${randomUUID()}`, z.boolean(), signal);
-  if (spec.sideEffects !== 'none' && (await mark())) {
+  const mark = () => markBegun(worker.cluster, worker.secret, CALL_MARKS, ctx.key, worker.id, signal);
+  if (spec.sideEffects !== 'none' && (await mark()) !== null) {
     return toolResult('error', `${call.tool} began on a worker that stopped before it reported: it may already have happened.`, { outcome: UNCERTAIN_OUTCOME, worker: worker.id });
   }
   const result = await worker.caller.call(call.tool, call.args, { signal, timeoutMs: call.timeoutMs, readOnly: spec.sideEffects === 'none' });
@@ -84,5 +61,5 @@ export function toolServices(worker: ToolWorker) {
     },
     options: { inactivityTimeout: ATTEMPT_TIMEOUT_MS, abortTimeout: ATTEMPT_TIMEOUT_MS },
   });
-  return [tools, callMarks(worker.secret)] as const;
+  return [tools, beganMarks(CALL_MARKS, worker.secret)] as const;
 }

@@ -1,8 +1,10 @@
 import { approveAll, denyAll, type ApprovalChannel } from '../../core/approval/approval-channel';
 import { insideFolder } from '../../core/authority/widening-changes';
+import { markBegun } from '../../core/restate/began-marks';
 import { ClusterApprovals, withdrawRunApprovals } from '../../core/restate/cluster-approvals';
 import { clusterLatch, clusterStopError } from '../../core/restate/cluster-stop';
 import type { RestateCluster } from '../../core/restate/restate-cluster';
+import { RUN_MARKS } from '../../core/restate/service-names';
 import type { RunOrderApprove } from '../../shared/schemas/run-order';
 import { launchRun, refuseRun } from '../../core/agent/run-launcher';
 import { composeRunServices } from '../../core/composition';
@@ -60,6 +62,20 @@ function workspaceRefusal(worker: WorkerRunsOptions, workspace: string, dataDir:
   }
 }
 
+/**
+ * A run another worker began, whose state is in that worker's data dir, not this one's: not started
+ * again here, which could repeat what it did. Marked before a run begins, so the next attempt knows.
+ */
+async function beganElsewhere(worker: WorkerRunsOptions, runId: string, signal: AbortSignal): Promise<ArchonError | null> {
+  const began = await markBegun(worker.cluster, worker.secret, RUN_MARKS, runId, worker.id, signal);
+  if (began === null || began === worker.id) return null;
+  return new ArchonError(
+    'RUN_LEASED',
+    `Run ${runId} began on worker ${began}, whose data dir (where the run stands) worker ${worker.id} does not share; it was not started again here, which could repeat what it did. ` +
+      `Resume it where it began: archon resume ${runId} --data-dir with that worker's data dir; or give the workers one data dir (docs/scale-out.md).`,
+  );
+}
+
 export interface WorkerRunsOptions {
   id: string;
   cluster: RestateCluster;
@@ -92,7 +108,7 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
       const settings = runtime.store.settingsForRun();
       // Its tool calls run here, in this worker's sandbox, whatever the data dir's Settings say of a cluster.
       const options = runOptionsFrom(settings, { workspace: worker.workspace, ...run.order.options, cluster: null, dispatch: { scheduleId: run.scheduleId, firedAt: run.firedAt } });
-      const refusal = workspaceRefusal(worker, options.workspace, runtime.dataDir);
+      const refusal = workspaceRefusal(worker, options.workspace, runtime.dataDir) ?? (existing ? null : await beganElsewhere(worker, runId, signal));
       if (refusal && existing) throw refusal;
       if (existing && run.order.approve === 'desk') await withdrawRunApprovals(worker.cluster, worker.secret, runId, signal);
       const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));

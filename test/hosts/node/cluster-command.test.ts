@@ -236,6 +236,35 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect(existsSync(join(workspace, 'ledger.txt'))).toBe(false);
   });
 
+  it('a worker killed with kill -9 while it drives a detached run, the other on a data dir of its own: the other does not start the run again, and says where to resume it', async () => {
+    const cluster = await restate.server();
+    const secretFile = restate.secretFile();
+    const workspace = tempDir();
+    const dataDirs = [tempDir(), tempDir()];
+    const workers = await restate.balanced(cluster, { workspace, secretFile, dataDirs });
+    const marker = `archon-detached-${randomUUID()}`;
+    const command = `echo started >> starts.txt; until [ -e go ]; do sleep 0.1; done; echo mark >> ledger.txt # ${marker}`;
+    const model = await serve({ reply: (request) => (request.purpose === 'plan' || request.purpose === 'final' || request.body.messages?.at(-1)?.role === 'tool' ? appendMark(request) : { toolCalls: [{ name: 'run_command', arguments: { command } }] }) });
+    const sent = await spawnArchon(['run', 'append a mark to the ledger', '--engine', 'restate', '--detach', '--approve', 'auto', '--model-url', model.url, '--workspace', workspace, '--json', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin, '--cluster-secret-file', secretFile]).done;
+    expect(sent.status, sent.stderr).toBe(0);
+    const { runId } = JSON.parse(sent.stdout) as { runId: string };
+
+    await until(() => existsSync(join(workspace, 'starts.txt')), 'the detached run to start its command', 120);
+    const holds = (dataDir: string) => runArchon(['runs', '--json', '--data-dir', dataDir]).stdout.includes(runId);
+    const drivingAt = dataDirs.findIndex(holds);
+    const killed = workers[drivingAt] as ArchonWorker;
+    const otherDir = dataDirs[1 - drivingAt] as string;
+    killed.child.kill('SIGKILL');
+    await until(() => processesMatching(marker).length === 0, "the killed worker's command to die with it");
+    writeFileSync(join(workspace, 'go'), '');
+
+    const inbox = () => runArchon(['inbox', '--json', '--data-dir', otherDir]).stdout.trim().split('\n').filter(Boolean).map((line) => InboxItemSchema.parse(JSON.parse(line)));
+    await until(() => inbox().length > 0, 'the other worker to take the run up', 150);
+    expect(inbox()).toMatchObject([{ run: { id: runId, status: 'failed', error: expect.stringContaining(`Run ${runId} began on worker ${killed.id}, whose data dir (where the run stands) worker w${2 - drivingAt} does not share; it was not started again here`) } }]);
+    expect(readFileSync(join(workspace, 'starts.txt'), 'utf8')).toBe('started\n');
+    expect(existsSync(join(workspace, 'ledger.txt'))).toBe(false);
+  });
+
   it('archon run --detach: the run goes to the cluster and the command ends; a worker drives it to its end without the desk, and it lands in the inbox; one it refuses lands there failed, saying why', async () => {
     const cluster = await restate.server();
     const model = await serve({ reply: appendMark });

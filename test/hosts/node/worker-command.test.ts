@@ -210,7 +210,7 @@ describe('archon worker and run --engine restate (a real Restate server)', () =>
     for (const body of [null, { signature: '0'.repeat(64) }]) {
       const mark = await post('ArchonCallMarks/call-1/begin', `mark-${JSON.stringify(body)}`, body);
       expect(mark.ok).toBe(false);
-      expect(await mark.text()).toMatch(/not (a call mark|signed with this cluster's secret)/);
+      expect(await mark.text()).toMatch(/Refused: (not a mark|a mark not signed with this cluster's secret)/);
     }
     const call = { tool: 'run_command', args: { command: 'echo signed >> ledger.txt' }, timeoutMs: 10_000 };
     const result = await post('ArchonTools/call-1/call', 'call-1', signed(clusterSecret(secretFile, workspace), 'ArchonTools/call', 'call-1', call));
