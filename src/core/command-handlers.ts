@@ -55,8 +55,8 @@ export interface CommandDependencies {
   info: { version: string; dataDir: string; host: 'electron' | 'headless'; hostFlags: (keyof RunOptions)[]; keyStorageNote: string | null };
 }
 
-/** A list the page shows (some every few seconds) says at once that the cluster is out of reach, rather than wait for it to restart. */
-const PAGE_LIST_WAIT_MS = 3000;
+/** A list the page shows (some every few seconds) says soon that the cluster is out of reach or hung, rather than wait for it to restart. */
+const PAGE_LIST_DEADLINE_MS = 3000;
 
 /** Whatever a task that the signal ended threw, it ends with the signal's reason: the stop (or the caller) ended it, not its own fault. */
 async function endedBy<T>(signal: AbortSignal, task: Promise<T>): Promise<T> {
@@ -108,7 +108,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     },
     'runs.list': async ({ limit }) => store.runs.listRuns(limit).map((summary) => withDriving(store.runs, summary)),
     'inbox.list': async ({ limit }) => store.runs.inbox(limit),
-    'schedules.list': async (_input, { signal }) => listSchedules(new RestateCluster(clusterSetting('to keep schedules there'), PAGE_LIST_WAIT_MS), signal),
+    'schedules.list': async (_input, { signal }) => listSchedules(new RestateCluster(clusterSetting('to keep schedules there'), PAGE_LIST_DEADLINE_MS), signal),
     'schedules.add': async ({ id, ...schedule }, { signal }) => {
       checkCron(schedule.cron);
       const { cluster, secret } = signedCluster('to keep schedules there');
@@ -121,7 +121,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     },
     'clusterApprovals.list': async (_input, { signal }) => {
       const setting = store.getSettings().cluster;
-      return setting ? (await pendingClusterApprovals(new RestateCluster(setting, PAGE_LIST_WAIT_MS), signal)).map((pending) => pending.request) : [];
+      return setting ? (await pendingClusterApprovals(new RestateCluster(setting, PAGE_LIST_DEADLINE_MS), signal)).map((pending) => pending.request) : [];
     },
     'clusterApprovals.decide': async ({ decision, ...shown }, { signal }) => {
       const { cluster, secret } = signedCluster('to answer the approvals of its runs');

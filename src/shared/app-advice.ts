@@ -12,6 +12,8 @@ const IN_APP: readonly [RegExp, string][] = [
   [/`archon resume [^`]+` continues it/g, 'Resume continues it'],
   [/then resume the run\./g, 'then press Resume.'],
   [/, or pass the address of yours with --restate-ingress and --restate-admin\./g, ', or set the address of yours in Settings → Engine.'],
+  [/Check that --cluster-secret-file is the file the workers were started with\./g, 'Check that the cluster secret file in Settings → Engine is the file the workers were started with.'],
+  [/ archon approvals lists those that wait\./g, ''],
   [/Re-arm with `archon estop --reset` or the app's Re-arm/g, 'Press Re-arm'],
   [/, or accept these gaps: `archon resume [^`]+ --accept-gaps` ends it completed with gaps\./g, '.'],
   [/ \(the app asks in a dialog of its own; `archon serve` asks on its terminal, or trusts the page when started with --trust-ui\)\./g, ' (it is asked outside this page: in the app\'s own dialog, or on the terminal that started this page\'s host).'],

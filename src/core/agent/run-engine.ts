@@ -59,6 +59,8 @@ import { planCoveringContract } from '../contract/plan-coverage';
 export const DEFAULT_MAX_SUBAGENTS = 2;
 
 export interface RunEngineDependencies {
+  /** Told once a new run's row exists: a host that started it shows it from then on. */
+  onCreated?(runId: string): void;
   runs: RunStore;
   events: RunEventLog;
   /** The tools a run may use, for its options (its workspace above all); MCP servers are started here. */
@@ -459,6 +461,7 @@ export async function startRun(dependencies: RunEngineDependencies, goal: string
     if (pinned) dependencies.runs.pinWorkspace(runId, pinned);
     recordProbeRequests(dependencies, { id: runId, policy: resolved.policy }, probeRequests);
   });
+  dependencies.onCreated?.(runId);
   const lease = leaseRun(dependencies.runs, runId);
   try {
     const context = createContext(dependencies, { runId, goal, options: resolved, tools, roles, embedder }, signal);

@@ -22,6 +22,8 @@ export interface RunLaunch {
   price?: ModelPrice | null;
   /** The Restate worker driving the run, when one does. */
   worker?: string;
+  /** Told once a new run's row exists. */
+  onCreated?(runId: string): void;
 }
 
 export type RunTarget = { goal: string; options: RunOptions; runId?: string } | { resume: string; overrides: Partial<RunOptions> };
@@ -44,6 +46,7 @@ function engineDependencies(launch: RunLaunch): RunEngineDependencies {
     memory: settings.memory ? runtime.store.memory : undefined,
     now: runtime.now,
     worker: launch.worker,
+    onCreated: launch.onCreated,
   };
 }
 

@@ -49,12 +49,21 @@ export class RunManager {
     return this.options.runtime.store.runs;
   }
 
-  private launch(runId: string, target: RunTarget, connect = this.options.connect): void {
+  /** Runs `target` in the background; settles once a new run's row exists, or with why it never will (a resumed run's never does). */
+  private launch(runId: string, target: RunTarget, connect = this.options.connect): Promise<void> {
     const settings = this.options.runtime.store.settingsForRun();
     const controller = new AbortController();
-    const launch = { runtime: this.options.runtime, settings, approvals: this.options.approvals, estop: this.options.estop, tools: this.options.toolHost(settings), connect, capabilities: this.options.capabilities };
+    let created = () => {};
+    let notCreated: (error: unknown) => void = () => {};
+    const stored = new Promise<void>((resolve, reject) => {
+      created = resolve;
+      notCreated = reject;
+    });
+    stored.catch(() => undefined);
+    const launch = { runtime: this.options.runtime, settings, approvals: this.options.approvals, estop: this.options.estop, tools: this.options.toolHost(settings), connect, capabilities: this.options.capabilities, onCreated: created };
     const done = launchRun(launch, target, controller.signal)
       .catch((error: unknown): RunResult => {
+        notCreated(error);
         this.options.runtime.log.error({ err: error, runId }, 'a run from the app ended with an error');
         return { runId, status: 'failed', answer: null, error: error instanceof Error ? error.message : String(error) };
       })
@@ -64,9 +73,13 @@ export class RunManager {
         if (this.active.size === 0) this.options.onIdle?.();
       });
     this.active.set(runId, { controller, done });
+    return stored;
   }
 
-  /** Probes the endpoint first, so a bad address is an error the operator sees at once; then runs in the background. */
+  /**
+   * Probes the endpoint first, so a bad address is an error the operator sees at once; answers once the
+   * run exists (what cannot start it, a cluster out of reach, is said instead); then runs in the background.
+   */
   async start(input: StartRunInput): Promise<{ runId: string }> {
     this.options.estop.assertArmed();
     if (input.followUpOf && !this.runs.getRun(input.followUpOf)) throw new ArchonError('NOT_FOUND', `There is no run ${input.followUpOf} to follow up on.`);
@@ -79,7 +92,7 @@ export class RunManager {
     const connected = await this.options.connect(options, this.options.estop.taskSignal(AbortSignal.timeout(60_000)), { probes: this.runs.probes });
     settlePrice(priceFor(options.modelUrl, connected.probe.model, { prices: settings.modelPrices }), { ...options, model: connected.probe.model });
     const runId = randomUUID();
-    this.launch(runId, { goal: input.goal, options, runId }, this.connectedFirst(options, connected));
+    await this.launch(runId, { goal: input.goal, options, runId }, this.connectedFirst(options, connected));
     return { runId };
   }
 
@@ -94,7 +107,7 @@ export class RunManager {
     const driver = this.driverOf(runId);
     if (driver === runId) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is already running.`);
     if (driver) throw new ArchonError('VALIDATION_FAILED', `Run ${runId} is a sub-agent of run ${driver}, which is running and drives it; stop that run first to resume it on its own.`);
-    this.launch(runId, { resume: runId, overrides: {} });
+    void this.launch(runId, { resume: runId, overrides: {} });
     return { runId };
   }
 

@@ -39,6 +39,14 @@ function isTransient(error: unknown): boolean {
   return error instanceof TypeError && error.message === 'fetch failed';
 }
 
+/** Codes of a connection that was never made: however long that took, no server was there. */
+const NOT_CONNECTED: ReadonlySet<string> = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function neverConnected(failure: unknown): boolean {
+  const code = ((failure as { cause?: { code?: unknown } } | null)?.cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && NOT_CONNECTED.has(code);
+}
+
 /** What a refusal says: the message of Restate's JSON error, else the start of the body. */
 function refusalOf(body: string): string {
   const parsed = z.object({ message: z.string() }).safeParse(parseJsonOrUndefined(body));
@@ -52,10 +60,10 @@ const DeploymentSchema = z.object({ id: z.string().min(1) });
 
 /** The Restate cluster as Archon uses it: deployments registered, invocations sent, awaited, killed. */
 export class RestateCluster {
-  /** `waitMs`: how long a server that does not answer is waited for before a request gives up. */
+  /** `deadlineMs`: the longest any one request may take, answer or not (null: a server restarting is waited for). */
   constructor(
     readonly address: RestateAddress,
-    private readonly waitMs = CLUSTER_WAIT_MS,
+    private readonly deadlineMs: number | null = null,
   ) {}
 
   /**
@@ -95,7 +103,7 @@ export class RestateCluster {
     return this.json(`${this.address.ingress}/${target}`, { method: 'POST', body: JSON.stringify(input), headers: idempotent(key) }, schema, signal);
   }
 
-  /** The invocation's output, waited for across a restart of the server (bounded by `waitMs` of silence) until `signal` ends the wait. */
+  /** The invocation's output, waited for across a restart of the server (bounded by CLUSTER_WAIT_MS of silence) until `signal` ends the wait. */
   async output<T>(invocationId: string, schema: z.ZodType<T>, signal: AbortSignal): Promise<T> {
     return this.json(`${this.address.ingress}/restate/invocation/${invocationId}/attach`, { method: 'GET' }, schema, signal);
   }
@@ -116,12 +124,24 @@ export class RestateCluster {
     return answer.data;
   }
 
-  /**
-   * One request, repeated while the server does not answer, for at most `waitMs` of silence
-   * (a request that waited long before it broke shows the server was there: the count starts again);
-   * an error the server answers with is said as it is.
-   */
+  /** One request, within the deadline when there is one: a server that does not answer by then is said to be unreachable. */
   private async request(url: string, init: RequestInit, signal: AbortSignal): Promise<Response> {
+    if (this.deadlineMs === null) return this.attempt(url, init, signal);
+    const deadline = AbortSignal.timeout(this.deadlineMs);
+    try {
+      return await this.attempt(url, init, AbortSignal.any([signal, deadline]));
+    } catch (error) {
+      if (deadline.aborted && !signal.aborted) throw unreachable(url, error);
+      throw error;
+    }
+  }
+
+  /**
+   * One request, repeated while the server does not answer, for at most CLUSTER_WAIT_MS of silence
+   * (a request that waited long on a connection before it broke shows the server was there: the count
+   * starts again); an error the server answers with is said as it is.
+   */
+  private async attempt(url: string, init: RequestInit, signal: AbortSignal): Promise<Response> {
     let giveUpAt: number | null = null;
     for (;;) {
       const sent = Date.now();
@@ -135,8 +155,8 @@ export class RestateCluster {
         throw new ArchonError('CLUSTER_REFUSED', `The Restate server at ${new URL(url).origin} refused ${init.method} ${new URL(url).pathname} (${answer.status}): ${refusalOf(await answer.text())}`);
       }
       if (answer instanceof Response) await answer.body?.cancel();
-      if (Date.now() - sent > ALIVE_MS) giveUpAt = null;
-      giveUpAt ??= Date.now() + this.waitMs;
+      if (Date.now() - sent > ALIVE_MS && !neverConnected(answer)) giveUpAt = null;
+      giveUpAt ??= Date.now() + CLUSTER_WAIT_MS;
       if (Date.now() >= giveUpAt) throw unreachable(url, answer);
       await sleep(RETRY_MS, signal);
     }

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PendingApprovals } from '../../../src/core/approval/pending-approvals';
 import { RunManager, type RunManagerOptions } from '../../../src/core/agent/run-manager';
@@ -8,9 +9,11 @@ import { childProcessLauncher } from '../../../src/core/process/child-process-la
 import { EmergencyStop } from '../../../src/core/stop/emergency-stop';
 import { foldersHiddenFromTools } from '../../../src/core/tools/hidden-folders';
 import { ToolHost } from '../../../src/core/tools/tool-host';
+import { ArchonError } from '../../../src/shared/errors';
 import { RunOptionsSchema } from '../../../src/shared/schemas/run';
 import { planReply, requestText, startModelServer, type ScriptedModelServer } from '../../kit/scripted-model-server';
 import { PROJECT_ROOT } from '../../support/built';
+import { freePorts } from '../../support/restate';
 import { useRuntimes } from '../../support/runtime';
 
 const openRuntime = useRuntimes();
@@ -165,6 +168,25 @@ describe('the run manager', () => {
     expect(approvals.list()).toEqual([]);
     expect(manager.detail(runIds[0] as string).events.some((event) => event.type === 'run.completed')).toBe(true);
     await manager.close();
+  }, 120_000);
+
+  it('answers a start once the run exists, its detail readable at once; a run its cluster cannot start is refused with why, and nothing is left running', async () => {
+    const runtime = openRuntime();
+    model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hello' }]) : { content: 'hello' }) });
+    const { manager } = managerFor(runtime, model.url);
+    const { runId } = await manager.start({ goal: 'greet' });
+    expect(manager.detail(runId).run).toMatchObject({ id: runId, goal: 'greet' });
+
+    const [closedPort] = await freePorts(1);
+    const nowhere = `http://127.0.0.1:${closedPort}`;
+    const clustered = managerFor(runtime, model.url, { runOptions: { cluster: { ingress: nowhere, admin: nowhere, secretFile: join(runtime.dataDir, 'no-secret') } } });
+    const refused = await clustered.manager.start({ goal: 'greet on the cluster' }).catch((error: unknown) => error);
+    expect(ArchonError.isInstance(refused) && refused.code).toBe('CLUSTER_UNREACHABLE');
+    expect((refused as Error).message).toMatch(new RegExp(`^No Restate server answers at ${nowhere}/health\\.`));
+    expect(clustered.manager.activeRunIds()).toEqual([]);
+    expect(runtime.store.runs.listRuns(10).map((run) => run.goal)).toEqual(['greet']);
+    await manager.close();
+    await clustered.manager.close();
   }, 120_000);
 
   it('says it is idle once the last of two overlapping runs has ended, not when the first one does', async () => {

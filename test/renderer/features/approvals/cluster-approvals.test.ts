@@ -30,9 +30,28 @@ function appendMark(request: RecordedRequest): ScriptedReply {
   return answered ? { content: `${stepIdOf(request) ?? 'mark'} is in the ledger.` } : { toolCalls: [{ name: 'run_command', arguments: { command: 'echo marked >> ledger.txt' } }] };
 }
 
+const LOCAL_GOAL = 'look over the desk';
+
+/**
+ * The cluster's run appends a mark (above); the desk's own run, started in the page, looks and
+ * reports, its plan held until `release` so that its request arrives while the cluster's is shown.
+ */
+function deskAndClusterRuns() {
+  let release = () => {};
+  const held = new Promise<void>((done) => (release = done));
+  const reply = async (request: RecordedRequest): Promise<ScriptedReply> => {
+    if (request.purpose === 'plan' && JSON.stringify(request.body.messages ?? []).includes(LOCAL_GOAL)) {
+      await held;
+      return planReply([{ id: 'look', description: 'Look over the desk' }]);
+    }
+    return stepIdOf(request) === 'look' ? { content: 'The desk is tidy.' } : appendMark(request);
+  };
+  return { reply, release: () => release() };
+}
+
 /** The app in Chromium at 1024×700 through `archon serve` on `dataDir`, its notifications watched and allowed. */
-async function openDesk(dataDir: string, workspace: string): Promise<Page> {
-  const serve = await startServe(dataDir, ['--workspace', workspace]);
+async function openDesk(dataDir: string, workspace: string, modelUrl: string): Promise<Page> {
+  const serve = await startServe(dataDir, ['--workspace', workspace, '--model-url', modelUrl]);
   return openWatchedPage(await launchBrowser(), serve);
 }
 
@@ -47,21 +66,25 @@ function eventsIn(dataDir: string, runId: string) {
 }
 
 describe('approvals of runs on the cluster, in the app (Chromium through archon serve, a real Restate cluster)', () => {
-  it('a detached run on a worker of another data dir asks; the desk shows each request in the approval dialog, notifies it, and the answers drive the run to its end', async () => {
+  it('a detached run on a worker of another data dir asks; the desk shows each request in the approval dialog after the one on screen, notifies it, and the answers drive the run to its end', async () => {
     const cluster = await restate.server();
     const secretFile = restate.secretFile();
     const workspace = tempDir();
     const workerDir = tempDir();
     const deskDir = tempDir();
     await restate.worker(cluster, { id: 'w1', workspace, dataDir: workerDir, secretFile });
-    const model = await serveModel({ reply: appendMark });
+    const runs = deskAndClusterRuns();
+    const model = await serveModel({ reply: runs.reply });
     const store = ArchonStore.open(deskDir);
     try {
       store.updateSettings({ cluster: { ingress: cluster.ingress, admin: cluster.admin, secretFile } });
     } finally {
       store.close();
     }
-    const page = await openDesk(deskDir, workspace);
+    const page = await openDesk(deskDir, workspace, model.url);
+    // The desk's own run, started in the page: its plan waits until the cluster's request is on screen.
+    await page.getByLabel('Goal').fill(LOCAL_GOAL);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
     await lookAway(page);
 
     const clusterFlags = ['--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin, '--cluster-secret-file', secretFile];
@@ -70,25 +93,29 @@ describe('approvals of runs on the cluster, in the app (Chromium through archon 
     const { runId } = JSON.parse(sent.stdout) as { runId: string };
 
     const dialog = page.getByRole('dialog');
-    await dialog.waitFor();
+    const origin = dialog.locator('.origin');
+    const onCluster = `On the Restate cluster: Run ${runId.slice(0, 8)}, driven by a worker`;
+    await origin.filter({ hasText: onCluster }).waitFor();
     expect(await dialog.locator('.approval-kind').textContent()).toBe('Approval: plan');
-    expect(await dialog.locator('.origin').textContent()).toBe(`On the Restate cluster: Run ${runId.slice(0, 8)}, driven by a worker`);
     expect(await axeViolations(page)).toEqual([]);
     const [notice] = await notificationsOf(page);
     expect(notice?.title).toBe('Archon: approval waiting (plan)');
     expect(notice?.body).toMatch(new RegExp(`^Run ${runId.slice(0, 8)}: `));
+
+    // The desk's own request arrives while the cluster's is on screen: it waits its turn, the card in front stays.
+    runs.release();
+    await dialog.locator('.queue').filter({ hasText: '1 more waiting' }).waitFor();
+    expect(await origin.textContent()).toBe(onCluster);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Inbox', exact: true }).click();
     await page.getByRole('region', { name: 'Inbox' }).getByText('One request from a run on the cluster waits for your answer, in the approval dialog.').waitFor();
 
     const ended = () => runArchon(['inbox', '--json', '--data-dir', workerDir]).stdout.trim().split('\n').filter(Boolean).map((line) => InboxItemSchema.parse(JSON.parse(line))).find((item) => !item.waiting && item.run.status !== 'running');
-    // Each request as it comes (the plan, the command, the outcome), approved in the dialog; none is shown twice.
+    // Each request as it comes, the desk's and the cluster's (the plan, the command, the outcome), approved in the dialog.
     const answered: string[] = [];
     await until(
       async () => {
         if (await dialog.isVisible()) {
-          const shown = `${await dialog.locator('.approval-kind').textContent()} ${await dialog.getByRole('heading', { level: 2 }).textContent()}`;
-          expect(answered).not.toContain(shown);
-          answered.push(shown);
+          answered.push(`${await origin.textContent()} | ${await dialog.locator('.approval-kind').textContent()} | ${await dialog.getByRole('heading', { level: 2 }).textContent()}`);
           await dialog.locator('.modal-actions .primary').click();
         }
         return ended() !== undefined;
@@ -96,12 +123,16 @@ describe('approvals of runs on the cluster, in the app (Chromium through archon 
       'the run to end',
       200,
     );
+    const clusterAnswered = answered.filter((shown) => shown.startsWith(`On the Restate cluster: Run ${runId.slice(0, 8)}`));
+    // None shown again once answered.
+    expect(new Set(clusterAnswered).size).toBe(clusterAnswered.length);
+    expect(answered.some((shown) => shown.startsWith('Run ') && shown.includes('| Approval: plan |'))).toBe(true);
     expect(ended()?.run).toMatchObject({ id: runId, status: 'completed' });
-    expect(answered.map((shown) => shown.split(' ').slice(0, 2).join(' '))).toEqual(expect.arrayContaining(['Approval: plan', 'Approval: tool']));
+    expect(clusterAnswered.map((shown) => shown.split(' | ')[1])).toEqual(expect.arrayContaining(['Approval: plan', 'Approval: tool call']));
     expect(readFileSync(join(workspace, 'ledger.txt'), 'utf8')).toBe('marked\n');
     const resolved = eventsIn(workerDir, runId).flatMap((event) => (event.type === 'approval.resolved' ? [`${event.status} by ${event.decidedBy} on ${event.channel}`] : []));
-    expect(resolved).toEqual(answered.map(() => 'approved by operator on cluster'));
-    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(resolved).toEqual(clusterAnswered.map(() => 'approved by operator on cluster'));
+    expect(await page.getByRole('alert').allTextContents()).toEqual([]);
 
     // The cluster gone: the Inbox says its approvals cannot be read, once, and raises no error.
     await cluster.close();

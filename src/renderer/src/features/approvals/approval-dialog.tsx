@@ -262,11 +262,23 @@ function LockEditor({ initial, onDone, onCancel }: { initial: string | null; onD
 export function ApprovalDialog() {
   const pending = useAppStore((state) => state.pending);
   const clusterPending = useAppStore((state) => state.clusterPending);
-  // This desk's own runs first: they hold this desk's work; the cluster's runs go on elsewhere meanwhile.
-  const request = pending[0] ?? clusterPending[0];
-  const waiting = pending.length + clusterPending.length - 1;
-  useFocusReturn(request !== undefined);
-  return request ? <ApprovalCard key={request.id} request={request} waiting={waiting} onCluster={pending.length === 0} /> : null;
+  const shown = useShownRequest(pending, clusterPending);
+  useFocusReturn(shown !== null);
+  return shown ? <ApprovalCard key={shown.request.id} request={shown.request} waiting={pending.length + clusterPending.length - 1} onCluster={shown.onCluster} /> : null;
+}
+
+/**
+ * The request on screen stays there until it is answered or gone: one that arrives meanwhile, or a
+ * list read again in another order, waits its turn. Next comes this desk's own runs' oldest: they
+ * hold this desk's work, while the cluster's runs go on elsewhere.
+ */
+function useShownRequest(pending: readonly ApprovalRequest[], clusterPending: readonly ApprovalRequest[]): { request: ApprovalRequest; onCluster: boolean } | null {
+  const [shownId, setShownId] = useState<string | null>(null);
+  const request = pending.find((item) => item.id === shownId) ?? clusterPending.find((item) => item.id === shownId) ?? pending[0] ?? clusterPending[0];
+  const id = request?.id ?? null;
+  // Noted during render (React renders again at once), so no frame shows a request other than the one kept.
+  if (id !== shownId) setShownId(id);
+  return request ? { request, onCluster: !pending.includes(request) } : null;
 }
 
 /** A tool call's summary is the call itself, which the title says in words; one that says more (unconfined, possibly injected) is kept. */
@@ -344,7 +356,7 @@ function RejectForm({ onSend, onCancel }: { onSend(feedback: string, stop: boole
 
 /** One request; keyed by its id, so a new request starts with a fresh card. */
 function ApprovalCard({ request, waiting, onCluster }: { request: ApprovalRequest; waiting: number; onCluster: boolean }) {
-  const decide = useAppStore((state) => state.decide);
+  const decide = useAppStore((state) => (onCluster ? state.decideOnCluster : state.decide));
   const [mode, setMode] = useState<Mode>('view');
   const heading = useRef<HTMLHeadingElement>(null);
   const kindId = useId();

@@ -18,11 +18,16 @@ export interface ApprovalsSlice {
   refreshClusterApprovals(): Promise<void>;
   /** Asks the cluster now and every few seconds until the returned function is called. */
   watchClusterApprovals(): () => void;
-  /** Answers a request where it waits: this desk's runs here, the cluster's on the cluster. */
+  /** Answers a request of this desk's runs. */
   decide(request: ApprovalRequest, decision: ApprovalDecision): Promise<void>;
+  /** Answers a request that waits on the cluster, there. */
+  decideOnCluster(request: ApprovalRequest, decision: ApprovalDecision): Promise<void>;
 }
 
 const idsOf = (requests: readonly ApprovalRequest[]) => new Set(requests.map((request) => request.id));
+
+/** A decision as the host takes it: naming the action the operator was shown. */
+const answerOf = (request: ApprovalRequest, decision: ApprovalDecision) => ({ approvalId: request.id, actionHash: request.actionHash, decision });
 
 export function createApprovalsSlice({ set, get, client, attempt }: SliceContext): ApprovalsSlice {
   const listPending = latestOnly(() => client.commands['approvals.list'](), (pending) => set({ pending }));
@@ -50,19 +55,18 @@ export function createApprovalsSlice({ set, get, client, attempt }: SliceContext
     watchClusterApprovals: () => pollEvery(CLUSTER_POLL_MS, () => get().refreshClusterApprovals()),
     decide: (request, decision) =>
       attempt(async () => {
-        const answer = { approvalId: request.id, actionHash: request.actionHash, decision };
-        if (get().clusterPending.some((item) => item.id === request.id)) {
-          answered.add(request.id);
-          set((state) => ({ clusterPending: state.clusterPending.filter((item) => item.id !== request.id) }));
-          // Not taken (it no longer waits, the cluster is out of reach): the next list shows it again if it still waits.
-          await client.commands['clusterApprovals.decide'](answer).catch((error: unknown) => {
-            answered.delete(request.id);
-            throw error;
-          });
-          return;
-        }
         set((state) => ({ pending: state.pending.filter((item) => item.id !== request.id) }));
-        await client.commands['approvals.decide'](answer);
+        await client.commands['approvals.decide'](answerOf(request, decision));
+      }),
+    decideOnCluster: (request, decision) =>
+      attempt(async () => {
+        answered.add(request.id);
+        set((state) => ({ clusterPending: state.clusterPending.filter((item) => item.id !== request.id) }));
+        // Not taken (it no longer waits, the cluster is out of reach): the next list shows it again if it still waits.
+        await client.commands['clusterApprovals.decide'](answerOf(request, decision)).catch((error: unknown) => {
+          answered.delete(request.id);
+          throw error;
+        });
       }),
   };
 }
