@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
-import { ScheduleIdSchema, type RunStatus } from '../../shared/schemas/run';
-import { RunOrderSchema, ScheduleSchema, ScheduleStateSchema, type RunOrder, type Schedule, type ScheduleState } from '../../shared/schemas/run-order';
+import { parseJsonOrUndefined } from '../../shared/json';
+import { RunStatusSchema, ScheduleIdSchema, type RunStatus } from '../../shared/schemas/run';
+import { RunOrderSchema, ScheduleSchema, ScheduleStateSchema, type ClusterRun, type RunOrder, type Schedule, type ScheduleState } from '../../shared/schemas/run-order';
 import { checkCron, nextFiring } from '../schedule/cron';
 import { latchIn } from './cluster-stop';
 import type { RestateCluster } from './restate-cluster';
@@ -55,6 +56,9 @@ const ENTRY = 'entry';
 const LAST_CHANGE = 'lastChange';
 /** How a run the object drove ended: a drive sent again under its id is not driven twice. */
 const ENDED = 'ended';
+/** What a desk lists of a run: its goal and where it came from, kept as the drive begins. */
+const ABOUT = 'about';
+const AboutSchema = DriveSchema.pick({ scheduleId: true, firedAt: true }).extend({ goal: z.string() });
 
 /** A change to a schedule newer than the last one this object took, noted; a terminal refusal otherwise. */
 async function takeChange(ctx: restate.ObjectContext, at: string): Promise<void> {
@@ -138,6 +142,7 @@ function runObject(worker: RunWorker) {
         const ended = await ctx.get<RunStatus>(ENDED);
         if (ended !== null) return ended;
         if ((await latchIn(ctx)).latched) return 'stopped';
+        ctx.set<z.infer<typeof AboutSchema>>(ABOUT, { goal: order.goal, scheduleId, firedAt });
         const status = await ctx.run('run', () => worker.driver.drive(ctx.key, { order, scheduleId, firedAt }, ctx.request().attemptCompletedSignal), { maxRetryAttempts: DRIVE_ATTEMPTS });
         ctx.set(ENDED, status);
         return status;
@@ -161,6 +166,34 @@ export async function listSchedules(cluster: RestateCluster, signal: AbortSignal
       return entry.success ? [{ id: row.service_key, schedule: entry.data.schedule, next: entry.data.next }] : [];
     })
     .sort((a, b) => a.id.localeCompare(b.id));
+}
+
+const StateRowSchema = z.object({ service_key: z.string(), key: z.string(), value_utf8: z.string() });
+/** An invocation as the admin API lists it (a column that is null is left out of its row). */
+const InvocationRowSchema = z.object({ target_service_key: z.string(), status: z.string(), completion_result: z.string().nullish(), completion_failure: z.string().nullish(), created_at: z.string() });
+
+/** The runs the cluster's workers drive or drove, latest first, read from its state and invocations through the admin API. */
+export async function listClusterRuns(cluster: RestateCluster, signal: AbortSignal): Promise<ClusterRun[]> {
+  const state = await cluster.query(`SELECT service_key, key, value_utf8 FROM state WHERE service_name = '${RUN_SERVICE}'`, StateRowSchema, signal);
+  const invocations = await cluster.query(
+    `SELECT target_service_key, status, completion_result, completion_failure, created_at FROM sys_invocation WHERE target_service_name = '${RUN_SERVICE}' AND target_handler_name = 'drive'`,
+    InvocationRowSchema,
+    signal,
+  );
+  const byRun = new Map(invocations.map((row) => [row.target_service_key, row]));
+  const ended = new Map(state.filter((row) => row.key === ENDED).map((row) => [row.service_key, RunStatusSchema.safeParse(parseJsonOrUndefined(row.value_utf8)).data ?? null]));
+  return state
+    .flatMap((row) => {
+      const about = row.key === ABOUT ? AboutSchema.safeParse(parseJsonOrUndefined(row.value_utf8)) : null;
+      if (!about?.success) return [];
+      const status = ended.get(row.service_key) ?? null;
+      const invocation = byRun.get(row.service_key);
+      const refused = status === null && invocation?.completion_result === 'failure';
+      const run: ClusterRun = { runId: row.service_key, ...about.data, state: status ? 'ended' : refused ? 'refused' : 'under_way', status, problem: refused ? (invocation.completion_failure ?? 'The drive failed.') : null };
+      return [{ run, at: invocation?.created_at ?? about.data.firedAt ?? '' }];
+    })
+    .sort((a, b) => b.at.localeCompare(a.at))
+    .map(({ run }) => run);
 }
 
 /** A name for a schedule the operator did not name. */

@@ -347,6 +347,11 @@ export function buildProgram(): Command {
   addRestateFlags(schedule.command('rm').description('remove a schedule: it starts no more runs').argument('<id>', 'the schedule\'s name', shortName)).action(async (id: string, flags: ClusterFlags) => {
     exitCode = await (await import('./cluster-command')).removeScheduleFromCli(id, flags);
   });
+  addRestateFlags(program.command('cluster-runs').description('the runs the workers of the Restate cluster drive or drove (detached and scheduled), the latest first').option('--json', 'one JSON object per line')).action(
+    async (flags: ClusterFlags & { json?: boolean }) => {
+      exitCode = await (await import('./cluster-command')).listClusterRunsFromCli(flags);
+    },
+  );
   addRestateFlags(program.command('approvals').description('what scheduled runs ask you, waiting on the Restate cluster (answer with archon approve)').option('--json', 'one JSON object per line')).action(
     async (flags: ClusterFlags & { json?: boolean }) => {
       exitCode = await (await import('./cluster-command')).listClusterApprovalsFromCli(flags);

@@ -3,11 +3,11 @@ import { ArchonError } from '../../shared/errors';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ApprovalDecision } from '../../shared/schemas/approval';
 import type { RunOptions } from '../../shared/schemas/run';
-import { RunOrderOptionsSchema, type RunOrder, type RunOrderApprove, type Schedule } from '../../shared/schemas/run-order';
+import { RunOrderOptionsSchema, type ClusterRun, type RunOrder, type RunOrderApprove, type Schedule } from '../../shared/schemas/run-order';
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
 import { answerClusterApproval, pendingClusterApprovals } from '../../core/restate/cluster-approvals';
 import { checkClusterForRun } from '../../core/restate/cluster-stop';
-import { dispatchRun, listSchedules, newScheduleId, removeSchedule, setSchedule } from '../../core/restate/run-service';
+import { dispatchRun, listClusterRuns, listSchedules, newScheduleId, removeSchedule, setSchedule } from '../../core/restate/run-service';
 import { RUN_SERVICE, SCHEDULE_SERVICE } from '../../core/restate/service-names';
 import type { ArchonRuntime } from '../../core/runtime';
 import { checkCron } from '../../core/schedule/cron';
@@ -135,6 +135,23 @@ export function inboxFromCli(runtime: ArchonRuntime, flags: { json?: boolean }):
   const items = runtime.store.runs.inbox(200);
   for (const item of items) process.stdout.write(flags.json ? `${JSON.stringify(item)}\n` : `${item.run.id}  ${(item.waiting ? 'waits for you' : item.run.status).padEnd(19)}  ${item.firedAt ?? item.run.createdAt}  ${item.scheduleId ?? '(--detach)'}  ${terminalText(item.run.goal, { keepNewlines: false })}\n`);
   if (items.length === 0 && !flags.json) process.stdout.write('The inbox is empty: no run a worker drove has ended or waits.\n');
+  return 0;
+}
+
+/** How a run on the cluster stands, in a word or two. */
+function standing(run: ClusterRun): string {
+  if (run.state === 'ended') return run.status ?? 'ended';
+  return run.state === 'refused' ? 'refused' : 'under way';
+}
+
+/** `archon cluster-runs`: the runs the cluster's workers drive or drove (detached and scheduled), from any desk, latest first. */
+export async function listClusterRunsFromCli(flags: ClusterFlags & { json?: boolean }): Promise<number> {
+  const runs = await listClusterRuns(clusterOf(flags), AbortSignal.timeout(COMMAND_TIMEOUT_MS));
+  for (const run of runs) {
+    const line = `${run.runId}  ${standing(run).padEnd(19)}  ${run.scheduleId ?? '(--detach)'}  ${terminalText(run.goal, { keepNewlines: false })}${run.problem ? `\n    ${terminalText(run.problem, { keepNewlines: false })}` : ''}`;
+    process.stdout.write(flags.json ? `${JSON.stringify(run)}\n` : `${line}\n`);
+  }
+  if (runs.length === 0 && !flags.json) process.stdout.write('No run on this cluster: none was sent with --detach or fired by a schedule (or they are older than the cluster keeps).\n');
   return 0;
 }
 

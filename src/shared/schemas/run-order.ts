@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RunOptionsSchema, RunSummarySchema, ScheduleIdSchema } from './run';
+import { RunOptionsSchema, RunStatusSchema, RunSummarySchema, ScheduleIdSchema } from './run';
 
 /** The run options an order to a Restate cluster may set; the rest come from the Settings of the worker that drives the run. */
 export const RunOrderOptionsSchema = RunOptionsSchema.pick({
@@ -45,3 +45,18 @@ export type ScheduleState = z.infer<typeof ScheduleStateSchema>;
 /** A run in the inbox: one a worker drove (a schedule's, or one sent with `--detach`), which ended or waits for a person's answer (`waiting`). */
 export const InboxItemSchema = z.object({ run: RunSummarySchema, scheduleId: ScheduleIdSchema.nullable(), firedAt: z.iso.datetime().nullable(), waiting: z.boolean() });
 export type InboxItem = z.infer<typeof InboxItemSchema>;
+
+/**
+ * A run the cluster's workers drive or drove, as any desk sees it from the cluster: under way (or
+ * waiting for a worker), ended with its status, or given up (`refused`, with why) before it could start.
+ */
+export const ClusterRunSchema = z.object({
+  runId: z.string(),
+  goal: z.string(),
+  scheduleId: ScheduleIdSchema.nullable(),
+  firedAt: z.iso.datetime().nullable(),
+  state: z.enum(['under_way', 'ended', 'refused']),
+  status: RunStatusSchema.nullable(),
+  problem: z.string().nullable(),
+});
+export type ClusterRun = z.infer<typeof ClusterRunSchema>;

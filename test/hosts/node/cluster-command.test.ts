@@ -10,7 +10,7 @@ import { createRuntime, type ArchonRuntime } from '../../../src/core/runtime';
 import { nextFiring } from '../../../src/core/schedule/cron';
 import { foldersHiddenFromTools } from '../../../src/core/tools/hidden-folders';
 import { startWorker, type RunningWorker } from '../../../src/hosts/node/worker-command';
-import { InboxItemSchema, ScheduleStateSchema } from '../../../src/shared/schemas/run-order';
+import { ClusterRunSchema, InboxItemSchema, ScheduleStateSchema } from '../../../src/shared/schemas/run-order';
 import { planReply, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { runArchon, spawnArchon } from '../../support/archon-process';
 import { builtFile, PROJECT_ROOT } from '../../support/built';
@@ -250,6 +250,8 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     const { runId } = JSON.parse(sent.stdout) as { runId: string };
 
     await until(() => existsSync(join(workspace, 'starts.txt')), 'the detached run to start its command', 120);
+    const listed = await spawnArchon(['cluster-runs', '--json', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin]).done;
+    expect(listed.stdout.trim().split('\n').map((line) => ClusterRunSchema.parse(JSON.parse(line)))).toMatchObject([{ runId, state: 'under_way', status: null, problem: null }]);
     const holds = (dataDir: string) => runArchon(['runs', '--json', '--data-dir', dataDir]).stdout.includes(runId);
     const drivingAt = dataDirs.findIndex(holds);
     const killed = workers[drivingAt] as ArchonWorker;
@@ -307,6 +309,17 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect(model.chatRequests.length).toBe(requestsBefore);
     expect(readFileSync(join(workspace, 'ledger.txt'), 'utf8')).toBe('scheduled\n');
     expect(runArchon(['runs', '--json', '--data-dir', dataDir]).stdout.trim().split('\n')).toHaveLength(2);
+
+    // Any desk, whatever its data dir, lists them from the cluster: the latest first, each as it stands.
+    const listed = await spawnArchon(['cluster-runs', '--json', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin]).done;
+    expect(listed.status, listed.stderr).toBe(0);
+    const clusterRuns = listed.stdout.trim().split('\n').map((line) => ClusterRunSchema.parse(JSON.parse(line)));
+    expect(clusterRuns).toMatchObject([
+      { runId: refusedId, goal: 'append a mark to the ledger', scheduleId: null, state: 'ended', status: 'failed' },
+      { runId, goal: 'append a mark to the ledger', scheduleId: null, firedAt: null, state: 'ended', status: 'completed', problem: null },
+    ]);
+    const shown = await spawnArchon(['cluster-runs', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin]).done;
+    expect(shown.stdout.split('\n')[1]).toBe(`${runId}  completed            (--detach)  append a mark to the ledger`);
   });
 
   it('says what is wrong before sending anything: a cron it cannot read or that fires every second, no secret file, --detach without the cluster or with a prompt, desk approvals here', () => {
