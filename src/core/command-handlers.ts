@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { answerShownClusterApproval, pendingClusterApprovals } from './restate/cluster-approvals';
 import { clusterSecret, RestateCluster, SETTINGS_SECRET_FIELD } from './restate/restate-cluster';
-import { listSchedules, newScheduleId, removeSchedule, setSchedule } from './restate/run-service';
+import { listClusterRuns, listSchedules, newScheduleId, removeSchedule, setSchedule } from './restate/run-service';
 import { checkCron } from './schedule/cron';
 import { ArchonError } from '../shared/errors';
 import type { CommandHandlers } from '../shared/ipc/dispatch';
@@ -118,6 +118,10 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'schedules.remove': async ({ id }, { signal }) => {
       const { cluster, secret } = signedCluster('to keep schedules there');
       return { removed: await removeSchedule(cluster, secret, id, signal) };
+    },
+    'clusterRuns.list': async (_input, { signal }) => {
+      const setting = store.getSettings().cluster;
+      return setting ? listClusterRuns(new RestateCluster(setting, PAGE_LIST_DEADLINE_MS), signal) : [];
     },
     'clusterApprovals.list': async (_input, { signal }) => {
       const setting = store.getSettings().cluster;

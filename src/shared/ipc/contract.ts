@@ -10,7 +10,7 @@ import { MemoryIdSchema, MemoryItemSchema, MemoryKindSchema } from '../schemas/m
 import { DownloadProgressSchema, LibraryModelSchema, ModelNameSchema } from '../schemas/models';
 import { RunDetailSchema, StartRunInputSchema } from '../schemas/run-detail';
 import { RunIdSchema, RunOptionsSchema, RunSummarySchema, ScheduleIdSchema } from '../schemas/run';
-import { InboxItemSchema, RunOrderApproveSchema, RunOrderOptionsSchema, ScheduleSchema, ScheduleStateSchema } from '../schemas/run-order';
+import { ClusterRunSchema, InboxItemSchema, RunOrderApproveSchema, RunOrderOptionsSchema, ScheduleSchema, ScheduleStateSchema } from '../schemas/run-order';
 import { McpServerConfigSchema, McpServerNameSchema, SettingsPatchSchema, SettingsSchema } from '../schemas/settings';
 
 const command = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O) => ({ input, output });
@@ -77,6 +77,8 @@ export const contract = {
   'runs.pause': command(runRef, z.object({ runId: RunIdSchema })),
   'approvals.list': command(noInput, z.array(ApprovalRequestSchema)),
   'approvals.decide': command(approvalAnswer, z.object({ accepted: z.literal(true) })),
+  /** The runs the workers of the cluster in Settings drive or drove, the latest first; none without a cluster. */
+  'clusterRuns.list': command(noInput, z.array(ClusterRunSchema)),
   /** What runs that workers of the cluster in Settings drive ask a person, oldest first; none without a cluster. */
   'clusterApprovals.list': command(noInput, z.array(ApprovalRequestSchema)),
   /** Answers one of them on the cluster, signed with its secret; refused when it no longer waits or names another action. */

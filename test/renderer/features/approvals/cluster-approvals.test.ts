@@ -66,7 +66,7 @@ function eventsIn(dataDir: string, runId: string) {
 }
 
 describe('approvals of runs on the cluster, in the app (Chromium through archon serve, a real Restate cluster)', () => {
-  it('a detached run on a worker of another data dir asks; the desk shows each request in the approval dialog after the one on screen, notifies it, and the answers drive the run to its end', async () => {
+  it('a detached run on a worker of another data dir asks; the desk shows each request in the approval dialog after the one on screen, notifies it, and the answers drive the run to its end, which the Inbox lists as the cluster does', async () => {
     const cluster = await restate.server();
     const secretFile = restate.secretFile();
     const workspace = tempDir();
@@ -133,6 +133,12 @@ describe('approvals of runs on the cluster, in the app (Chromium through archon 
     const resolved = eventsIn(workerDir, runId).flatMap((event) => (event.type === 'approval.resolved' ? [`${event.status} by ${event.decidedBy} on ${event.channel}`] : []));
     expect(resolved).toEqual(clusterAnswered.map(() => 'approved by operator on cluster'));
     expect(await page.getByRole('alert').allTextContents()).toEqual([]);
+
+    // The Inbox lists the run as the cluster does, though this desk's data dir has none of it.
+    const onTheCluster = page.getByRole('region', { name: 'On the cluster' }).getByRole('list', { name: 'Runs on the cluster' }).getByRole('listitem');
+    await onTheCluster.filter({ hasText: `completed · sent with --detach · run ${runId.slice(0, 8)}` }).waitFor();
+    expect(await onTheCluster.getByRole('heading', { level: 3 }).allTextContents()).toEqual(['append a mark to the ledger']);
+    expect(await axeViolations(page)).toEqual([]);
 
     // The cluster gone: the Inbox says its approvals cannot be read, once, and raises no error.
     await cluster.close();

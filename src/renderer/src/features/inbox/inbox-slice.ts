@@ -1,4 +1,5 @@
-import type { InboxItem } from '../../../../shared/schemas/run-order';
+import type { ClusterRun, InboxItem } from '../../../../shared/schemas/run-order';
+import { latestOnly } from '../../store/latest-only';
 import { pollEvery } from '../../store/poll';
 import type { SliceContext } from '../../store/slice';
 import { notifyInboxItem } from './inbox-notifications';
@@ -11,10 +12,15 @@ const LIMIT = 100;
 export interface InboxSlice {
   /** Runs the workers of a Restate cluster drove here that ended or wait for an answer, the latest first. */
   inbox: InboxItem[];
+  /** The runs the workers of the cluster in Settings drive or drove, as the cluster lists them, the latest first. */
+  clusterRuns: ClusterRun[];
+  /** Why the cluster's runs could not be read at the last try; null when they were. */
+  clusterRunsProblem: string | null;
   /** The run ids listed while the operator had the Inbox view open. */
   inboxSeen: ReadonlySet<string>;
   refreshInbox(): Promise<void>;
-  /** Loads the inbox now and every few seconds until the returned function is called. */
+  refreshClusterRuns(): Promise<void>;
+  /** Loads the inbox and the cluster's runs now and every few seconds until the returned function is called. */
   watchInbox(): () => void;
   /** Counts every item listed now as seen. */
   markInboxSeen(): void;
@@ -43,11 +49,16 @@ export function createInboxSlice({ set, get, client, attempt }: SliceContext): I
       .finally(() => {
         inFlight = null;
       }));
+  const listClusterRuns = latestOnly(() => client.commands['clusterRuns.list'](), (clusterRuns) => set({ clusterRuns, clusterRunsProblem: null }));
   return {
     inbox: [],
+    clusterRuns: [],
+    clusterRunsProblem: null,
     inboxSeen: new Set(),
     refreshInbox: () => attempt(load),
-    watchInbox: () => pollEvery(POLL_MS, () => get().refreshInbox()),
+    // Said in the Inbox, not as an error: a cluster out of reach would otherwise raise one every few seconds.
+    refreshClusterRuns: () => listClusterRuns().catch((error: unknown) => set({ clusterRunsProblem: error instanceof Error ? error.message : String(error) })),
+    watchInbox: () => pollEvery(POLL_MS, async () => void (await Promise.all([get().refreshInbox(), get().refreshClusterRuns()]))),
     markInboxSeen() {
       const { inbox, inboxSeen } = get();
       if (inbox.every((item) => inboxSeen.has(item.run.id))) return;

@@ -1,6 +1,6 @@
 import { useEffect, useId } from 'react';
 import { inAppTerms } from '../../../../shared/app-advice';
-import type { InboxItem } from '../../../../shared/schemas/run-order';
+import type { ClusterRun, InboxItem } from '../../../../shared/schemas/run-order';
 import { useAppStore } from '../../store/use-app-store';
 import { statusLabel } from '../contract/contract-model';
 
@@ -39,6 +39,44 @@ function ClusterApprovalsState() {
   return <p role="status">{waiting === 1 ? 'One request from a run on the cluster waits for your answer' : `${waiting} requests from runs on the cluster wait for your answer`}, in the approval dialog.</p>;
 }
 
+/** How a run on the cluster stands, in a word or two. */
+function standingOf(run: ClusterRun): string {
+  if (run.state === 'ended') return run.status ? statusLabel(run.status) : 'ended';
+  return run.state === 'refused' ? 'refused' : 'under way';
+}
+
+/** The runs the cluster's workers drive or drove, from whichever machine sent them, as the cluster lists them. */
+function ClusterRuns() {
+  const hasCluster = useAppStore((state) => Boolean(state.settings?.cluster));
+  const runs = useAppStore((state) => state.clusterRuns);
+  const problem = useAppStore((state) => state.clusterRunsProblem);
+  if (!hasCluster) return null;
+  return (
+    <section aria-labelledby="cluster-runs-heading" className="inbox-cluster">
+      <h2 id="cluster-runs-heading">On the cluster</h2>
+      {problem ? (
+        <p role="status" className="inbox-problem">
+          The cluster&apos;s runs could not be read: {inAppTerms(problem)}
+        </p>
+      ) : runs.length === 0 ? (
+        <p className="empty">No run on the cluster.</p>
+      ) : (
+        <ul className="inbox-list" aria-label="Runs on the cluster">
+          {runs.map((run) => (
+            <li key={run.runId} className="inbox-item">
+              <h3>{run.goal}</h3>
+              <p className="inbox-facts">
+                {standingOf(run)} · {run.scheduleId === null ? 'sent with --detach' : `schedule ${run.scheduleId}`} · run {run.runId.slice(0, 8)}
+              </p>
+              {run.problem && <p className="inbox-problem">{inAppTerms(run.problem)}</p>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
 /** The runs workers of a Restate cluster drove here that ended or wait for an answer; what is listed while it is open counts as seen. */
 export function InboxView() {
   const items = useAppStore((state) => state.inbox);
@@ -58,6 +96,7 @@ export function InboxView() {
           ))}
         </ul>
       )}
+      <ClusterRuns />
     </section>
   );
 }
