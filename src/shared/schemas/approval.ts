@@ -61,7 +61,7 @@ export type PossibleInjection = z.infer<typeof PossibleInjectionSchema>;
 export const DecidedBySchema = z.enum(['operator', 'rule', 'policy', 'grant', 'expiry']);
 export type DecidedBy = z.infer<typeof DecidedBySchema>;
 
-/** Where a person answered: the desktop app, the terminal prompt, the page `archon serve` serves, or `archon approve` through a Restate cluster (a scheduled run's approvals). */
+/** Where a person answered: the desktop app, the terminal prompt, the page `archon serve` serves, or a desk through a Restate cluster (`archon approve` or the app, for a run a worker drives). */
 export const OperatorChannelSchema = z.enum(['app', 'terminal', 'page', 'cluster']);
 export type OperatorChannel = z.infer<typeof OperatorChannelSchema>;
 

@@ -112,10 +112,17 @@ describe('approvals of runs on the cluster, in the app (Chromium through archon 
     const ended = () => runArchon(['inbox', '--json', '--data-dir', workerDir]).stdout.trim().split('\n').filter(Boolean).map((line) => InboxItemSchema.parse(JSON.parse(line))).find((item) => !item.waiting && item.run.status !== 'running');
     // Each request as it comes, the desk's and the cluster's (the plan, the command, the outcome), approved in the dialog.
     const answered: string[] = [];
+    // The command's step trace, asked from the dialog: its events are on the worker's data dir, not here.
+    let traceSays: string | null = null;
     await until(
       async () => {
         if (await dialog.isVisible()) {
-          answered.push(`${await origin.textContent()} | ${await dialog.locator('.approval-kind').textContent()} | ${await dialog.getByRole('heading', { level: 2 }).textContent()}`);
+          const shown = `${await origin.textContent()} | ${await dialog.locator('.approval-kind').textContent()} | ${await dialog.getByRole('heading', { level: 2 }).textContent()}`;
+          if (shown.startsWith('On the Restate cluster') && shown.includes('| Approval: tool call |')) {
+            await dialog.getByText('Show step trace').click();
+            traceSays = await dialog.locator('.step-trace [role="alert"]').textContent({ timeout: 10_000 }).catch(() => null);
+          }
+          answered.push(shown);
           await dialog.locator('.modal-actions .primary').click();
         }
         return ended() !== undefined;
@@ -123,6 +130,7 @@ describe('approvals of runs on the cluster, in the app (Chromium through archon 
       'the run to end',
       200,
     );
+    expect(traceSays).toBe("This run's events are in the data dir of the worker that drives it, not in this desk's.");
     const clusterAnswered = answered.filter((shown) => shown.startsWith(`On the Restate cluster: Run ${runId.slice(0, 8)}`));
     // None shown again once answered.
     expect(new Set(clusterAnswered).size).toBe(clusterAnswered.length);

@@ -387,7 +387,7 @@ function ApprovalCard({ request, waiting, onCluster }: { request: ApprovalReques
           <strong>{request.summary}</strong>
         </p>
       )}
-      {request.stepId && <StepTraceDisclosure runId={request.runId} stepId={request.stepId} />}
+      {request.stepId && <StepTraceDisclosure runId={request.runId} stepId={request.stepId} onCluster={onCluster} />}
     </>
   );
   return (
