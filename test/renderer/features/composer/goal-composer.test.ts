@@ -1,8 +1,11 @@
+import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { ArchonStore } from '../../../../src/core/store/archon-store';
 import { planReply } from '../../../kit/scripted-model-server';
 import { useModelServers } from '../../../support/model-servers';
-import { useServe } from '../../../support/archon-process';
+import { runArchon, useServe } from '../../../support/archon-process';
 import { useBrowser } from '../../../support/browser';
+import { freePorts } from '../../../support/restate';
 import { useTempDirs } from '../../../support/temp-dir';
 
 // A browser, a host and a run on a loaded 2-core machine running the whole suite: the bound is against hangs, not a speed target.
@@ -66,6 +69,33 @@ describe('the goal composer in Chromium through archon serve', () => {
     await run.click();
     await page.getByRole('status').filter({ hasText: 'scripted-model at' }).waitFor();
     await page.getByRole('dialog', { name: 'Approval: plan' }).waitFor();
+    await page.close();
+  });
+
+  it('says why a run could not start (the cluster in Settings out of reach), keeps the goal to run again, and starts nothing', async () => {
+    const server = await startServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'only', description: 'one step' }]) : { content: 'ok' }) });
+    const dataDir = tempDir();
+    const [closedPort] = await freePorts(1);
+    const nowhere = `http://127.0.0.1:${closedPort}`;
+    const store = ArchonStore.open(dataDir);
+    try {
+      store.updateSettings({ cluster: { ingress: nowhere, admin: nowhere, secretFile: join(tempDir(), 'cluster-secret') } });
+    } finally {
+      store.close();
+    }
+    const serve = await startServe(dataDir, ['--model-url', server.url, '--workspace', tempDir()]);
+    const page = await (await launchBrowser()).newPage({ viewport: { width: 1400, height: 900 } });
+    page.setDefaultTimeout(60_000);
+    await page.goto(serve.url.href);
+    await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
+    await page.getByLabel('Goal').fill('Say ok');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    const refusal = page.locator('.error-banner[role="alert"]');
+    await refusal.waitFor();
+    expect(await refusal.locator('span').textContent()).toBe(`No Restate server answers at ${nowhere}/health. Start one (npx restate-server), or set the address of yours in Settings → Engine.`);
+    expect(await page.getByLabel('Goal').inputValue()).toBe('Say ok');
+    expect(await page.getByRole('button', { name: 'Run', exact: true }).isDisabled()).toBe(false);
+    expect(runArchon(['runs', '--json', '--data-dir', dataDir]).stdout.trim()).toBe('');
     await page.close();
   });
 });

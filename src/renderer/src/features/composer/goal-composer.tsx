@@ -37,6 +37,7 @@ export function GoalComposer() {
   const [maxCost, setMaxCost] = useState('');
   const [concurrency, setConcurrency] = useState('');
   const [workspace, setWorkspace] = useState('');
+  const [starting, setStarting] = useState(false);
   const id = useId();
   const { formRef, goalRef } = useFollowUpFocus(followUp?.runId);
   // A preset's name (builtin, ollama, …) stands for its address, as on the command line.
@@ -46,7 +47,8 @@ export function GoalComposer() {
     askNotificationPermission();
     const found = await probeEndpoint(url, model || defaults?.model || undefined);
     if (!found) return;
-    await startRun({
+    setStarting(true);
+    const started = await startRun({
       goal,
       ...(policy ? { policy } : {}),
       ...(modelUrl.trim() ? { modelUrl: url } : {}),
@@ -56,7 +58,9 @@ export function GoalComposer() {
       concurrency: optionalNumber(concurrency),
       ...(workspace ? { workspace } : {}),
       ...(followUp ? { followUpOf: followUp.runId } : {}),
-    });
+    }).finally(() => setStarting(false));
+    // A run that did not start keeps its goal in the field, to be run again once what stopped it is fixed.
+    if (!started) return;
     setGoal('');
     setFollowUp(null);
   }
@@ -102,7 +106,7 @@ export function GoalComposer() {
         </p>
       )}
       {/* Until the host's defaults arrive, an empty server field would mean no server at all. */}
-      <button type="button" className="primary" disabled={goal.trim() === '' || probing || latched || !defaults} onClick={() => void run()}>
+      <button type="button" className="primary" disabled={goal.trim() === '' || probing || starting || latched || !defaults} onClick={() => void run()}>
         Run
       </button>
     </form>

@@ -31,7 +31,8 @@ export interface RunsSlice {
   refreshRuns(): Promise<void>;
   selectRun(runId: string | null): Promise<void>;
   selectStep(stepId: string | null): void;
-  startRun(input: StartRunInput): Promise<void>;
+  /** Whether the run started; when it did not, why is the store's error. */
+  startRun(input: StartRunInput): Promise<boolean>;
   resumeRun(runId: string): Promise<void>;
   deleteRun(runId: string): Promise<void>;
   stopRun(runId: string): Promise<void>;
@@ -185,13 +186,17 @@ export function createRunsSlice({ set, get, client, attempt }: SliceContext): Ru
         if (runId) await loadDetail(runId);
       }),
     selectStep: (stepId) => set({ selectedStepId: stepId }),
-    startRun: (input) =>
-      attempt(async () => {
+    async startRun(input) {
+      let started = false;
+      await attempt(async () => {
         const { runId } = await client.commands['runs.start'](input);
+        started = true;
         set({ view: 'runs' });
         await get().selectRun(runId);
         await get().refreshRuns();
-      }),
+      });
+      return started;
+    },
     resumeRun: (runId) =>
       attempt(async () => {
         await client.commands['runs.resume']({ runId });
