@@ -38,7 +38,8 @@ function writeOnce(file: string, content: string): void {
   }
 }
 
-function dataDirId(dataDir: string): string {
+/** The data dir's id, made on first use. */
+export function dataDirId(dataDir: string): string {
   const file = join(dataDir, DATA_DIR_ID_FILE);
   if (!existsSync(file)) writeOnce(file, `${randomBytes(12).toString('hex')}\n`);
   return readFileSync(file, 'utf8').trim();

@@ -150,7 +150,7 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
       const defaults = deps.runDefaults();
       await confirm({ kind: 'run', defaults, input }, signal);
       if (apiKey) deps.apiKeys.save(input.modelUrl ?? defaults.modelUrl, apiKey);
-      return deps.manager.start(input);
+      return deps.manager.start(input, signal);
     },
     'runs.get': async ({ runId }) => deps.manager.detail(runId),
     'runs.resume': async ({ runId }) => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { raceAbort } from '../../shared/abort';
 import { ArchonError } from '../../shared/errors';
 import { withDriving } from './run-control';
 import type { RunDetail, StartRunInput } from '../../shared/schemas/run-detail';
@@ -53,6 +54,7 @@ export class RunManager {
   private launch(runId: string, target: RunTarget, connect = this.options.connect): Promise<void> {
     const settings = this.options.runtime.store.settingsForRun();
     const controller = new AbortController();
+    let exists = 'resume' in target;
     let created = () => {};
     let notCreated: (error: unknown) => void = () => {};
     const stored = new Promise<void>((resolve, reject) => {
@@ -60,16 +62,20 @@ export class RunManager {
       notCreated = reject;
     });
     stored.catch(() => undefined);
-    const launch = { runtime: this.options.runtime, settings, approvals: this.options.approvals, estop: this.options.estop, tools: this.options.toolHost(settings), connect, capabilities: this.options.capabilities, onCreated: created };
+    const onCreated = () => {
+      exists = true;
+      created();
+    };
+    const launch = { runtime: this.options.runtime, settings, approvals: this.options.approvals, estop: this.options.estop, tools: this.options.toolHost(settings), connect, capabilities: this.options.capabilities, onCreated };
     const done = launchRun(launch, target, controller.signal)
       .catch((error: unknown): RunResult => {
         notCreated(error);
-        this.options.runtime.log.error({ err: error, runId }, 'a run from the app ended with an error');
+        if (exists) this.options.runtime.log.error({ err: error, runId }, 'a run from the app ended with an error');
         return { runId, status: 'failed', answer: null, error: error instanceof Error ? error.message : String(error) };
       })
       .finally(() => {
         this.active.delete(runId);
-        this.options.onRunEnded?.(runId);
+        if (exists) this.options.onRunEnded?.(runId);
         if (this.active.size === 0) this.options.onIdle?.();
       });
     this.active.set(runId, { controller, done });
@@ -80,7 +86,7 @@ export class RunManager {
    * Probes the endpoint first, so a bad address is an error the operator sees at once; answers once the
    * run exists (what cannot start it, a cluster out of reach, is said instead); then runs in the background.
    */
-  async start(input: StartRunInput): Promise<{ runId: string }> {
+  async start(input: StartRunInput, signal: AbortSignal = new AbortController().signal): Promise<{ runId: string }> {
     this.options.estop.assertArmed();
     if (input.followUpOf && !this.runs.getRun(input.followUpOf)) throw new ArchonError('NOT_FOUND', `There is no run ${input.followUpOf} to follow up on.`);
     const defaults = this.options.defaults();
@@ -92,7 +98,14 @@ export class RunManager {
     const connected = await this.options.connect(options, this.options.estop.taskSignal(AbortSignal.timeout(60_000)), { probes: this.runs.probes });
     settlePrice(priceFor(options.modelUrl, connected.probe.model, { prices: settings.modelPrices }), { ...options, model: connected.probe.model });
     const runId = randomUUID();
-    await this.launch(runId, { goal: input.goal, options, runId }, this.connectedFirst(options, connected));
+    const created = this.launch(runId, { goal: input.goal, options, runId }, this.connectedFirst(options, connected));
+    try {
+      await raceAbort(created, signal);
+    } catch (error) {
+      // The asker gone, or the stop pressed, before the run exists: it does not start behind their back.
+      if (signal.aborted) this.active.get(runId)?.controller.abort(signal.reason);
+      throw error;
+    }
     return { runId };
   }
 

@@ -110,7 +110,8 @@ export class RestateCluster {
 
   /** Ends an invocation at once, whatever it is doing: its worker's attempt is closed, which aborts the tool it runs. */
   async kill(invocationId: string, signal: AbortSignal): Promise<void> {
-    await this.request(`${this.address.admin}/invocations/${invocationId}/kill`, { method: 'PATCH' }, signal);
+    const url = `${this.address.admin}/invocations/${invocationId}/kill`;
+    await this.withinDeadline(url, signal, (bounded) => this.attempt(url, { method: 'PATCH' }, bounded));
   }
 
   /** Rows of the server's own tables (its SQL introspection), each read by `row`. */
@@ -118,18 +119,20 @@ export class RestateCluster {
     return (await this.json(`${this.address.admin}/query`, { method: 'POST', body: JSON.stringify({ query: sql }) }, z.object({ rows: z.array(row) }), signal)).rows;
   }
 
-  private async json<T>(url: string, init: RequestInit, schema: z.ZodType<T>, signal: AbortSignal): Promise<T> {
-    const answer = schema.safeParse(await (await this.request(url, init, signal)).json());
-    if (!answer.success) throw new ArchonError('CLUSTER_REFUSED', `The Restate server at ${new URL(url).origin} answered ${new URL(url).pathname} with what Archon cannot read: ${answer.error.issues[0]?.message ?? 'invalid'}. Check that the address is a Restate server's.`);
-    return answer.data;
+  private json<T>(url: string, init: RequestInit, schema: z.ZodType<T>, signal: AbortSignal): Promise<T> {
+    return this.withinDeadline(url, signal, async (bounded) => {
+      const answer = schema.safeParse(await (await this.attempt(url, init, bounded)).json());
+      if (!answer.success) throw new ArchonError('CLUSTER_REFUSED', `The Restate server at ${new URL(url).origin} answered ${new URL(url).pathname} with what Archon cannot read: ${answer.error.issues[0]?.message ?? 'invalid'}. Check that the address is a Restate server's.`);
+      return answer.data;
+    });
   }
 
-  /** One request, within the deadline when there is one: a server that does not answer by then is said to be unreachable. */
-  private async request(url: string, init: RequestInit, signal: AbortSignal): Promise<Response> {
-    if (this.deadlineMs === null) return this.attempt(url, init, signal);
+  /** A request and the reading of its answer, within the deadline when there is one: a server that has not answered whole by then is said to be unreachable. */
+  private async withinDeadline<T>(url: string, signal: AbortSignal, task: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (this.deadlineMs === null) return task(signal);
     const deadline = AbortSignal.timeout(this.deadlineMs);
     try {
-      return await this.attempt(url, init, AbortSignal.any([signal, deadline]));
+      return await task(AbortSignal.any([signal, deadline]));
     } catch (error) {
       if (deadline.aborted && !signal.aborted) throw unreachable(url, error);
       throw error;

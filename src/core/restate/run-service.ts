@@ -58,6 +58,8 @@ const LAST_CHANGE = 'lastChange';
 const ENDED = 'ended';
 /** What a desk lists of a run: its goal and where it came from, kept as the drive begins. */
 const ABOUT = 'about';
+/** Why a drive was given up (refused, or failing past its retries): kept, as Restate forgets a failed invocation. */
+const GIVEN_UP = 'givenUp';
 const AboutSchema = DriveSchema.pick({ scheduleId: true, firedAt: true }).extend({ goal: z.string() });
 
 /** A change to a schedule newer than the last one this object took, noted; a terminal refusal otherwise. */
@@ -143,7 +145,10 @@ function runObject(worker: RunWorker) {
         if (ended !== null) return ended;
         if ((await latchIn(ctx)).latched) return 'stopped';
         ctx.set<z.infer<typeof AboutSchema>>(ABOUT, { goal: order.goal, scheduleId, firedAt });
-        const status = await ctx.run('run', () => worker.driver.drive(ctx.key, { order, scheduleId, firedAt }, ctx.request().attemptCompletedSignal), { maxRetryAttempts: DRIVE_ATTEMPTS });
+        const status = await ctx.run('run', () => worker.driver.drive(ctx.key, { order, scheduleId, firedAt }, ctx.request().attemptCompletedSignal), { maxRetryAttempts: DRIVE_ATTEMPTS }).catch((error: unknown) => {
+          if (error instanceof restate.TerminalError) ctx.set(GIVEN_UP, error.message);
+          throw error;
+        });
         ctx.set(ENDED, status);
         return status;
       },
@@ -176,24 +181,31 @@ const InvocationRowSchema = z.object({ target_service_key: z.string(), status: z
 export async function listClusterRuns(cluster: RestateCluster, signal: AbortSignal): Promise<ClusterRun[]> {
   const state = await cluster.query(`SELECT service_key, key, value_utf8 FROM state WHERE service_name = '${RUN_SERVICE}'`, StateRowSchema, signal);
   const invocations = await cluster.query(
-    `SELECT target_service_key, status, completion_result, completion_failure, created_at FROM sys_invocation WHERE target_service_name = '${RUN_SERVICE}' AND target_handler_name = 'drive'`,
+    `SELECT target_service_key, status, completion_result, completion_failure, created_at FROM sys_invocation WHERE target_service_name = '${RUN_SERVICE}' AND target_handler_name = 'drive' ORDER BY created_at`,
     InvocationRowSchema,
     signal,
   );
-  const byRun = new Map(invocations.map((row) => [row.target_service_key, row]));
-  const ended = new Map(state.filter((row) => row.key === ENDED).map((row) => [row.service_key, RunStatusSchema.safeParse(parseJsonOrUndefined(row.value_utf8)).data ?? null]));
+  // The latest drive of each run (a run sent again is one more row).
+  const drives = new Map(invocations.map((row) => [row.target_service_key, row]));
+  const kept = (runId: string, key: string) => parseJsonOrUndefined(state.find((row) => row.service_key === runId && row.key === key)?.value_utf8 ?? '');
   return state
     .flatMap((row) => {
       const about = row.key === ABOUT ? AboutSchema.safeParse(parseJsonOrUndefined(row.value_utf8)) : null;
       if (!about?.success) return [];
-      const status = ended.get(row.service_key) ?? null;
-      const invocation = byRun.get(row.service_key);
-      const refused = status === null && invocation?.completion_result === 'failure';
-      const run: ClusterRun = { runId: row.service_key, ...about.data, state: status ? 'ended' : refused ? 'refused' : 'under_way', status, problem: refused ? (invocation.completion_failure ?? 'The drive failed.') : null };
-      return [{ run, at: invocation?.created_at ?? about.data.firedAt ?? '' }];
+      const drive = drives.get(row.service_key);
+      const run: ClusterRun = { runId: row.service_key, ...about.data, ...standingOf(RunStatusSchema.safeParse(kept(row.service_key, ENDED)).data ?? null, z.string().safeParse(kept(row.service_key, GIVEN_UP)).data ?? null, drive) };
+      return [{ run, at: drive?.created_at ?? about.data.firedAt ?? '' }];
     })
     .sort((a, b) => b.at.localeCompare(a.at))
     .map(({ run }) => run);
+}
+
+/** How a run stands: ended as its drive kept it, given up (kept so, or its drive failed: killed by the cluster's stop), or under way. */
+function standingOf(ended: RunStatus | null, givenUp: string | null, drive: z.infer<typeof InvocationRowSchema> | undefined): Pick<ClusterRun, 'state' | 'status' | 'problem'> {
+  if (ended !== null) return { state: 'ended', status: ended, problem: null };
+  if (givenUp !== null) return { state: 'given_up', status: null, problem: givenUp };
+  if (drive?.completion_result === 'failure') return { state: 'given_up', status: null, problem: drive.completion_failure ?? 'Its drive failed.' };
+  return { state: 'under_way', status: null, problem: null };
 }
 
 /** A name for a schedule the operator did not name. */

@@ -141,7 +141,7 @@ export function inboxFromCli(runtime: ArchonRuntime, flags: { json?: boolean }):
 /** How a run on the cluster stands, in a word or two. */
 function standing(run: ClusterRun): string {
   if (run.state === 'ended') return run.status ?? 'ended';
-  return run.state === 'refused' ? 'refused' : 'under way';
+  return run.state === 'given_up' ? 'given up' : 'under way';
 }
 
 /** `archon cluster-runs`: the runs the cluster's workers drive or drove (detached and scheduled), from any desk, latest first. */

@@ -1,6 +1,7 @@
 import { approveAll, denyAll, type ApprovalChannel } from '../../core/approval/approval-channel';
 import { insideFolder } from '../../core/authority/widening-changes';
-import { markBegun } from '../../core/restate/began-marks';
+import { dataDirId } from '../../auditor/audit-key';
+import { markBegun, releaseBegun } from '../../core/restate/began-marks';
 import { ClusterApprovals, withdrawRunApprovals } from '../../core/restate/cluster-approvals';
 import { clusterLatch, clusterStopError } from '../../core/restate/cluster-stop';
 import type { RestateCluster } from '../../core/restate/restate-cluster';
@@ -62,17 +63,26 @@ function workspaceRefusal(worker: WorkerRunsOptions, workspace: string, dataDir:
   }
 }
 
+/** What a worker marks a run with: its data dir's id (which moves with the folder, and is where the run stands), then its own id. */
+function runMarker(worker: WorkerRunsOptions, dataDir: string): string {
+  return `${dataDirId(dataDir)} ${worker.id}`;
+}
+
 /**
- * A run another worker began, whose state is in that worker's data dir, not this one's: not started
- * again here, which could repeat what it did. Marked before a run begins, so the next attempt knows.
+ * A run a worker on another data dir may have begun, whose state would be there, not here: not
+ * started again here, which could repeat what it did. Marked before a run begins, so the next attempt
+ * knows; the mark is taken back when the run never began (`releaseBegun`).
  */
-async function beganElsewhere(worker: WorkerRunsOptions, runId: string, signal: AbortSignal): Promise<ArchonError | null> {
-  const began = await markBegun(worker.cluster, worker.secret, RUN_MARKS, runId, worker.id, signal);
-  if (began === null || began === worker.id) return null;
+async function beganElsewhere(worker: WorkerRunsOptions, dataDir: string, runId: string, signal: AbortSignal): Promise<ArchonError | null> {
+  const began = await markBegun(worker.cluster, worker.secret, RUN_MARKS, runId, runMarker(worker, dataDir), signal);
+  if (began === null) return null;
+  const space = began.indexOf(' ');
+  const [theirDir, theirWorker] = space < 0 ? [began, 'an earlier worker'] : [began.slice(0, space), began.slice(space + 1)];
+  if (theirDir === dataDirId(dataDir)) return null;
   return new ArchonError(
     'RUN_LEASED',
-    `Run ${runId} began on worker ${began}, whose data dir (where the run stands) worker ${worker.id} does not share; it was not started again here, which could repeat what it did. ` +
-      `Resume it where it began: archon resume ${runId} --data-dir with that worker's data dir; or give the workers one data dir (docs/scale-out.md).`,
+    `Run ${runId} began on worker ${theirWorker}, on a data dir that worker ${worker.id} does not share, where the run stands; it was not started again here, which could repeat what it did. ` +
+      `Resume it on that worker's machine: archon resume ${runId} --data-dir followed by that worker's data dir. Or give the workers one data dir (docs/scale-out.md).`,
   );
 }
 
@@ -108,19 +118,26 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
       const settings = runtime.store.settingsForRun();
       // Its tool calls run here, in this worker's sandbox, whatever the data dir's Settings say of a cluster.
       const options = runOptionsFrom(settings, { workspace: worker.workspace, ...run.order.options, cluster: null, dispatch: { scheduleId: run.scheduleId, firedAt: run.firedAt } });
-      const refusal = workspaceRefusal(worker, options.workspace, runtime.dataDir) ?? (existing ? null : await beganElsewhere(worker, runId, signal));
+      const refusal = workspaceRefusal(worker, options.workspace, runtime.dataDir) ?? (existing ? null : await beganElsewhere(worker, runtime.dataDir, runId, signal));
       if (refusal && existing) throw refusal;
       if (existing && run.order.approve === 'desk') await withdrawRunApprovals(worker.cluster, worker.secret, runId, signal);
       const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));
       const services = composeRunServices({ runtime, workers: worker.workers, apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: worker.allowNetwork, engineLauncher: engineLauncher() });
       try {
-        const launch = { runtime, settings, approvals: approvalsOf(run.order.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id };
+        let created = existing !== null;
+        const launch = { runtime, settings, approvals: approvalsOf(run.order.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id, onCreated: () => (created = true) };
         if (refusal) {
           refuseRun(launch, { id: runId, goal: run.order.goal, options }, refusal);
           return 'failed';
         }
         const target = existing ? { resume: runId, overrides: {} } : { goal: run.order.goal, options, runId };
-        return (await launchRun(launch, target, attemptSignal(signal, worker, runtime.log))).status;
+        try {
+          return (await launchRun(launch, target, attemptSignal(signal, worker, runtime.log))).status;
+        } catch (error) {
+          // It never began (its model server did not answer, this worker stopping): the next attempt, on any data dir, may begin it.
+          if (!created) await releaseBegun(worker.cluster, worker.secret, RUN_MARKS, runId, runMarker(worker, runtime.dataDir), AbortSignal.timeout(LATCH_ASK_MS)).catch(() => undefined);
+          throw error;
+        }
       } finally {
         await services.close();
         runtime.events.flush();

@@ -48,14 +48,15 @@ export type InboxItem = z.infer<typeof InboxItemSchema>;
 
 /**
  * A run the cluster's workers drive or drove, as any desk sees it from the cluster: under way (or
- * waiting for a worker), ended with its status, or given up (`refused`, with why) before it could start.
+ * waiting for a worker), ended with its status, or given up with why (its drive refused or failed
+ * past its retries, or ended by the cluster's emergency stop).
  */
 export const ClusterRunSchema = z.object({
   runId: z.string(),
   goal: z.string(),
   scheduleId: ScheduleIdSchema.nullable(),
   firedAt: z.iso.datetime().nullable(),
-  state: z.enum(['under_way', 'ended', 'refused']),
+  state: z.enum(['under_way', 'ended', 'given_up']),
   status: RunStatusSchema.nullable(),
   problem: z.string().nullable(),
 });

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PendingApprovals } from '../../../src/core/approval/pending-approvals';
@@ -185,8 +187,23 @@ describe('the run manager', () => {
     expect((refused as Error).message).toMatch(new RegExp(`^No Restate server answers at ${nowhere}/health\\.`));
     expect(clustered.manager.activeRunIds()).toEqual([]);
     expect(runtime.store.runs.listRuns(10).map((run) => run.goal)).toEqual(['greet']);
+
+    // A start whose asker goes away (or the stop is pressed) before the run exists: it ends there, and never starts.
+    const silent = createServer(() => undefined).listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const hung = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const waiting = managerFor(runtime, model.url, { runOptions: { cluster: { ingress: hung, admin: hung, secretFile: join(runtime.dataDir, 'no-secret') } } });
+    const asker = new AbortController();
+    const started = waiting.manager.start({ goal: 'greet on a hung cluster' }, asker.signal).catch((error: unknown) => error);
+    await expect.poll(() => waiting.manager.activeRunIds().length).toBe(1);
+    asker.abort(new Error('the page went away'));
+    expect(await started).toEqual(new Error('the page went away'));
+    await expect.poll(() => waiting.manager.activeRunIds()).toEqual([]);
+    expect(runtime.store.runs.listRuns(10).map((run) => run.goal)).toEqual(['greet']);
+    silent.close();
     await manager.close();
     await clustered.manager.close();
+    await waiting.manager.close();
   }, 120_000);
 
   it('says it is idle once the last of two overlapping runs has ended, not when the first one does', async () => {

@@ -16,7 +16,7 @@ import { runArchon, spawnArchon } from '../../support/archon-process';
 import { builtFile, PROJECT_ROOT } from '../../support/built';
 import { useModelServers } from '../../support/model-servers';
 import { processesMatching } from '../../support/processes';
-import { until, useRestate, type ArchonWorker } from '../../support/restate';
+import { freePorts, until, useRestate, type ArchonWorker } from '../../support/restate';
 import { useTempDirs } from '../../support/temp-dir';
 
 // A Restate server, a worker and a scheduled run on a loaded 2-core machine: the bound is against hangs, not a speed target.
@@ -262,12 +262,12 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
 
     const inbox = () => runArchon(['inbox', '--json', '--data-dir', otherDir]).stdout.trim().split('\n').filter(Boolean).map((line) => InboxItemSchema.parse(JSON.parse(line)));
     await until(() => inbox().length > 0, 'the other worker to take the run up', 150);
-    expect(inbox()).toMatchObject([{ run: { id: runId, status: 'failed', error: expect.stringContaining(`Run ${runId} began on worker ${killed.id}, whose data dir (where the run stands) worker w${2 - drivingAt} does not share; it was not started again here`) } }]);
+    expect(inbox()).toMatchObject([{ run: { id: runId, status: 'failed', error: expect.stringContaining(`Run ${runId} began on worker ${killed.id}, on a data dir that worker w${2 - drivingAt} does not share, where the run stands; it was not started again here`) } }]);
     expect(readFileSync(join(workspace, 'starts.txt'), 'utf8')).toBe('started\n');
     expect(existsSync(join(workspace, 'ledger.txt'))).toBe(false);
   });
 
-  it('archon run --detach: the run goes to the cluster and the command ends; a worker drives it to its end without the desk, and it lands in the inbox; one it refuses lands there failed, saying why', async () => {
+  it('archon run --detach: the run goes to the cluster and the command ends; a worker drives it to its end without the desk, and it lands in the inbox; one it refuses lands there failed, saying why; one whose model server does not answer is given up, its mark taken back; any desk lists them from the cluster', async () => {
     const cluster = await restate.server();
     const model = await serve({ reply: appendMark });
     const secretFile = restate.secretFile();
@@ -310,16 +310,28 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect(readFileSync(join(workspace, 'ledger.txt'), 'utf8')).toBe('scheduled\n');
     expect(runArchon(['runs', '--json', '--data-dir', dataDir]).stdout.trim().split('\n')).toHaveLength(2);
 
+    // A run whose model server does not answer never begins: each attempt takes its mark back, and the drive is given up, saying why.
+    const [closedPort] = await freePorts(1);
+    const unanswered = await spawnArchon(['run', 'ask nobody', '--engine', 'restate', '--detach', '--approve', 'auto', '--model-url', `http://127.0.0.1:${closedPort}/v1`, '--workspace', workspace, '--json', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin, '--cluster-secret-file', secretFile]).done;
+    expect(unanswered.status, unanswered.stderr).toBe(0);
+    const unansweredId = (JSON.parse(unanswered.stdout) as { runId: string }).runId;
+    const clusterRunsNow = async () => (await spawnArchon(['cluster-runs', '--json', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin]).done).stdout.trim().split('\n').filter(Boolean).map((line) => ClusterRunSchema.parse(JSON.parse(line)));
+    await until(async () => (await clusterRunsNow()).some((run) => run.runId === unansweredId && run.state === 'given_up'), 'the unanswered run to be given up', 120);
+    const marks = await (await fetch(`${cluster.admin}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: `SELECT service_key FROM state WHERE service_name = 'ArchonRunMarks'` }) })).json().then((body: { rows: { service_key: string }[] }) => body.rows.map((row) => row.service_key));
+    expect(marks).toContain(runId);
+    expect(marks).not.toContain(unansweredId);
+
     // Any desk, whatever its data dir, lists them from the cluster: the latest first, each as it stands.
     const listed = await spawnArchon(['cluster-runs', '--json', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin]).done;
     expect(listed.status, listed.stderr).toBe(0);
     const clusterRuns = listed.stdout.trim().split('\n').map((line) => ClusterRunSchema.parse(JSON.parse(line)));
     expect(clusterRuns).toMatchObject([
+      { runId: unansweredId, goal: 'ask nobody', state: 'given_up', status: null, problem: expect.stringMatching(/Cannot reach the model server at http:\/\/127\.0\.0\.1:\d+\/v1/) },
       { runId: refusedId, goal: 'append a mark to the ledger', scheduleId: null, state: 'ended', status: 'failed' },
       { runId, goal: 'append a mark to the ledger', scheduleId: null, firedAt: null, state: 'ended', status: 'completed', problem: null },
     ]);
     const shown = await spawnArchon(['cluster-runs', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin]).done;
-    expect(shown.stdout.split('\n')[1]).toBe(`${runId}  completed            (--detach)  append a mark to the ledger`);
+    expect(shown.stdout.split('\n').filter((line) => line.startsWith(runId))).toEqual([`${runId}  completed            (--detach)  append a mark to the ledger`]);
   });
 
   it('says what is wrong before sending anything: a cron it cannot read or that fires every second, no secret file, --detach without the cluster or with a prompt, desk approvals here', () => {

@@ -78,13 +78,13 @@ describe('archon estop on a Restate cluster', () => {
     expect(await replayed.text()).toMatch(/is not newer than the last stop or re-arm taken/);
 
     // Latched: a schedule's firing starts nothing (one every minute, the first a few seconds from now), and a desk's run on the cluster does not start.
-    const soon = new Date(Date.now() + 5000);
+    const soon = new Date(Date.now() + 10_000);
     const everyMinute = await schedule('every-minute', `${soon.getSeconds()} * * * * *`);
     await until(async () => {
       const listed = await spawnArchon(['schedule', 'list', '--json', ...clusterFlags]).done;
       const next = listed.stdout.split('\n').filter(Boolean).map((line) => ScheduleStateSchema.parse(JSON.parse(line))).find((state) => state.id === 'every-minute')?.next;
       return next !== undefined && Date.parse(next) > Date.parse(everyMinute.next);
-    }, 'the schedule to have fired once', 60);
+    }, 'the schedule to have fired once', 150);
     expect(runsIn(workerData)).toHaveLength(1);
     const refused = await spawnArchon(['run', 'append a mark', '--engine', 'restate', '--model-url', model.url, '--data-dir', tempDir(), '--workspace', tempDir(), '--approve', 'auto', ...flags]).done;
     expect(refused.status).toBe(3);
@@ -94,10 +94,12 @@ describe('archon estop on a Restate cluster', () => {
     const rearmed = await spawnArchon(['estop', '--reset', '--data-dir', desk, ...flags]).done;
     expect(rearmed.status, rearmed.stderr).toBe(0);
     expect(rearmed.stdout).toMatch(/Re-armed the Restate cluster/);
-    // The next firing, a minute after the first.
-    await until(() => runsIn(workerData).some((entry) => entry.status === 'completed'), 'a firing after the re-arm to start a run that completes', 150);
+    // Re-armed, firings start runs again: one a few seconds from now starts a run that completes.
     const removed = await spawnArchon(['schedule', 'rm', 'every-minute', ...flags]).done;
     expect(removed.status, removed.stderr).toBe(0);
+    const again = new Date(Date.now() + 10_000);
+    await schedule('after-rearm', `${again.getSeconds()} ${again.getMinutes()} ${again.getHours()} * * *`);
+    await until(() => runsIn(workerData).some((entry) => entry.status === 'completed'), 'a firing after the re-arm to start a run that completes', 150);
     expect(runsIn(workerData)[0]?.status).toBe('stopped');
   });
 

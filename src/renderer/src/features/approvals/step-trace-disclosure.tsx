@@ -20,7 +20,7 @@ export function StepTraceDisclosure({ runId, stepId, onCluster }: { runId: strin
       setEvents(detail.events.filter((event) => 'stepId' in event && event.stepId === stepId).slice(-RECENT_EVENTS));
       setProblem(null);
     } catch (error) {
-      const notHere = onCluster && (error as { code?: unknown }).code === 'NOT_FOUND';
+      const notHere = onCluster && (error as { code?: unknown } | null)?.code === 'NOT_FOUND';
       setProblem(notHere ? "This run's events are in the data dir of the worker that drives it, not in this desk's." : error instanceof Error ? error.message : String(error));
     }
   };

@@ -42,7 +42,7 @@ function ClusterApprovalsState() {
 /** How a run on the cluster stands, in a word or two. */
 function standingOf(run: ClusterRun): string {
   if (run.state === 'ended') return run.status ? statusLabel(run.status) : 'ended';
-  return run.state === 'refused' ? 'refused' : 'under way';
+  return run.state === 'given_up' ? 'given up' : 'under way';
 }
 
 /** The runs the cluster's workers drive or drove, from whichever machine sent them, as the cluster lists them. */
