@@ -3,6 +3,9 @@ import type { ArchonEvent } from '../../src/shared/schemas/events';
 import { planReply, startModelServer, type ScriptedModelServer } from '../kit/scripted-model-server';
 import { useServices } from '../support/runtime';
 
+/** A start nobody cancels: these tests never leave before the run exists. */
+const NO_ASKER = new AbortController().signal;
+
 const openServices = useServices();
 let server: ScriptedModelServer | undefined;
 afterEach(async () => {
@@ -28,7 +31,7 @@ describe("the app's runs", () => {
         if (request.kind === 'escalation') queueMicrotask(() => services.approvals.answer(request.id, request.actionHash, { verdict: 'reject', feedback: 'end it' }));
       }
     });
-    await services.manager.start({ goal: 'g' });
+    await services.manager.start({ goal: 'g' }, NO_ASKER);
     expect(await ended).toMatchObject({ type: 'run.failed' });
     // The first critic call judges the plan; after the step's answer is judged and repaired, one measures the gap to the goal;
     // the last measures it again before the operator is asked.

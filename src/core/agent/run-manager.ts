@@ -86,7 +86,7 @@ export class RunManager {
    * Probes the endpoint first, so a bad address is an error the operator sees at once; answers once the
    * run exists (what cannot start it, a cluster out of reach, is said instead); then runs in the background.
    */
-  async start(input: StartRunInput, signal: AbortSignal = new AbortController().signal): Promise<{ runId: string }> {
+  async start(input: StartRunInput, signal: AbortSignal): Promise<{ runId: string }> {
     this.options.estop.assertArmed();
     if (input.followUpOf && !this.runs.getRun(input.followUpOf)) throw new ArchonError('NOT_FOUND', `There is no run ${input.followUpOf} to follow up on.`);
     const defaults = this.options.defaults();

@@ -3,7 +3,7 @@ import { ArchonError } from '../../shared/errors';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ApprovalDecision } from '../../shared/schemas/approval';
 import type { RunOptions } from '../../shared/schemas/run';
-import { RunOrderOptionsSchema, type ClusterRun, type RunOrder, type RunOrderApprove, type Schedule } from '../../shared/schemas/run-order';
+import { clusterRunStanding, RunOrderOptionsSchema, type RunOrder, type RunOrderApprove, type Schedule } from '../../shared/schemas/run-order';
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
 import { answerClusterApproval, pendingClusterApprovals } from '../../core/restate/cluster-approvals';
 import { checkClusterForRun } from '../../core/restate/cluster-stop';
@@ -138,17 +138,11 @@ export function inboxFromCli(runtime: ArchonRuntime, flags: { json?: boolean }):
   return 0;
 }
 
-/** How a run on the cluster stands, in a word or two. */
-function standing(run: ClusterRun): string {
-  if (run.state === 'ended') return run.status ?? 'ended';
-  return run.state === 'given_up' ? 'given up' : 'under way';
-}
-
 /** `archon cluster-runs`: the runs the cluster's workers drive or drove (detached and scheduled), from any desk, latest first. */
 export async function listClusterRunsFromCli(flags: ClusterFlags & { json?: boolean }): Promise<number> {
   const runs = await listClusterRuns(clusterOf(flags), AbortSignal.timeout(COMMAND_TIMEOUT_MS));
   for (const run of runs) {
-    const line = `${run.runId}  ${standing(run).padEnd(19)}  ${run.scheduleId ?? '(--detach)'}  ${terminalText(run.goal, { keepNewlines: false })}${run.problem ? `\n    ${terminalText(run.problem, { keepNewlines: false })}` : ''}`;
+    const line = `${run.runId}  ${clusterRunStanding(run).padEnd(19)}  ${run.scheduleId ?? '(--detach)'}  ${terminalText(run.goal, { keepNewlines: false })}${run.problem ? `\n    ${terminalText(run.problem, { keepNewlines: false })}` : ''}`;
     process.stdout.write(flags.json ? `${JSON.stringify(run)}\n` : `${line}\n`);
   }
   if (runs.length === 0 && !flags.json) process.stdout.write('No run on this cluster: none was sent with --detach or fired by a schedule (or they are older than the cluster keeps).\n');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RunOptionsSchema, RunStatusSchema, RunSummarySchema, ScheduleIdSchema } from './run';
+import { RunOptionsSchema, RunStatusSchema, RunSummarySchema, ScheduleIdSchema, type RunStatus } from './run';
 
 /** The run options an order to a Restate cluster may set; the rest come from the Settings of the worker that drives the run. */
 export const RunOrderOptionsSchema = RunOptionsSchema.pick({
@@ -61,3 +61,9 @@ export const ClusterRunSchema = z.object({
   problem: z.string().nullable(),
 });
 export type ClusterRun = z.infer<typeof ClusterRunSchema>;
+
+/** How a run on the cluster stands, in a word or two; `statusText` words an ended run's status. */
+export function clusterRunStanding(run: ClusterRun, statusText: (status: RunStatus) => string = String): string {
+  if (run.state === 'ended') return run.status ? statusText(run.status) : 'ended';
+  return run.state === 'given_up' ? 'given up' : 'under way';
+}

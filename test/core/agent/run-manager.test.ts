@@ -18,6 +18,9 @@ import { PROJECT_ROOT } from '../../support/built';
 import { freePorts } from '../../support/restate';
 import { useRuntimes } from '../../support/runtime';
 
+/** A start nobody cancels: these tests never leave before the run exists. */
+const NO_ASKER = new AbortController().signal;
+
 const openRuntime = useRuntimes();
 let model: ScriptedModelServer | undefined;
 afterEach(async () => {
@@ -76,7 +79,7 @@ describe('the run manager', () => {
           }
         })(options),
     });
-    const { runId } = await manager.start({ goal: 'greet' });
+    const { runId } = await manager.start({ goal: 'greet' }, NO_ASKER);
     await expect.poll(() => closeCalled, { timeout: 60_000 }).toBe(true);
 
     expect(runtime.store.runs.getRun(runId)?.summary.status).toBe('completed');
@@ -96,10 +99,10 @@ describe('the run manager', () => {
     model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hello' }]) : { content: 'hello' }), models: ['mystery-model'] });
     // Through an address Archon does not count as this machine: the model is not free.
     const { manager } = managerFor(runtime, model.url.replace('127.0.0.1', '[::ffff:127.0.0.1]'));
-    await expect(manager.start({ goal: 'capped', maxCostUsd: 1 })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/price of model "mystery-model" is unknown.*Settings/) });
+    await expect(manager.start({ goal: 'capped', maxCostUsd: 1 }, NO_ASKER)).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/price of model "mystery-model" is unknown.*Settings/) });
     expect(runtime.store.runs.listRuns(10)).toEqual([]);
     runtime.store.updateSettings({ modelPrices: { 'mystery-model': { inputPerMillion: 1, outputPerMillion: 4 } } });
-    const { runId } = await manager.start({ goal: 'capped', maxCostUsd: 1 });
+    const { runId } = await manager.start({ goal: 'capped', maxCostUsd: 1 }, NO_ASKER);
     await expect.poll(() => runtime.store.runs.getRun(runId)?.summary.status, { timeout: 60_000 }).toBe('completed');
     expect(runtime.store.runs.getRun(runId)?.summary).toMatchObject({ priceKnown: true, costUsd: expect.any(Number) });
     expect(runtime.store.runs.getRun(runId)?.summary.costUsd).toBeGreaterThan(0);
@@ -116,7 +119,7 @@ describe('the run manager', () => {
       },
     });
     const { manager } = managerFor(runtime, model.url);
-    const { runId } = await manager.start({ goal: 'Write a report on France' });
+    const { runId } = await manager.start({ goal: 'Write a report on France' }, NO_ASKER);
     await expect.poll(() => model?.chatRequests.some((request) => request.purpose === 'step'), { timeout: 60_000 }).toBe(true);
     const childId = runtime.store.runs.listRuns(10).find((run) => run.parentRunId === runId)?.id as string;
     expect(childId).toBeDefined();
@@ -140,7 +143,7 @@ describe('the run manager', () => {
       const ended: string[] = [];
       const roles = { critic: { model: { url: judge.url, name: 'scripted-model' } } };
       const { manager } = managerFor(runtime, model.url, { runOptions: { roles, verification: 'critic' }, onRunEnded: (runId) => ended.push(runId) });
-      const { runId } = await manager.start({ goal: 'greet' });
+      const { runId } = await manager.start({ goal: 'greet' }, NO_ASKER);
       await expect.poll(() => ended.includes(runId), { timeout: 60_000 }).toBe(true);
 
       expect(runtime.store.runs.getRun(runId)?.summary.status).toBe('completed');
@@ -159,7 +162,7 @@ describe('the run manager', () => {
     const { manager, approvals } = managerFor(runtime, model.url, { onRunEnded: (runId) => ended.push(runId) });
     const runIds: string[] = [];
     for (let index = 0; index < 3; index++) {
-      const { runId } = await manager.start({ goal: `greet ${index}` });
+      const { runId } = await manager.start({ goal: `greet ${index}` }, NO_ASKER);
       runIds.push(runId);
       await expect.poll(() => ended.includes(runId), { timeout: 60_000 }).toBe(true);
     }
@@ -176,13 +179,13 @@ describe('the run manager', () => {
     const runtime = openRuntime();
     model = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'a', description: 'say hello' }]) : { content: 'hello' }) });
     const { manager } = managerFor(runtime, model.url);
-    const { runId } = await manager.start({ goal: 'greet' });
+    const { runId } = await manager.start({ goal: 'greet' }, NO_ASKER);
     expect(manager.detail(runId).run).toMatchObject({ id: runId, goal: 'greet' });
 
     const [closedPort] = await freePorts(1);
     const nowhere = `http://127.0.0.1:${closedPort}`;
     const clustered = managerFor(runtime, model.url, { runOptions: { cluster: { ingress: nowhere, admin: nowhere, secretFile: join(runtime.dataDir, 'no-secret') } } });
-    const refused = await clustered.manager.start({ goal: 'greet on the cluster' }).catch((error: unknown) => error);
+    const refused = await clustered.manager.start({ goal: 'greet on the cluster' }, NO_ASKER).catch((error: unknown) => error);
     expect(ArchonError.isInstance(refused) && refused.code).toBe('CLUSTER_UNREACHABLE');
     expect((refused as Error).message).toMatch(new RegExp(`^No Restate server answers at ${nowhere}/health\\.`));
     expect(clustered.manager.activeRunIds()).toEqual([]);
@@ -212,8 +215,8 @@ describe('the run manager', () => {
     const told: string[] = [];
     let holding = true;
     const { manager, approveAll } = managerFor(runtime, model.url, { held: () => holding, onRunEnded: (runId) => told.push(runId), onIdle: () => told.push('idle') });
-    const first = await manager.start({ goal: 'greet first' });
-    const second = await manager.start({ goal: 'greet second' });
+    const first = await manager.start({ goal: 'greet first' }, NO_ASKER);
+    const second = await manager.start({ goal: 'greet second' }, NO_ASKER);
     holding = false;
     approveAll();
     await expect.poll(() => told.length, { timeout: 60_000 }).toBe(3);

@@ -7,6 +7,9 @@ import { planReply, startModelServer, type RecordedRequest, type ScriptedModelSe
 import { useEngine } from '../../support/engine';
 import { useServices } from '../../support/runtime';
 
+/** A start nobody cancels: these tests never leave before the run exists. */
+const NO_ASKER = new AbortController().signal;
+
 const openServices = useServices();
 const startEngine = useEngine();
 let server: ScriptedModelServer | undefined;
@@ -36,7 +39,7 @@ describe('who decided an approval', () => {
         queueMicrotask(() => void services.handlers['approvals.decide']({ approvalId: request.id, actionHash: request.actionHash, decision: { verdict: 'approve' } }, { signal: AbortSignal.timeout(60_000) }));
       }
     });
-    const { runId } = await services.manager.start({ goal: 'think' });
+    const { runId } = await services.manager.start({ goal: 'think' }, NO_ASKER);
     expect(await ended).toMatchObject({ type: 'run.completed' });
 
     const resolved = resolvedOf(events);

@@ -27,7 +27,7 @@ describe('runs started from the app', () => {
     services.approvals.onChange(() => {
       for (const request of services.approvals.list()) services.approvals.answer(request.id, request.actionHash, { verdict: 'approve' });
     });
-    const { runId } = await services.manager.start({ goal: 'add', modelUrl: model.url, workspace: tempDir(), policy: 'balanced' });
+    const { runId } = await services.manager.start({ goal: 'add', modelUrl: model.url, workspace: tempDir(), policy: 'balanced' }, new AbortController().signal);
     const server = model;
     await expect.poll(() => server.requests.flatMap(toolMessagesOf), { timeout: 60_000 }).toEqual([expect.stringMatching(/\b42\b/)]);
     expect(runtime.store.runs.events(runId)).toContainEqual(expect.objectContaining({ type: 'tool.started', tool: 'everything__get-sum', sideEffects: 'none' }));

@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { planReply, type RecordedRequest, startModelServer, type ScriptedModelServer } from '../../kit/scripted-model-server';
 import { useServices } from '../../support/runtime';
 
+/** A start nobody cancels: these tests never leave before the run exists. */
+const NO_ASKER = new AbortController().signal;
+
 const openServices = useServices();
 let server: ScriptedModelServer | undefined;
 afterEach(async () => {
@@ -26,7 +29,7 @@ describe("the app's Dreamer (as `archon serve` and the app compose it)", () => {
     services.approvals.onChange(() => {
       for (const request of services.approvals.list()) queueMicrotask(() => services.approvals.answer(request.id, request.actionHash, { verdict: 'approve' }));
     });
-    await services.manager.start({ goal: 'total the invoices' });
+    await services.manager.start({ goal: 'total the invoices' }, NO_ASKER);
     await expect.poll(() => server?.requests.filter(isLessons).length, { timeout: 30_000 }).toBe(1);
     const dream = () => runtime.store.runs.listRuns(5).find((run) => run.kind === 'dream');
     expect(dream()?.status).toBe('running');

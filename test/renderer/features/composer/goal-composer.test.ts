@@ -1,9 +1,10 @@
 import { join } from 'node:path';
+import type { Page } from 'playwright-core';
 import { describe, expect, it, vi } from 'vitest';
 import { ArchonStore } from '../../../../src/core/store/archon-store';
 import { planReply } from '../../../kit/scripted-model-server';
 import { useModelServers } from '../../../support/model-servers';
-import { runArchon, useServe } from '../../../support/archon-process';
+import { runArchon, useServe, type ServeProcess } from '../../../support/archon-process';
 import { useBrowser } from '../../../support/browser';
 import { freePorts } from '../../../support/restate';
 import { useTempDirs } from '../../../support/temp-dir';
@@ -16,6 +17,15 @@ const startServe = useServe();
 const launchBrowser = useBrowser();
 const startServer = useModelServers();
 
+/** The app through `serve` in Chromium at 1400×900, connected. */
+async function openPage(serve: ServeProcess): Promise<Page> {
+  const page = await (await launchBrowser()).newPage({ viewport: { width: 1400, height: 900 } });
+  page.setDefaultTimeout(60_000);
+  await page.goto(serve.url.href);
+  await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
+  return page;
+}
+
 describe('the goal composer in Chromium through archon serve', () => {
   it('shows what the probe found: mode, streaming, context length and its source, parallel slots, and why', async () => {
     const server = await startServer({
@@ -24,10 +34,7 @@ describe('the goal composer in Chromium through archon serve', () => {
       llamaCpp: { contextLength: 8192, slots: 3 },
     });
     const serve = await startServe(tempDir(), ['--model-url', server.url, '--workspace', tempDir()]);
-    const page = await (await launchBrowser()).newPage({ viewport: { width: 1400, height: 900 } });
-    page.setDefaultTimeout(60_000);
-    await page.goto(serve.url.href);
-    await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
+    const page = await openPage(serve);
     await page.getByLabel('Goal').fill('Say ok');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     const probe = page.getByRole('status').filter({ hasText: 'scripted-model at' });
@@ -84,10 +91,7 @@ describe('the goal composer in Chromium through archon serve', () => {
       store.close();
     }
     const serve = await startServe(dataDir, ['--model-url', server.url, '--workspace', tempDir()]);
-    const page = await (await launchBrowser()).newPage({ viewport: { width: 1400, height: 900 } });
-    page.setDefaultTimeout(60_000);
-    await page.goto(serve.url.href);
-    await page.getByRole('status').filter({ hasText: 'Connected' }).waitFor();
+    const page = await openPage(serve);
     await page.getByLabel('Goal').fill('Say ok');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     const refusal = page.locator('.error-banner[role="alert"]');

@@ -58,7 +58,8 @@ export function createInboxSlice({ set, get, client, attempt }: SliceContext): I
     refreshInbox: () => attempt(load),
     // Said in the Inbox, not as an error: a cluster out of reach would otherwise raise one every few seconds.
     refreshClusterRuns: () => listClusterRuns().catch((error: unknown) => set({ clusterRunsProblem: error instanceof Error ? error.message : String(error) })),
-    watchInbox: () => pollEvery(POLL_MS, async () => void (await Promise.all([get().refreshInbox(), get().refreshClusterRuns()]))),
+    // The cluster's runs only while the Inbox shows them: each read scans every run the cluster keeps.
+    watchInbox: () => pollEvery(POLL_MS, async () => void (await Promise.all([get().refreshInbox(), get().view === 'inbox' ? get().refreshClusterRuns() : null]))),
     markInboxSeen() {
       const { inbox, inboxSeen } = get();
       if (inbox.every((item) => inboxSeen.has(item.run.id))) return;

@@ -1,6 +1,6 @@
 import { useEffect, useId } from 'react';
 import { inAppTerms } from '../../../../shared/app-advice';
-import type { ClusterRun, InboxItem } from '../../../../shared/schemas/run-order';
+import { clusterRunStanding, type InboxItem } from '../../../../shared/schemas/run-order';
 import { useAppStore } from '../../store/use-app-store';
 import { statusLabel } from '../contract/contract-model';
 
@@ -39,17 +39,14 @@ function ClusterApprovalsState() {
   return <p role="status">{waiting === 1 ? 'One request from a run on the cluster waits for your answer' : `${waiting} requests from runs on the cluster wait for your answer`}, in the approval dialog.</p>;
 }
 
-/** How a run on the cluster stands, in a word or two. */
-function standingOf(run: ClusterRun): string {
-  if (run.state === 'ended') return run.status ? statusLabel(run.status) : 'ended';
-  return run.state === 'given_up' ? 'given up' : 'under way';
-}
-
 /** The runs the cluster's workers drive or drove, from whichever machine sent them, as the cluster lists them. */
 function ClusterRuns() {
   const hasCluster = useAppStore((state) => Boolean(state.settings?.cluster));
   const runs = useAppStore((state) => state.clusterRuns);
   const problem = useAppStore((state) => state.clusterRunsProblem);
+  const refreshClusterRuns = useAppStore((state) => state.refreshClusterRuns);
+  // Read as the Inbox opens, then with the inbox's poll while it stays open.
+  useEffect(() => void refreshClusterRuns(), [refreshClusterRuns]);
   if (!hasCluster) return null;
   return (
     <section aria-labelledby="cluster-runs-heading" className="inbox-cluster">
@@ -66,7 +63,7 @@ function ClusterRuns() {
             <li key={run.runId} className="inbox-item">
               <h3>{run.goal}</h3>
               <p className="inbox-facts">
-                {standingOf(run)} · {run.scheduleId === null ? 'sent with --detach' : `schedule ${run.scheduleId}`} · run {run.runId.slice(0, 8)}
+                {clusterRunStanding(run, statusLabel)} · {run.scheduleId === null ? 'sent with --detach' : `schedule ${run.scheduleId}`} · run {run.runId.slice(0, 8)}
               </p>
               {run.problem && <p className="inbox-problem">{inAppTerms(run.problem)}</p>}
             </li>
