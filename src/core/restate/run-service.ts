@@ -3,7 +3,7 @@ import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
 import { parseJsonOrUndefined } from '../../shared/json';
 import { RunStatusSchema, ScheduleIdSchema, type RunStatus } from '../../shared/schemas/run';
-import { RunOrderSchema, ScheduleSchema, ScheduleStateSchema, type ClusterRun, type RunOrder, type Schedule, type ScheduleState } from '../../shared/schemas/run-order';
+import { RunOrderSchema, ScheduleSchema, ScheduleStateSchema, SkippedFiringSchema, type ClusterRun, type RunOrder, type Schedule, type ScheduleState } from '../../shared/schemas/run-order';
 import { checkCron, nextFiring } from '../schedule/cron';
 import { latchIn } from './cluster-stop';
 import type { RestateCluster } from './restate-cluster';
@@ -30,6 +30,8 @@ export interface RunWorker {
   id: string;
   driver: RunDriver;
   secret: string;
+  /** Where a firing asks whether its schedule's previous run is still going. */
+  cluster: RestateCluster;
 }
 
 /** A run keeps its attempt for a day: Restate would otherwise end an attempt that says nothing for a minute. */
@@ -47,8 +49,17 @@ const RemoveScheduleSchema = z.object({ remove: ScheduleIdSchema }).extend(Signe
 const FiringSchema = z.object({ arming: z.string().min(1), firedAt: z.iso.datetime() });
 /** A drive, signed under the run's id: by the desk (`--detach`), or by the worker that fired the schedule. */
 const DriveSchema = z.object({ scheduleId: ScheduleIdSchema.nullable(), firedAt: z.iso.datetime().nullable(), order: RunOrderSchema.strict() });
-/** What a schedule's object keeps: the schedule, the arming its next firing belongs to (a new one each time it is set), and that firing's time. */
-const EntrySchema = z.object({ schedule: ScheduleSchema, arming: z.string(), next: z.iso.datetime() });
+/**
+ * What a schedule's object keeps: the schedule, the arming its next firing belongs to (a new one each
+ * time it is set), that firing's time, the last run a firing started, and the last firing skipped.
+ */
+const EntrySchema = z.object({
+  schedule: ScheduleSchema,
+  arming: z.string(),
+  next: z.iso.datetime(),
+  lastRun: z.string().nullable().default(null),
+  lastSkipped: SkippedFiringSchema.nullable().default(null),
+});
 type Entry = z.infer<typeof EntrySchema>;
 
 const ENTRY = 'entry';
@@ -88,9 +99,47 @@ async function arm(ctx: restate.ObjectContext, driver: RunDriver, cron: string, 
   return next;
 }
 
+/** Whether a run's drive is under way or waits for a worker, as the cluster lists its invocations. */
+export async function driveUnderWay(cluster: RestateCluster, runId: string, signal: AbortSignal): Promise<boolean> {
+  const rows = await cluster.query(
+    `SELECT status FROM sys_invocation WHERE target_service_name = '${RUN_SERVICE}' AND target_handler_name = 'drive' AND target_service_key = '${z.uuid().parse(runId)}' AND status <> 'completed'`,
+    z.object({ status: z.string() }),
+    signal,
+  );
+  return rows.length > 0;
+}
+
+/** How many times a firing asks the cluster whether the previous run still goes before it starts the next one all the same. */
+const OVERLAP_CHECK_ATTEMPTS = 3;
+
+/** Whether the schedule's previous run still goes. A cluster that cannot say does not hold the schedule back: a firing is not lost to it. */
+async function stillGoing(ctx: restate.ObjectContext, cluster: RestateCluster, runId: string | null): Promise<boolean> {
+  if (runId === null) return false;
+  return ctx.run('previous run still going', () => driveUnderWay(cluster, runId, ctx.request().attemptCompletedSignal), { maxRetryAttempts: OVERLAP_CHECK_ATTEMPTS }).catch((error: unknown) => {
+    if (error instanceof restate.CancelledError || !(error instanceof restate.TerminalError)) throw error;
+    return false;
+  });
+}
+
 /**
- * Schedules: `set` keeps a signed schedule and arms its next firing; each firing starts a run (a new
- * run id, journaled, its drive signed by this worker) and arms the one after. Each `set` makes a new
+ * A firing: nothing while the cluster's emergency stop is latched; a note, and no run, while the
+ * schedule's previous run still goes (a schedule's runs never overlap); otherwise a new run (its id
+ * journaled, its drive signed by this worker).
+ */
+async function takeFiring(ctx: restate.ObjectContext, worker: RunWorker, entry: Entry, firedAt: string): Promise<Pick<Entry, 'lastRun' | 'lastSkipped'>> {
+  const { lastRun, lastSkipped } = entry;
+  if ((await latchIn(ctx)).latched) return { lastRun, lastSkipped };
+  if (lastRun !== null && (await stillGoing(ctx, worker.cluster, lastRun))) return { lastRun, lastSkipped: { firedAt, runId: lastRun } };
+  const runId = ctx.rand.uuidv4();
+  const { cron: _cron, ...order } = entry.schedule;
+  const drive = signed(worker.secret, DRIVE, runId, { scheduleId: ctx.key, firedAt, order });
+  ctx.genericSend({ service: RUN_SERVICE, method: 'drive', key: runId, parameter: drive, inputSerde: restate.serde.json });
+  return { lastRun: runId, lastSkipped };
+}
+
+/**
+ * Schedules: `set` keeps a signed schedule and arms its next firing; each firing is taken (see
+ * `takeFiring`) and arms the one after. Each `set` makes a new
  * arming, so a firing armed for an older version, or before a removal, finds it gone and does nothing.
  */
 function scheduleObject(worker: RunWorker) {
@@ -103,22 +152,19 @@ function scheduleObject(worker: RunWorker) {
         await takeChange(ctx, at);
         const arming = ctx.rand.uuidv4();
         const next = await arm(ctx, worker.driver, schedule.cron, arming);
-        ctx.set<Entry>(ENTRY, { schedule, arming, next });
-        return { id: ctx.key, schedule, next };
+        // A new version of a schedule is the same schedule: it does not start a run while the old version's still goes.
+        const { lastRun = null, lastSkipped = null } = EntrySchema.safeParse(await ctx.get(ENTRY)).data ?? {};
+        ctx.set<Entry>(ENTRY, { schedule, arming, next, lastRun, lastSkipped });
+        return { id: ctx.key, schedule, next, lastSkipped };
       },
       fire: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, input: unknown): Promise<void> => {
         const firing = FiringSchema.safeParse(input);
         const entry = EntrySchema.safeParse(await ctx.get(ENTRY));
         if (!firing.success || !entry.success || entry.data.arming !== firing.data.arming) return;
-        // While the cluster's emergency stop is latched a firing starts nothing; the schedule goes on from its next.
-        if (!(await latchIn(ctx)).latched) {
-          const runId = ctx.rand.uuidv4();
-          const { cron: _cron, ...order } = entry.data.schedule;
-          const drive = signed(worker.secret, DRIVE, runId, { scheduleId: ctx.key, firedAt: firing.data.firedAt, order });
-          ctx.genericSend({ service: RUN_SERVICE, method: 'drive', key: runId, parameter: drive, inputSerde: restate.serde.json });
-        }
+        const taken = await takeFiring(ctx, worker, entry.data, firing.data.firedAt);
+        // The schedule goes on from its next firing, whatever this one did.
         const next = await arm(ctx, worker.driver, entry.data.schedule.cron, entry.data.arming);
-        ctx.set<Entry>(ENTRY, { ...entry.data, next });
+        ctx.set<Entry>(ENTRY, { ...entry.data, ...taken, next });
       }),
       remove: async (ctx: restate.ObjectContext, input: unknown): Promise<boolean> => {
         const { at } = verified(worker.secret, REMOVE, ctx.key, input, RemoveScheduleSchema, 'a removal');
@@ -168,7 +214,7 @@ export async function listSchedules(cluster: RestateCluster, signal: AbortSignal
   return rows
     .flatMap((row) => {
       const entry = EntrySchema.safeParse(JSON.parse(row.value_utf8));
-      return entry.success ? [{ id: row.service_key, schedule: entry.data.schedule, next: entry.data.next }] : [];
+      return entry.success ? [{ id: row.service_key, schedule: entry.data.schedule, next: entry.data.next, lastSkipped: entry.data.lastSkipped }] : [];
     })
     .sort((a, b) => a.id.localeCompare(b.id));
 }

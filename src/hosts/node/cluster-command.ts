@@ -3,7 +3,7 @@ import { ArchonError } from '../../shared/errors';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ApprovalDecision } from '../../shared/schemas/approval';
 import type { RunOptions } from '../../shared/schemas/run';
-import { clusterRunStanding, RunOrderOptionsSchema, type RunOrder, type RunOrderApprove, type Schedule } from '../../shared/schemas/run-order';
+import { clusterRunStanding, RunOrderOptionsSchema, type RunOrder, type RunOrderApprove, type Schedule, type ScheduleState } from '../../shared/schemas/run-order';
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
 import { answerClusterApproval, pendingClusterApprovals } from '../../core/restate/cluster-approvals';
 import { checkClusterForRun } from '../../core/restate/cluster-stop';
@@ -115,10 +115,15 @@ export async function addScheduleFromCli(goal: string, flags: ScheduleAddFlags):
   return 0;
 }
 
-/** `archon schedule list`: each schedule the cluster keeps, with its next firing. */
+function scheduleLine({ id, schedule, next, lastSkipped }: ScheduleState): string {
+  const skipped = lastSkipped ? `  (skipped ${lastSkipped.firedAt}: run ${lastSkipped.runId} was still going)` : '';
+  return `${id}  next ${next}  "${schedule.cron}"  ${terminalText(schedule.goal, { keepNewlines: false })}${skipped}\n`;
+}
+
+/** `archon schedule list`: each schedule the cluster keeps, with its next firing and the last firing it skipped. */
 export async function listSchedulesFromCli(flags: ClusterFlags & { json?: boolean }): Promise<number> {
   const schedules = await listSchedules(clusterOf(flags), AbortSignal.timeout(COMMAND_TIMEOUT_MS));
-  for (const { id, schedule, next } of schedules) process.stdout.write(flags.json ? `${JSON.stringify({ id, schedule, next })}\n` : `${id}  next ${next}  "${schedule.cron}"  ${terminalText(schedule.goal, { keepNewlines: false })}\n`);
+  for (const state of schedules) process.stdout.write(flags.json ? `${JSON.stringify(state)}\n` : scheduleLine(state));
   if (schedules.length === 0 && !flags.json) process.stdout.write('No schedules.\n');
   return 0;
 }

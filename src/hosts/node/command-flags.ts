@@ -198,6 +198,7 @@ export function addScheduleFlags(command: Command): Command {
       .option('--max-steps <n>', 'the most steps a run\'s plan may have', positiveInt('--max-steps', 1000))
       .addOption(new Option('--verify <mode>', 'how results are checked (see archon run --help)').choices(VerificationSchema.options))
       .option('--accept-gaps', 'unmet success criteria end a run completed with gaps instead of failed')
+      .option('--no-memory', 'its runs neither recall from nor store to the worker\'s long-term memory')
       .option('--workspace <dir>', 'the only folder its file tools may touch, on the workers\' machine (default: the worker\'s --workspace)')
       .option('--json', 'print the schedule as JSON'),
   );

@@ -78,7 +78,7 @@ export async function startWorker(runtime: ArchonRuntime, flags: WorkerFlags, wo
   const cluster = new RestateCluster({ ingress: flags.restateIngress ?? RESTATE_DEFAULTS.ingress, admin: flags.restateAdmin ?? RESTATE_DEFAULTS.admin });
   const id = flags.id ?? `${hostname().slice(0, 48)}-${process.pid}`;
   const driver = workerRunDriver(runtime, { id, cluster, secret, workspace, workers, allowNetwork: flags.allowNetwork });
-  const server = createServer(workerEndpoint({ id, caller: pool, cluster, secret }, { id, driver, secret }, runtime.log));
+  const server = createServer(workerEndpoint({ id, caller: pool, cluster, secret }, { id, driver, secret, cluster }, runtime.log));
   const close = async () => {
     await drain(server);
     await pool.close();

@@ -38,8 +38,12 @@ export type RunOrder = z.infer<typeof RunOrderSchema>;
 export const ScheduleSchema = RunOrderSchema.extend({ cron: z.string().min(1).max(200) });
 export type Schedule = z.infer<typeof ScheduleSchema>;
 
-/** What the cluster keeps of a schedule: the schedule and its next firing. */
-export const ScheduleStateSchema = z.object({ id: ScheduleIdSchema, schedule: ScheduleSchema, next: z.iso.datetime() });
+/** A firing that started no run, as its schedule's previous run was still going: the time it named, and that run. */
+export const SkippedFiringSchema = z.object({ firedAt: z.iso.datetime(), runId: z.string() });
+export type SkippedFiring = z.infer<typeof SkippedFiringSchema>;
+
+/** What the cluster keeps of a schedule: the schedule, its next firing, and the last firing it skipped (null when none). */
+export const ScheduleStateSchema = z.object({ id: ScheduleIdSchema, schedule: ScheduleSchema, next: z.iso.datetime(), lastSkipped: SkippedFiringSchema.nullable() });
 export type ScheduleState = z.infer<typeof ScheduleStateSchema>;
 
 /** A run in the inbox: one a worker drove (a schedule's, or one sent with `--detach`), which ended or waits for a person's answer (`waiting`). */

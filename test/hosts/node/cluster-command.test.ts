@@ -135,6 +135,58 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect((await spawnArchon(['schedule', 'rm', 'again', ...flags]).done).status).toBe(0);
   });
 
+  it('a firing while the schedule\'s previous run still goes starts no run and says so; once that run ended, the schedule set again starts one', async () => {
+    const cluster = await restate.server();
+    const secretFile = restate.secretFile();
+    const workspace = tempDir();
+    const command = `echo started >> starts.txt; until [ -e go ]; do sleep 0.1; done; echo mark >> ledger.txt # archon-overlap-${randomUUID()}`;
+    const model = await serve({ reply: (request) => (request.purpose === 'plan' || request.purpose === 'final' || request.body.messages?.at(-1)?.role === 'tool' ? appendMark(request) : { toolCalls: [{ name: 'run_command', arguments: { command } }] }) });
+    const clock = { offsetMs: 0 };
+    const runtime = await workerOnClock(cluster, secretFile, workspace, clock);
+    const flags = ['--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin, '--cluster-secret-file', secretFile];
+    // Without memory: the second run would recall the first's command and refuse it as text it does not trust.
+    const everyMinute = '* * * * *';
+    /** Moves the worker's clock forward to ten seconds before one of its minutes. */
+    const tenSecondsBeforeAMinute = () => {
+      const now = Date.now() + clock.offsetMs;
+      clock.offsetMs += nextFiring(everyMinute, new Date(now + 10_000)).getTime() - 10_000 - now;
+    };
+    const add = async () => {
+      const added = await spawnArchon(['schedule', 'add', 'append a mark to the ledger', '--cron', everyMinute, '--id', 'overlap', '--approve', 'auto', '--no-memory', '--model-url', model.url, '--json', ...flags]).done;
+      expect(added.status, added.stderr).toBe(0);
+      return ScheduleStateSchema.parse(JSON.parse(added.stdout));
+    };
+    const listed = async () => (await spawnArchon(['schedule', 'list', '--json', ...flags]).done).stdout.trim().split('\n').filter(Boolean).map((line) => ScheduleStateSchema.parse(JSON.parse(line)));
+    const runIds = () => runtime.store.runs.listRuns(10).map((run) => run.id);
+
+    tenSecondsBeforeAMinute();
+    const first = await add();
+    expect(first.lastSkipped).toBeNull();
+    // The clock jumps fifty seconds, as a machine's that wakes: the firing after the first comes ten seconds after it, not a minute.
+    clock.offsetMs += 50_000;
+    await until(() => existsSync(join(workspace, 'starts.txt')), 'the first firing to start its run', 200);
+    const [running] = runIds();
+    let [state] = await listed();
+    await until(async () => ([state] = await listed()) && state?.lastSkipped !== null, 'the second firing to be skipped', 200);
+    expect(state?.lastSkipped).toEqual({ firedAt: new Date(Date.parse(first.next) + 60_000).toISOString(), runId: running });
+    expect(runIds()).toEqual([running]);
+    expect((await spawnArchon(['schedule', 'list', ...flags]).done).stdout).toContain(`(skipped ${state?.lastSkipped?.firedAt}: run ${running} was still going)`);
+
+    writeFileSync(join(workspace, 'go'), '');
+    await until(() => runtime.store.runs.inbox(10).length > 0, 'the first run to end', 200);
+    // Set again (a new version of the same schedule), its first firing finds the previous run ended and starts one.
+    tenSecondsBeforeAMinute();
+    const again = await add();
+    expect(again.lastSkipped).toEqual(state?.lastSkipped);
+    await until(() => runtime.store.runs.inbox(10).length > 1, 'the firing after the run ended to start one that ends', 200);
+    expect(runtime.store.runs.inbox(10).map((item) => [item.firedAt, item.run.status])).toEqual([
+      [again.next, 'completed'],
+      [first.next, 'completed'],
+    ]);
+    expect(readFileSync(join(workspace, 'ledger.txt'), 'utf8')).toBe('mark\nmark\n');
+    expect((await spawnArchon(['schedule', 'rm', 'overlap', ...flags]).done).status).toBe(0);
+  });
+
   it('a scheduled run\'s approvals wait on the cluster, in the inbox, until a person answers them from the desk with archon approve; a forged answer is refused', async () => {
     const { cluster, model, workspace, runtime, flags, signedFlags } = await clusterBeforeEvenMinute();
     const added = await spawnArchon(['schedule', 'add', 'append a mark to the ledger', '--cron', CRON, '--approve', 'desk', '--policy', 'balanced', '--model-url', model.url, ...signedFlags]).done;

@@ -8,7 +8,9 @@ export const APPROVALS: Record<RunOrderApprove, string> = {
   desk: 'wait for you (archon approve)',
 };
 
-function ScheduleRow({ state: { id, schedule, next } }: { state: ScheduleState }) {
+const shortTime = (iso: string) => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+function ScheduleRow({ state: { id, schedule, next, lastSkipped } }: { state: ScheduleState }) {
   const removeSchedule = useAppStore((store) => store.removeSchedule);
   return (
     <tr>
@@ -19,7 +21,12 @@ function ScheduleRow({ state: { id, schedule, next } }: { state: ScheduleState }
       </td>
       <td>{APPROVALS[schedule.approve]}</td>
       <td>
-        <time dateTime={next}>{new Date(next).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })}</time>
+        <time dateTime={next}>{shortTime(next)}</time>
+        {lastSkipped ? (
+          <p className="schedule-skipped">
+            Skipped <time dateTime={lastSkipped.firedAt}>{shortTime(lastSkipped.firedAt)}</time>: run {lastSkipped.runId.slice(0, 8)} was still going.
+          </p>
+        ) : null}
       </td>
       <td>
         <button type="button" aria-label={`Remove schedule ${id}`} onClick={() => void removeSchedule(id)}>
