@@ -10,6 +10,7 @@ import { resolveModelUrl } from '../shared/model-presets';
 import { createRuntime } from '../core/runtime';
 import { forwardEvent, registerIpcHandlers } from './ipc';
 import { approvalNotifier } from './approval-notifier';
+import { withArrivalNotices } from './arrival-notices';
 import { forkAuditorUtility } from './auditor-launcher';
 import { engineUtilityLauncher } from './engine-launcher';
 import { createMainWindow } from './main-window';
@@ -17,6 +18,7 @@ import { dialogConfirmation } from './operator-dialog';
 import { denyPermissions, hardenApp } from './security';
 import { createUtilityProcessLauncher } from './utility-process-launcher';
 import { safeStorageVault } from './safe-storage-vault';
+import { bringBack, windowNotifier } from './window-notice';
 
 const here = import.meta.dirname;
 
@@ -62,16 +64,14 @@ function start(): void {
   const url = appUrl();
   const window = createMainWindow(BrowserWindow, { preload: join(here, '../preload/index.cjs'), appUrl: url });
   shown.window = window;
-  const unregister = registerIpcHandlers(ipcMain, services.handlers, url, services.estop);
-  const notify = approvalNotifier(Notification, window);
+  const notify = windowNotifier(Notification, window);
+  const unregister = registerIpcHandlers(ipcMain, withArrivalNotices(services.handlers, notify), url, services.estop);
+  const notifyApproval = approvalNotifier(notify);
   const unsubscribe = runtime.bus.subscribe((event) => {
     forwardEvent(window.webContents, event);
-    notify(event);
+    notifyApproval(event);
   });
-  app.on('second-instance', () => {
-    if (window.isMinimized()) window.restore();
-    window.focus();
-  });
+  app.on('second-instance', () => bringBack(window));
   app.on('window-all-closed', () => {
     unsubscribe();
     unregister();

@@ -22,7 +22,7 @@ function forkUtilityProcess(modulePath: string, args: string[] = []) {
 }
 
 /** Just enough of Electron's main-process API to load src/main and watch what it does. */
-export function createFakeElectron(options: { gotLock: boolean; userData: string; keychain?: boolean; keychainBackend?: string; dialogResponse?: number }) {
+export function createFakeElectron(options: { gotLock: boolean; userData: string; keychain?: boolean; keychainBackend?: string; dialogResponse?: number; notifications?: boolean }) {
   const handlers = new Map<string, (event: unknown, input: unknown) => Promise<unknown>>();
   const windows: FakeBrowserWindow[] = [];
   const app = Object.assign(new EventEmitter(), {
@@ -48,6 +48,7 @@ export function createFakeElectron(options: { gotLock: boolean; userData: string
     readonly focus = vi.fn();
     readonly restore = vi.fn();
     readonly isMinimized = vi.fn(() => false);
+    readonly isFocused = vi.fn(() => true);
     constructor(readonly options: Record<string, unknown>) {
       super();
       windows.push(this);
@@ -65,7 +66,17 @@ export function createFakeElectron(options: { gotLock: boolean; userData: string
   };
   /** The operator's answer to the native dialog: index 1 is "Allow". */
   const dialog = { showMessageBox: vi.fn(async (..._args: unknown[]) => ({ response: options.dialogResponse ?? 0, checkboxChecked: false })) };
-  /** Desktop notifications: none on this machine, as where the system has no notification service. */
-  const Notification = { isSupported: vi.fn(() => false) };
-  return { app, session, ipcMain, utilityProcess, safeStorage, dialog, Notification, BrowserWindow: FakeBrowserWindow, handlers, windows };
+  /** The notifications shown, in order; a test clicks one by emitting `click` on it. */
+  const notices: FakeNotification[] = [];
+  /** Desktop notifications: unless asked for, none on this machine, as where the system has no notification service. */
+  class FakeNotification extends EventEmitter {
+    static readonly isSupported = vi.fn(() => options.notifications ?? false);
+    readonly show = vi.fn(() => {
+      notices.push(this);
+    });
+    constructor(readonly content: { title: string; body: string }) {
+      super();
+    }
+  }
+  return { app, session, ipcMain, utilityProcess, safeStorage, dialog, Notification: FakeNotification, BrowserWindow: FakeBrowserWindow, handlers, windows, notices };
 }

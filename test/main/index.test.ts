@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src/shared/csp';
 import { COMMAND_NAMES, IPC_PREFIX } from '../../src/shared/ipc/contract';
 import { startModelServer, type ScriptedModelServer } from '../kit/scripted-model-server';
+import { seedRuns } from '../support/stored-runs';
 import { useTempDirs } from '../support/temp-dir';
 import { createFakeElectron } from './fake-electron';
 
@@ -64,8 +65,8 @@ afterEach(async () => {
   vi.unstubAllEnvs();
 });
 
-async function bootMain(gotLock: boolean, options: { userData?: string; dialogResponse?: number; keychain?: boolean; keychainBackend?: string } = {}) {
-  fake = createFakeElectron({ gotLock, userData: options.userData ?? tempDir(), dialogResponse: options.dialogResponse, keychain: options.keychain, keychainBackend: options.keychainBackend });
+async function bootMain(gotLock: boolean, options: { userData?: string; dialogResponse?: number; keychain?: boolean; keychainBackend?: string; notifications?: boolean } = {}) {
+  fake = createFakeElectron({ gotLock, ...options, userData: options.userData ?? tempDir() });
   await import('../../src/main/index');
   await new Promise((resolve) => setImmediate(resolve));
   return fake;
@@ -221,5 +222,28 @@ describe('Electron main', () => {
     expect(electron.safeStorage.encryptString).not.toHaveBeenCalled();
     expect(await invoke(electron, 'settings.update', { mcpServers: { files: { command: 'npx', env: { TOKEN: 'MCPSECRET-123456' } } } })).toMatchObject({ ok: false, error: { code: 'CONFIG_INVALID', message: expect.stringContaining('sealed by the OS keychain') } });
     expect(await invoke(electron, 'app.info', {})).toMatchObject({ ok: true, value: { keyStorageNote: expect.stringContaining('No keyring') } });
+  });
+
+  it("notifies each run that lands in the inbox between two of the page's reads while the window is not focused, and none while it is; a click brings the window back", async () => {
+    const userData = tempDir();
+    const electron = await bootMain(true, { userData, notifications: true });
+    const [window] = electron.windows;
+    const landed = (goal: string) => seedRuns(userData, [{ goal, status: 'completed', dispatch: { scheduleId: 'nightly', firedAt: '2030-01-02T03:00:00.000Z' } }]);
+    window?.isFocused.mockReturnValue(false);
+    landed('Check the nightly backups');
+    expect(await invoke(electron, 'inbox.list', {})).toMatchObject({ ok: true, value: [{ run: { goal: 'Check the nightly backups' } }] });
+    landed('Rotate the staging certificates');
+    expect(await invoke(electron, 'inbox.list', {})).toMatchObject({ ok: true, value: [{ run: { goal: 'Rotate the staging certificates' } }, {}] });
+    expect(electron.notices.map((notice) => notice.content)).toEqual([{ title: 'Archon: a run is in your inbox', body: 'Rotate the staging certificates' }]);
+
+    window?.isMinimized.mockReturnValue(true);
+    electron.notices[0]?.emit('click');
+    expect(window?.restore).toHaveBeenCalled();
+    expect(window?.focus).toHaveBeenCalled();
+
+    window?.isFocused.mockReturnValue(true);
+    landed('Summarise the overnight failures');
+    expect(await invoke(electron, 'inbox.list', {})).toMatchObject({ ok: true, value: [{ run: { goal: 'Summarise the overnight failures' } }, {}, {}] });
+    expect(electron.notices).toHaveLength(1);
   });
 });

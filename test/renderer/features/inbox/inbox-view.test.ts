@@ -1,12 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { describe, expect, it, vi } from 'vitest';
-import { ArchonStore } from '../../../../src/core/store/archon-store';
-import { RunOptionsSchema, type RunOptions, type RunStatus } from '../../../../src/shared/schemas/run';
 import { useServe } from '../../../support/archon-process';
 import { axeViolations } from '../../../support/axe';
 import { useBrowser } from '../../../support/browser';
 import { overflowOf } from '../../../support/layout';
+import { seedRuns } from '../../../support/stored-runs';
 import { useTempDirs } from '../../../support/temp-dir';
 import { lookAway, notificationsOf, openWatchedPage } from '../../../support/page-notifications';
 
@@ -20,24 +18,6 @@ const FITS = { scrollsSideways: false, outside: [] };
 const NIGHTLY_FIRED_AT = '2030-01-02T03:00:00.000Z';
 const LATE_FIRED_AT = '2030-01-03T03:00:00.000Z';
 const LATE_GOAL = `Summarise the overnight test failures in the payments service and suggest which commits to look at first, ${'with details '.repeat(6)}`;
-
-/** Stored runs as the workers of a cluster (or a terminal, without `dispatch`) leave them, each ended after the one before. */
-function seedRuns(dataDir: string, runs: { goal: string; status: RunStatus; dispatch?: RunOptions['dispatch'] }[]): string[] {
-  const store = ArchonStore.open(dataDir);
-  try {
-    return runs.map(({ goal, status, dispatch }) => {
-      const id = randomUUID();
-      const options = RunOptionsSchema.parse({ modelUrl: 'http://127.0.0.1:9/v1', model: 'scripted', policy: 'balanced', concurrency: null, maxTokens: null, maxCostUsd: null, workspace: dataDir, maxIterations: 5, ...(dispatch ? { dispatch } : {}) });
-      const created = new Date().toISOString();
-      store.runs.createRun({ id, goal, policy: 'balanced', options, now: created });
-      // Strictly later than anything before it, so "the latest first" has one order.
-      store.runs.setRunStatus(id, status, new Date(Date.parse(created) + 1).toISOString());
-      return id;
-    });
-  } finally {
-    store.close();
-  }
-}
 
 /** The app in Chromium, at 1024×700, through `archon serve` on `dataDir`, its notifications watched and allowed. */
 async function openServe(dataDir: string): Promise<Page> {

@@ -1,3 +1,4 @@
+import { arrivalTracker } from '../../../../shared/arrivals';
 import type { ApprovalDecision, ApprovalRequest } from '../../../../shared/schemas/approval';
 import { latestOnly } from '../../store/latest-only';
 import { pollEvery } from '../../store/poll';
@@ -31,16 +32,14 @@ const answerOf = (request: ApprovalRequest, decision: ApprovalDecision) => ({ ap
 
 export function createApprovalsSlice({ set, get, client, attempt }: SliceContext): ApprovalsSlice {
   const listPending = latestOnly(() => client.commands['approvals.list'](), (pending) => set({ pending }));
-  /** The ids listed at the last answer: a request not among them has just arrived (none counts so at the first). */
-  let listed: ReadonlySet<string> | null = null;
+  const arrivals = arrivalTracker((request: ApprovalRequest) => request.id);
   /** Requests answered here: a list read before the cluster took the answer still has them, and must not show them again. */
   const answered = new Set<string>();
   const applyCluster = (read: ApprovalRequest[]) => {
     const ids = idsOf(read);
     for (const id of answered) if (!ids.has(id)) answered.delete(id);
     const clusterPending = read.filter((request) => !answered.has(request.id));
-    const arrived = listed === null ? [] : clusterPending.filter((request) => !listed?.has(request.id));
-    listed = ids;
+    const arrived = arrivals(read).filter((request) => !answered.has(request.id));
     set({ clusterPending, clusterApprovalsProblem: null });
     for (const request of arrived) notifyApprovalRequest(request);
   };

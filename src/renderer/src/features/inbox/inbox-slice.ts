@@ -1,3 +1,4 @@
+import { arrivalTracker } from '../../../../shared/arrivals';
 import type { ClusterRun, InboxItem } from '../../../../shared/schemas/run-order';
 import { latestOnly } from '../../store/latest-only';
 import { pollEvery } from '../../store/poll';
@@ -31,13 +32,9 @@ export interface InboxSlice {
 const idsOf = (items: readonly InboxItem[]) => new Set(items.map((item) => item.run.id));
 
 export function createInboxSlice({ set, get, client, attempt }: SliceContext): InboxSlice {
-  /** The ids of the first answer and of the one before the latest: an item in neither has just landed. */
-  let firstIds: ReadonlySet<string> | null = null;
-  let previousIds: ReadonlySet<string> = new Set();
+  const arrivals = arrivalTracker((item: InboxItem) => item.run.id);
   const apply = (items: InboxItem[]) => {
-    const landed = firstIds === null ? [] : items.filter((item) => !firstIds?.has(item.run.id) && !previousIds.has(item.run.id));
-    firstIds ??= idsOf(items);
-    previousIds = idsOf(items);
+    const landed = arrivals(items);
     set({ inbox: items });
     for (const item of landed) notifyInboxItem(item);
   };
