@@ -58,6 +58,13 @@ const idempotent = (key: string | null): Record<string, string> => (key === null
 const SentSchema = z.object({ invocationId: z.string().min(1) });
 const DeploymentSchema = z.object({ id: z.string().min(1) });
 
+/** A run id as a literal of the admin API's SQL: checked to be a UUID before it is written into a query. */
+export function sqlRunId(runId: string): string {
+  const checked = z.uuid().safeParse(runId);
+  if (!checked.success) throw new ArchonError('CONFIG_INVALID', `"${runId}" is not a run id: give the whole id, as archon cluster-runs lists it.`);
+  return `'${checked.data}'`;
+}
+
 /** The Restate cluster as Archon uses it: deployments registered, invocations sent, awaited, killed. */
 export class RestateCluster {
   /** `deadlineMs`: the longest any one request may take, answer or not (null: a server restarting is waited for). */

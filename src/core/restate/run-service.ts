@@ -6,7 +6,7 @@ import { RunStatusSchema, ScheduleIdSchema, type RunStatus } from '../../shared/
 import { RunOrderSchema, ScheduleSchema, ScheduleStateSchema, SkippedFiringSchema, type ClusterRun, type RunOrder, type Schedule, type ScheduleState } from '../../shared/schemas/run-order';
 import { checkCron, nextFiring } from '../schedule/cron';
 import { latchIn } from './cluster-stop';
-import type { RestateCluster } from './restate-cluster';
+import { sqlRunId, type RestateCluster } from './restate-cluster';
 import { beganMarks } from './began-marks';
 import { RUN_MARKS, RUN_SERVICE, SCHEDULE_SERVICE } from './service-names';
 import { isNewer, signed, SignedAtSchema, verified } from './signed';
@@ -99,10 +99,13 @@ async function arm(ctx: restate.ObjectContext, driver: RunDriver, cron: string, 
   return next;
 }
 
+/** A query's filter on one run's key, when one is named. */
+const oneKey = (column: string, runId: string | undefined) => (runId === undefined ? '' : ` AND ${column} = ${sqlRunId(runId)}`);
+
 /** Whether a run's drive is under way or waits for a worker, as the cluster lists its invocations. */
 export async function driveUnderWay(cluster: RestateCluster, runId: string, signal: AbortSignal): Promise<boolean> {
   const rows = await cluster.query(
-    `SELECT status FROM sys_invocation WHERE target_service_name = '${RUN_SERVICE}' AND target_handler_name = 'drive' AND target_service_key = '${z.uuid().parse(runId)}' AND status <> 'completed'`,
+    `SELECT status FROM sys_invocation WHERE target_service_name = '${RUN_SERVICE}' AND target_handler_name = 'drive'${oneKey('target_service_key', runId)} AND status <> 'completed'`,
     z.object({ status: z.string() }),
     signal,
   );
@@ -223,11 +226,11 @@ const StateRowSchema = z.object({ service_key: z.string(), key: z.string(), valu
 /** An invocation as the admin API lists it (a column that is null is left out of its row). */
 const InvocationRowSchema = z.object({ target_service_key: z.string(), status: z.string(), completion_result: z.string().nullish(), completion_failure: z.string().nullish(), created_at: z.string() });
 
-/** The runs the cluster's workers drive or drove, latest first, read from its state and invocations through the admin API. */
-export async function listClusterRuns(cluster: RestateCluster, signal: AbortSignal): Promise<ClusterRun[]> {
-  const state = await cluster.query(`SELECT service_key, key, value_utf8 FROM state WHERE service_name = '${RUN_SERVICE}'`, StateRowSchema, signal);
+/** The runs the cluster's workers drive or drove (or only run `runId`), latest first, read from its state and invocations through the admin API. */
+export async function listClusterRuns(cluster: RestateCluster, signal: AbortSignal, runId?: string): Promise<ClusterRun[]> {
+  const state = await cluster.query(`SELECT service_key, key, value_utf8 FROM state WHERE service_name = '${RUN_SERVICE}'${oneKey('service_key', runId)}`, StateRowSchema, signal);
   const invocations = await cluster.query(
-    `SELECT target_service_key, status, completion_result, completion_failure, created_at FROM sys_invocation WHERE target_service_name = '${RUN_SERVICE}' AND target_handler_name = 'drive' ORDER BY created_at`,
+    `SELECT target_service_key, status, completion_result, completion_failure, created_at FROM sys_invocation WHERE target_service_name = '${RUN_SERVICE}' AND target_handler_name = 'drive'${oneKey('target_service_key', runId)} ORDER BY created_at`,
     InvocationRowSchema,
     signal,
   );

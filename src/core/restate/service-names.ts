@@ -14,3 +14,5 @@ export const RUN_MARKS = 'ArchonRunMarks';
 export const APPROVAL_SERVICE = 'ArchonApprovals';
 /** The cluster's emergency stop: one key, its latch. */
 export const STOP_SERVICE = 'ArchonStop';
+/** The events of the runs workers drive, keyed by run id: what a desk on another machine follows. */
+export const RUN_LOG = 'ArchonRunLog';

@@ -240,8 +240,9 @@ export class RunStore {
     });
   }
 
-  events(runId: string, limit = 5000): RunEvent[] {
-    const rows = this.db.prepare('SELECT body_json FROM events WHERE run_id = ? ORDER BY seq LIMIT ?').all(runId, limit) as { body_json: string }[];
+  /** A run's events after `afterSeq`, oldest first. */
+  events(runId: string, limit = 5000, afterSeq = 0): RunEvent[] {
+    const rows = this.db.prepare('SELECT body_json FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(runId, afterSeq, limit) as { body_json: string }[];
     return rows.flatMap((row) => {
       const parsed = RunEventSchema.safeParse(parseJsonOrUndefined(row.body_json));
       return parsed.success ? [parsed.data] : [];

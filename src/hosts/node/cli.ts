@@ -352,6 +352,22 @@ export function buildProgram(): Command {
       exitCode = await (await import('./cluster-command')).listClusterRunsFromCli(flags);
     },
   );
+  addRestateFlags(
+    program
+      .command('follow')
+      .description('a run the workers of the Restate cluster drive, from any desk: its events as archon run prints them, until it ends; exit code as archon run\'s')
+      .argument('<run-id>', 'the run\'s whole id, as archon cluster-runs lists it')
+      .option('--json', 'one JSON event per line on stdout'),
+  ).action(async (runId: string, flags: ClusterFlags & { json?: boolean }) => {
+    const following = new AbortController();
+    const stop = () => following.abort();
+    process.once('SIGINT', stop);
+    try {
+      exitCode = await (await import('./cluster-command')).followFromCli(runId, flags, following.signal);
+    } finally {
+      process.off('SIGINT', stop);
+    }
+  });
   addRestateFlags(program.command('approvals').description('what scheduled runs ask you, waiting on the Restate cluster (answer with archon approve)').option('--json', 'one JSON object per line')).action(
     async (flags: ClusterFlags & { json?: boolean }) => {
       exitCode = await (await import('./cluster-command')).listClusterApprovalsFromCli(flags);

@@ -1,17 +1,21 @@
 import { resolve } from 'node:path';
+import { sleep } from '../../shared/abort';
 import { ArchonError } from '../../shared/errors';
 import { resolveModelUrl } from '../../shared/model-presets';
 import type { ApprovalDecision } from '../../shared/schemas/approval';
+import type { RunEvent } from '../../shared/schemas/events';
 import type { RunOptions } from '../../shared/schemas/run';
-import { clusterRunStanding, RunOrderOptionsSchema, type RunOrder, type RunOrderApprove, type Schedule, type ScheduleState } from '../../shared/schemas/run-order';
+import { clusterRunStanding, RunOrderOptionsSchema, type ClusterRun, type RunOrder, type RunOrderApprove, type Schedule, type ScheduleState } from '../../shared/schemas/run-order';
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
 import { answerClusterApproval, pendingClusterApprovals } from '../../core/restate/cluster-approvals';
 import { checkClusterForRun } from '../../core/restate/cluster-stop';
+import { readRunLog } from '../../core/restate/run-log';
 import { dispatchRun, listClusterRuns, listSchedules, newScheduleId, removeSchedule, setSchedule } from '../../core/restate/run-service';
 import { RUN_SERVICE, SCHEDULE_SERVICE } from '../../core/restate/service-names';
 import type { ArchonRuntime } from '../../core/runtime';
 import { checkCron } from '../../core/schedule/cron';
 import { RESTATE_DEFAULTS } from './command-flags';
+import { describeEvent, EXIT_BY_STATUS } from './run-output';
 import { terminalText } from './terminal-text';
 
 export interface ClusterFlags {
@@ -152,6 +156,52 @@ export async function listClusterRunsFromCli(flags: ClusterFlags & { json?: bool
   }
   if (runs.length === 0 && !flags.json) process.stdout.write('No run on this cluster: none was sent with --detach or fired by a schedule (or they are older than the cluster keeps).\n');
   return 0;
+}
+
+/** How often `archon follow` asks the cluster what the run did since. */
+const FOLLOW_EVERY_MS = 1000;
+/** How long `archon follow` waits for a run just sent to be taken by a worker before it says there is no such run. */
+const FOLLOW_APPEAR_MS = 30_000;
+
+function printFollowed(event: RunEvent, json: boolean): void {
+  if (json) process.stdout.write(`${JSON.stringify(event)}\n`);
+  else {
+    const line = describeEvent(event);
+    if (line) process.stderr.write(`${terminalText(line)}\n`);
+    if (event.type === 'run.completed') process.stdout.write(`${terminalText(event.answer)}\n`);
+  }
+}
+
+/** How a followed run that ended ends the command: its exit code, with why when it was given up. */
+function followedEnd(run: ClusterRun): number {
+  if (run.state === 'given_up') process.stderr.write(`archon: run ${run.runId} was given up on the cluster: ${terminalText(run.problem ?? 'no reason kept')}\n`);
+  return run.status === null ? 1 : (EXIT_BY_STATUS[run.status] ?? 1);
+}
+
+/**
+ * `archon follow`: a run the cluster's workers drive, from any desk: its events from the first, as
+ * `archon run` prints them, until it ends; then its exit code. The run goes on whether or not anyone follows it.
+ */
+export async function followFromCli(runId: string, flags: ClusterFlags & { json?: boolean }, signal: AbortSignal): Promise<number> {
+  const cluster = clusterOf(flags);
+  const ask = () => AbortSignal.any([signal, AbortSignal.timeout(COMMAND_TIMEOUT_MS)]);
+  const since = Date.now();
+  let seq = 0;
+  while (!signal.aborted) {
+    const [run] = await listClusterRuns(cluster, ask(), runId);
+    const events = await readRunLog(cluster, runId, seq, ask());
+    for (const event of events) printFollowed(event, flags.json ?? false);
+    seq = events.at(-1)?.seq ?? seq;
+    if (run === undefined && Date.now() - since > FOLLOW_APPEAR_MS) {
+      process.stderr.write(`archon: no run ${runId} on the Restate cluster at ${cluster.address.ingress} (archon cluster-runs lists those there are).\n`);
+      return 2;
+    }
+    // Its worker sends the last events before the run is marked ended: none new once it is means none left.
+    if (run !== undefined && run.state !== 'under_way' && events.length === 0) return followedEnd(run);
+    if (events.length === 0) await sleep(FOLLOW_EVERY_MS, signal).catch(() => undefined);
+  }
+  process.stderr.write(`Stopped following run ${runId}; it goes on on the cluster.\n`);
+  return 130;
 }
 
 /** `archon approvals`: what scheduled runs ask a person, waiting on the cluster, oldest first. */

@@ -4,6 +4,7 @@ import { dataDirId } from '../../auditor/audit-key';
 import { markBegun, releaseBegun } from '../../core/restate/began-marks';
 import { ClusterApprovals, withdrawRunApprovals } from '../../core/restate/cluster-approvals';
 import { clusterLatch, clusterStopError } from '../../core/restate/cluster-stop';
+import { publishRunLog } from '../../core/restate/run-log';
 import type { RestateCluster } from '../../core/restate/restate-cluster';
 import { RUN_MARKS } from '../../core/restate/service-names';
 import type { RunOrderApprove } from '../../shared/schemas/run-order';
@@ -123,6 +124,8 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
       if (existing && run.order.approve === 'desk') await withdrawRunApprovals(worker.cluster, worker.secret, runId, signal);
       const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));
       const services = composeRunServices({ runtime, workers: worker.workers, apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: worker.allowNetwork, engineLauncher: engineLauncher() });
+      // Desks on other machines follow the run from the cluster (`archon follow`).
+      const published = publishRunLog(worker.cluster, worker.secret, runId, (seq, limit) => runtime.store.runs.events(runId, limit, seq), runtime.log);
       try {
         let created = existing !== null;
         const launch = { runtime, settings, approvals: approvalsOf(run.order.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id, onCreated: () => (created = true) };
@@ -141,6 +144,7 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
       } finally {
         await services.close();
         runtime.events.flush();
+        await published.close();
       }
     },
   };

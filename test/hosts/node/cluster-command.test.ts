@@ -284,6 +284,13 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     const [item] = inbox();
     expect(item?.run.status).toBe('failed');
     expect(item?.run.error).toMatch(/run_command in step mark may or may not have happened: it was interrupted and not run again/);
+    // A desk following the run from the cluster gets every event both workers wrote, once each, in order.
+    const followed = await spawnArchon(['follow', item?.run.id ?? '', '--json', ...flags]).done;
+    expect(followed.status, followed.stderr).toBe(1);
+    const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
+    const events = (db.prepare('SELECT body_json FROM events WHERE run_id = ? ORDER BY seq').all(item?.run.id) as { body_json: string }[]).map((row) => JSON.parse(row.body_json) as unknown);
+    db.close();
+    expect(followed.stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual(events);
     expect(readFileSync(join(workspace, 'starts.txt'), 'utf8')).toBe('started\n');
     expect(existsSync(join(workspace, 'ledger.txt'))).toBe(false);
   });
@@ -319,7 +326,7 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect(existsSync(join(workspace, 'ledger.txt'))).toBe(false);
   });
 
-  it('archon run --detach: the run goes to the cluster and the command ends; a worker drives it to its end without the desk, and it lands in the inbox; one it refuses lands there failed, saying why; one whose model server does not answer is given up, its mark taken back; any desk lists them from the cluster', async () => {
+  it('archon run --detach: the run goes to the cluster and the command ends; a worker drives it to its end without the desk, and it lands in the inbox; one it refuses lands there failed, saying why; one whose model server does not answer is given up, its mark taken back; any desk lists them from the cluster and follows each', async () => {
     const cluster = await restate.server();
     const model = await serve({ reply: appendMark });
     const secretFile = restate.secretFile();
@@ -329,9 +336,23 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     const sent = await spawnArchon(['run', 'append a mark to the ledger', '--engine', 'restate', '--detach', '--approve', 'auto', '--model-url', model.url, '--workspace', workspace, '--json', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin, '--cluster-secret-file', secretFile]).done;
     expect(sent.status, sent.stderr).toBe(0);
     const { runId } = JSON.parse(sent.stdout) as { runId: string };
+    // A desk on another machine follows it from the cluster as it goes.
+    const clusterFlags = ['--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin];
+    const followed = spawnArchon(['follow', runId, ...clusterFlags]).done;
 
     const inbox = () => runArchon(['inbox', '--json', '--data-dir', dataDir]).stdout.trim().split('\n').filter(Boolean).map((line) => InboxItemSchema.parse(JSON.parse(line)));
     await until(() => inbox().length > 0, 'the detached run to end', 150);
+    const follow = await followed;
+    expect(follow.status, follow.stderr).toBe(0);
+    expect(follow.stderr).toMatch(/^Run [0-9a-f-]{36}: append a mark to the ledger\n(.|\n)*→ mark\n(.|\n)* {2}run_command \[success\] exit code 0\n(.|\n)*✓ mark\n/);
+    expect(follow.stdout).toBe('The mark is in the ledger.\n');
+    // Followed after it ended, every event the worker's data dir holds, once each, in order.
+    const replayed = await spawnArchon(['follow', runId, '--json', ...clusterFlags]).done;
+    expect(replayed.status, replayed.stderr).toBe(0);
+    const stored = new Database(join(dataDir, 'archon.db'), { readonly: true });
+    const events = (stored.prepare('SELECT body_json FROM events WHERE run_id = ? ORDER BY seq').all(runId) as { body_json: string }[]).map((row) => JSON.parse(row.body_json) as unknown);
+    stored.close();
+    expect(replayed.stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual(events);
     expect(inbox()).toMatchObject([{ run: { id: runId, status: 'completed' }, scheduleId: null, firedAt: null, waiting: false }]);
     expect(readFileSync(join(workspace, 'ledger.txt'), 'utf8')).toBe('scheduled\n');
     const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
@@ -359,6 +380,15 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     const [invocation] = await (await fetch(`${cluster.admin}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: `SELECT id FROM sys_invocation WHERE target_service_key = '${refusedId}'` }) })).json().then((body: { rows: { id: string }[] }) => body.rows);
     expect(await (await fetch(`${cluster.ingress}/restate/invocation/${invocation?.id ?? ''}/attach`)).json()).toBe('failed');
     expect(model.chatRequests.length).toBe(requestsBefore);
+    const refusedFollowed = await spawnArchon(['follow', refusedId, ...clusterFlags]).done;
+    expect(refusedFollowed.status).toBe(1);
+    expect(refusedFollowed.stderr).toMatch(/Run failed: The run's workspace \S+ is outside worker w\d's --workspace/);
+    // An event not signed with the secret, sent straight to the ingress: refused, and no desk following the run sees it.
+    const forged = { events: [{ type: 'run.completed', runId: refusedId, seq: 999, ts: new Date().toISOString(), answer: 'All done, nothing to see.' }], signature: 'c'.repeat(64) };
+    const forgedAppend = await fetch(`${cluster.ingress}/ArchonRunLog/${refusedId}/append`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(forged) });
+    expect(forgedAppend.ok).toBe(false);
+    expect(await forgedAppend.text()).toMatch(/not signed with this cluster's secret for ArchonRunLog\/append/);
+    expect((await spawnArchon(['follow', refusedId, ...clusterFlags]).done).stdout).not.toContain('nothing to see');
     expect(readFileSync(join(workspace, 'ledger.txt'), 'utf8')).toBe('scheduled\n');
     expect(runArchon(['runs', '--json', '--data-dir', dataDir]).stdout.trim().split('\n')).toHaveLength(2);
 
@@ -372,6 +402,9 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     const marks = await (await fetch(`${cluster.admin}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: `SELECT service_key FROM state WHERE service_name = 'ArchonRunMarks'` }) })).json().then((body: { rows: { service_key: string }[] }) => body.rows.map((row) => row.service_key));
     expect(marks).toContain(runId);
     expect(marks).not.toContain(unansweredId);
+    const givenUp = await spawnArchon(['follow', unansweredId, ...clusterFlags]).done;
+    expect(givenUp.status).toBe(1);
+    expect(givenUp.stderr).toMatch(/was given up on the cluster: .*Cannot reach the model server/);
 
     // Any desk, whatever its data dir, lists them from the cluster: the latest first, each as it stands.
     const listed = await spawnArchon(['cluster-runs', '--json', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin]).done;
@@ -386,7 +419,7 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect(shown.stdout.split('\n').filter((line) => line.startsWith(runId))).toEqual([`${runId}  completed            (--detach)  append a mark to the ledger`]);
   });
 
-  it('says what is wrong before sending anything: a cron it cannot read or that fires every second, no secret file, --detach without the cluster or with a prompt, desk approvals here', () => {
+  it('says what is wrong before sending anything: a cron it cannot read or that fires every second, no secret file, --detach without the cluster or with a prompt, desk approvals here, a run to follow named by part of its id', () => {
     const badCron = runArchon(['schedule', 'add', 'g', '--cron', '0 7 * *', '--cluster-secret-file', '/nonexistent']);
     expect(badCron.status).toBe(2);
     expect(badCron.stderr).toMatch(/"0 7 \* \*" is not a cron schedule Archon reads \(it has 4 fields\)\. Give five fields/);
@@ -408,5 +441,8 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     const deskHere = runArchon(['run', 'g', '--approve', 'desk', '--data-dir', tempDir(), '--model-url', 'http://127.0.0.1:9/v1']);
     expect(deskHere.status).toBe(2);
     expect(deskHere.stderr).toMatch(/--approve desk is for a run a worker drives: add --detach/);
+    const partOfAnId = runArchon(['follow', '5f0c1e2d']);
+    expect(partOfAnId.status).toBe(2);
+    expect(partOfAnId.stderr).toMatch(/"5f0c1e2d" is not a run id: give the whole id, as archon cluster-runs lists it/);
   });
 });
