@@ -1,5 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
+import { canonicalJson } from '../../shared/canonical-json';
 import { parseJsonOrUndefined } from '../../shared/json';
 import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
 import type { Log } from '../log';
@@ -8,6 +9,8 @@ import { RUN_LOG } from './service-names';
 import { signed, verified } from './signed';
 
 const APPEND = `${RUN_LOG}/append`;
+/** How long the cluster keeps a run's events after its drive began: a desk follows a run while it goes, not for ever. */
+export const RUN_LOG_KEPT_MS = 14 * 24 * 3_600_000;
 /** The most events one append carries, and about the most bytes: far below what Restate takes in one message. */
 const BATCH_EVENTS = 200;
 const BATCH_BYTES = 256 * 1024;
@@ -23,7 +26,12 @@ const AppendSchema = z.object({ events: z.array(RunEventSchema).min(1).max(BATCH
 /** An event's state key: its seq, zero-padded, so keys sort as seqs do. */
 const keyOf = (seq: number) => `e:${String(seq).padStart(12, '0')}`;
 
-/** A run's events as the worker that drives it sends them, signed with the cluster's secret; each kept under its seq, so a batch sent twice is kept once. */
+/**
+ * A run's events as the worker that drives it sends them, signed with the cluster's secret, each kept
+ * under its seq once: sent again, the same event is taken as kept; another under a seq already kept
+ * (a worker on another data dir, whose own record of the run has other events) is refused. The log is
+ * read through the admin API, so it is loaded only as far as an append needs it.
+ */
 export function runLogObject(secret: string) {
   return restate.object({
     name: RUN_LOG,
@@ -32,15 +40,21 @@ export function runLogObject(secret: string) {
         const { events } = verified(secret, APPEND, ctx.key, input, AppendSchema, "a run's events");
         for (const event of events) {
           if (event.runId !== ctx.key) throw new restate.TerminalError(`Refused: an event of run ${event.runId} sent as one of run ${ctx.key}.`);
-          ctx.set(keyOf(event.seq), event);
+          const kept = await ctx.get<RunEvent>(keyOf(event.seq));
+          if (kept === null) ctx.set(keyOf(event.seq), event);
+          else if (canonicalJson(kept) !== canonicalJson(event)) throw new restate.TerminalError(`Refused: run ${ctx.key} has another event kept under seq ${event.seq}; its events come from the data dir where it began.`);
         }
         return events.length;
       },
+      clear: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, _input: unknown): Promise<void> => {
+        ctx.clearAll();
+      }),
     },
+    options: { enableLazyState: true },
   });
 }
 
-/** The events after `afterSeq` that fit one append. */
+/** The first of `events` that fit one append. */
 function batchOf(events: readonly RunEvent[]): RunEvent[] {
   const batch: RunEvent[] = [];
   let bytes = 0;
@@ -68,7 +82,7 @@ export function publishRunLog(cluster: RestateCluster, secret: string, runId: st
   const drain = async (signal: AbortSignal) => {
     for (let batch = batchOf(eventsAfter(sentThrough, BATCH_EVENTS)); batch.length > 0; batch = batchOf(eventsAfter(sentThrough, BATCH_EVENTS))) {
       const through = batch.at(-1)?.seq ?? sentThrough;
-      await cluster.call(`${RUN_LOG}/${runId}/append`, signed(secret, APPEND, runId, { events: batch }), `${runId}:${through}`, z.number(), signal);
+      await cluster.call(`${RUN_LOG}/${runId}/append`, signed(secret, APPEND, runId, { events: batch }), null, z.number(), signal);
       sentThrough = through;
     }
   };

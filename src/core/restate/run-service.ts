@@ -8,7 +8,8 @@ import { checkCron, nextFiring } from '../schedule/cron';
 import { latchIn } from './cluster-stop';
 import { sqlRunId, type RestateCluster } from './restate-cluster';
 import { beganMarks } from './began-marks';
-import { RUN_MARKS, RUN_SERVICE, SCHEDULE_SERVICE } from './service-names';
+import { RUN_LOG_KEPT_MS } from './run-log';
+import { RUN_LOG, RUN_MARKS, RUN_SERVICE, SCHEDULE_SERVICE } from './service-names';
 import { isNewer, signed, SignedAtSchema, verified } from './signed';
 
 /** A run a worker drives: its order, and the schedule and firing that started it (nulls for a run sent with `--detach`). */
@@ -51,18 +52,15 @@ const FiringSchema = z.object({ arming: z.string().min(1), firedAt: z.iso.dateti
 const DriveSchema = z.object({ scheduleId: ScheduleIdSchema.nullable(), firedAt: z.iso.datetime().nullable(), order: RunOrderSchema.strict() });
 /**
  * What a schedule's object keeps: the schedule, the arming its next firing belongs to (a new one each
- * time it is set), that firing's time, the last run a firing started, and the last firing skipped.
+ * time it is set), that firing's time, and the last firing it skipped.
  */
-const EntrySchema = z.object({
-  schedule: ScheduleSchema,
-  arming: z.string(),
-  next: z.iso.datetime(),
-  lastRun: z.string().nullable().default(null),
-  lastSkipped: SkippedFiringSchema.nullable().default(null),
-});
+const EntrySchema = z.object({ schedule: ScheduleSchema, arming: z.string(), next: z.iso.datetime(), lastSkipped: SkippedFiringSchema.nullable().default(null) });
 type Entry = z.infer<typeof EntrySchema>;
 
 const ENTRY = 'entry';
+/** The last run a firing started, and its drive's invocation: kept when the schedule is removed, so one set again under its id does not overlap it. */
+const LAST_RUN = 'lastRun';
+const LastRunSchema = z.object({ runId: z.string(), invocationId: z.string().regex(/^inv_[0-9A-Za-z]+$/) });
 /** The time of the last change a desk made to a schedule (set or removed): an older one sent again is refused. */
 const LAST_CHANGE = 'lastChange';
 /** How a run the object drove ended: a drive sent again under its id is not driven twice. */
@@ -102,23 +100,26 @@ async function arm(ctx: restate.ObjectContext, driver: RunDriver, cron: string, 
 /** A query's filter on one run's key, when one is named. */
 const oneKey = (column: string, runId: string | undefined) => (runId === undefined ? '' : ` AND ${column} = ${sqlRunId(runId)}`);
 
-/** Whether a run's drive is under way or waits for a worker, as the cluster lists its invocations. */
-export async function driveUnderWay(cluster: RestateCluster, runId: string, signal: AbortSignal): Promise<boolean> {
-  const rows = await cluster.query(
-    `SELECT status FROM sys_invocation WHERE target_service_name = '${RUN_SERVICE}' AND target_handler_name = 'drive'${oneKey('target_service_key', runId)} AND status <> 'completed'`,
-    z.object({ status: z.string() }),
-    signal,
-  );
-  return rows.length > 0;
+/** Whether invocations the filter names are under way or wait for a worker, as the cluster lists them. */
+async function underWay(cluster: RestateCluster, filter: string, signal: AbortSignal): Promise<boolean> {
+  return (await cluster.query(`SELECT status FROM sys_invocation WHERE ${filter} AND status <> 'completed'`, z.object({ status: z.string() }), signal)).length > 0;
+}
+
+/** Whether a drive of the run is under way or waits for a worker. */
+export function driveUnderWay(cluster: RestateCluster, runId: string, signal: AbortSignal): Promise<boolean> {
+  return underWay(cluster, `target_service_name = '${RUN_SERVICE}' AND target_handler_name = 'drive'${oneKey('target_service_key', runId)}`, signal);
 }
 
 /** How many times a firing asks the cluster whether the previous run still goes before it starts the next one all the same. */
 const OVERLAP_CHECK_ATTEMPTS = 3;
 
-/** Whether the schedule's previous run still goes. A cluster that cannot say does not hold the schedule back: a firing is not lost to it. */
-async function stillGoing(ctx: restate.ObjectContext, cluster: RestateCluster, runId: string | null): Promise<boolean> {
-  if (runId === null) return false;
-  return ctx.run('previous run still going', () => driveUnderWay(cluster, runId, ctx.request().attemptCompletedSignal), { maxRetryAttempts: OVERLAP_CHECK_ATTEMPTS }).catch((error: unknown) => {
+/**
+ * Whether the drive the schedule's last firing sent still goes: that invocation, by its id (another
+ * drive of the same run, sent through the ingress by anyone, holds nothing back). A cluster that
+ * cannot say does not hold the schedule back: a firing is not lost to it.
+ */
+async function stillGoing(ctx: restate.ObjectContext, cluster: RestateCluster, invocationId: string): Promise<boolean> {
+  return ctx.run('previous run still going', () => underWay(cluster, `id = '${invocationId}'`, ctx.request().attemptCompletedSignal), { maxRetryAttempts: OVERLAP_CHECK_ATTEMPTS }).catch((error: unknown) => {
     if (error instanceof restate.CancelledError || !(error instanceof restate.TerminalError)) throw error;
     return false;
   });
@@ -129,15 +130,16 @@ async function stillGoing(ctx: restate.ObjectContext, cluster: RestateCluster, r
  * schedule's previous run still goes (a schedule's runs never overlap); otherwise a new run (its id
  * journaled, its drive signed by this worker).
  */
-async function takeFiring(ctx: restate.ObjectContext, worker: RunWorker, entry: Entry, firedAt: string): Promise<Pick<Entry, 'lastRun' | 'lastSkipped'>> {
-  const { lastRun, lastSkipped } = entry;
-  if ((await latchIn(ctx)).latched) return { lastRun, lastSkipped };
-  if (lastRun !== null && (await stillGoing(ctx, worker.cluster, lastRun))) return { lastRun, lastSkipped: { firedAt, runId: lastRun } };
+async function takeFiring(ctx: restate.ObjectContext, worker: RunWorker, entry: Entry, firedAt: string): Promise<Entry['lastSkipped']> {
+  if ((await latchIn(ctx)).latched) return entry.lastSkipped;
+  const last = LastRunSchema.safeParse(await ctx.get(LAST_RUN));
+  if (last.success && (await stillGoing(ctx, worker.cluster, last.data.invocationId))) return { firedAt, runId: last.data.runId };
   const runId = ctx.rand.uuidv4();
   const { cron: _cron, ...order } = entry.schedule;
   const drive = signed(worker.secret, DRIVE, runId, { scheduleId: ctx.key, firedAt, order });
-  ctx.genericSend({ service: RUN_SERVICE, method: 'drive', key: runId, parameter: drive, inputSerde: restate.serde.json });
-  return { lastRun: runId, lastSkipped };
+  const sent = ctx.genericSend({ service: RUN_SERVICE, method: 'drive', key: runId, parameter: drive, inputSerde: restate.serde.json });
+  ctx.set<z.infer<typeof LastRunSchema>>(LAST_RUN, { runId, invocationId: await sent.invocationId });
+  return entry.lastSkipped;
 }
 
 /**
@@ -155,19 +157,18 @@ function scheduleObject(worker: RunWorker) {
         await takeChange(ctx, at);
         const arming = ctx.rand.uuidv4();
         const next = await arm(ctx, worker.driver, schedule.cron, arming);
-        // A new version of a schedule is the same schedule: it does not start a run while the old version's still goes.
-        const { lastRun = null, lastSkipped = null } = EntrySchema.safeParse(await ctx.get(ENTRY)).data ?? {};
-        ctx.set<Entry>(ENTRY, { schedule, arming, next, lastRun, lastSkipped });
+        const lastSkipped = EntrySchema.safeParse(await ctx.get(ENTRY)).data?.lastSkipped ?? null;
+        ctx.set<Entry>(ENTRY, { schedule, arming, next, lastSkipped });
         return { id: ctx.key, schedule, next, lastSkipped };
       },
       fire: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, input: unknown): Promise<void> => {
         const firing = FiringSchema.safeParse(input);
         const entry = EntrySchema.safeParse(await ctx.get(ENTRY));
         if (!firing.success || !entry.success || entry.data.arming !== firing.data.arming) return;
-        const taken = await takeFiring(ctx, worker, entry.data, firing.data.firedAt);
+        const lastSkipped = await takeFiring(ctx, worker, entry.data, firing.data.firedAt);
         // The schedule goes on from its next firing, whatever this one did.
         const next = await arm(ctx, worker.driver, entry.data.schedule.cron, entry.data.arming);
-        ctx.set<Entry>(ENTRY, { ...entry.data, ...taken, next });
+        ctx.set<Entry>(ENTRY, { ...entry.data, lastSkipped, next });
       }),
       remove: async (ctx: restate.ObjectContext, input: unknown): Promise<boolean> => {
         const { at } = verified(worker.secret, REMOVE, ctx.key, input, RemoveScheduleSchema, 'a removal');
@@ -192,8 +193,12 @@ function runObject(worker: RunWorker) {
         const { order, scheduleId, firedAt } = verified(worker.secret, DRIVE, ctx.key, input, DriveSchema, 'a run order');
         const ended = await ctx.get<RunStatus>(ENDED);
         if (ended !== null) return ended;
-        if ((await latchIn(ctx)).latched) return 'stopped';
         ctx.set<z.infer<typeof AboutSchema>>(ABOUT, { goal: order.goal, scheduleId, firedAt });
+        if ((await latchIn(ctx)).latched) {
+          ctx.set<RunStatus>(ENDED, 'stopped');
+          return 'stopped';
+        }
+        ctx.genericSend({ service: RUN_LOG, method: 'clear', key: ctx.key, parameter: null, inputSerde: restate.serde.json, delay: RUN_LOG_KEPT_MS });
         const status = await ctx.run('run', () => worker.driver.drive(ctx.key, { order, scheduleId, firedAt }, ctx.request().attemptCompletedSignal), { maxRetryAttempts: DRIVE_ATTEMPTS }).catch((error: unknown) => {
           if (error instanceof restate.TerminalError) ctx.set(GIVEN_UP, error.message);
           throw error;

@@ -10,7 +10,7 @@ import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluste
 import { answerClusterApproval, pendingClusterApprovals } from '../../core/restate/cluster-approvals';
 import { checkClusterForRun } from '../../core/restate/cluster-stop';
 import { readRunLog } from '../../core/restate/run-log';
-import { dispatchRun, listClusterRuns, listSchedules, newScheduleId, removeSchedule, setSchedule } from '../../core/restate/run-service';
+import { dispatchRun, driveUnderWay, listClusterRuns, listSchedules, newScheduleId, removeSchedule, setSchedule } from '../../core/restate/run-service';
 import { RUN_SERVICE, SCHEDULE_SERVICE } from '../../core/restate/service-names';
 import type { ArchonRuntime } from '../../core/runtime';
 import { checkCron } from '../../core/schedule/cron';
@@ -102,7 +102,7 @@ export async function detachRunFromCli(goal: string, flags: OrderFlags): Promise
   const signal = AbortSignal.timeout(COMMAND_TIMEOUT_MS);
   await checkClusterForRun(cluster, signal, RUN_SERVICE);
   const runId = await dispatchRun(cluster, secret, order, signal);
-  process.stdout.write(flags.json ? `${JSON.stringify({ runId })}\n` : `Run ${runId} sent to the Restate cluster at ${cluster.address.ingress}; a worker drives it, with or without this terminal. \`archon inbox\` on the worker's data dir shows it when it ends or waits for you.\n`);
+  process.stdout.write(flags.json ? `${JSON.stringify({ runId })}\n` : `Run ${runId} sent to the Restate cluster at ${cluster.address.ingress}; a worker drives it, with or without this terminal. \`archon follow ${runId}\` follows it from any desk; \`archon inbox\` on the worker's data dir shows it when it ends or waits for you.\n`);
   return 0;
 }
 
@@ -160,8 +160,18 @@ export async function listClusterRunsFromCli(flags: ClusterFlags & { json?: bool
 
 /** How often `archon follow` asks the cluster what the run did since. */
 const FOLLOW_EVERY_MS = 1000;
-/** How long `archon follow` waits for a run just sent to be taken by a worker before it says there is no such run. */
+/** How long `archon follow` waits for a run the cluster does not know (one just sent) before it says there is no such run. */
 const FOLLOW_APPEAR_MS = 30_000;
+/** How long `archon follow` waits for the last events of a run whose drive ended without its end kept (killed by a stop). */
+const FOLLOW_LAST_EVENTS_MS = 10_000;
+
+const LAST_EVENTS = new Set<RunEvent['type']>(['run.completed', 'run.failed', 'run.stopped', 'run.paused']);
+
+/** The exit code a run's last event names, for a run whose end the cluster did not keep. */
+function exitOfLast(event: RunEvent): number {
+  if (event.type === 'run.completed') return event.gaps && event.gaps.length > 0 ? (EXIT_BY_STATUS.completed_with_gaps ?? 7) : 0;
+  return EXIT_BY_STATUS[event.type === 'run.stopped' ? 'stopped' : event.type === 'run.paused' ? 'paused' : 'failed'] ?? 1;
+}
 
 function printFollowed(event: RunEvent, json: boolean): void {
   if (json) process.stdout.write(`${JSON.stringify(event)}\n`);
@@ -172,10 +182,21 @@ function printFollowed(event: RunEvent, json: boolean): void {
   }
 }
 
-/** How a followed run that ended ends the command: its exit code, with why when it was given up. */
-function followedEnd(run: ClusterRun): number {
-  if (run.state === 'given_up') process.stderr.write(`archon: run ${run.runId} was given up on the cluster: ${terminalText(run.problem ?? 'no reason kept')}\n`);
-  return run.status === null ? 1 : (EXIT_BY_STATUS[run.status] ?? 1);
+/** How a followed run ends the command: as the cluster kept its end, else as its last event says (with why its drive was given up). */
+function followedEnd(run: ClusterRun | undefined, last: RunEvent | null): number {
+  if (run?.state === 'ended' && run.status !== null) {
+    if (last === null) process.stderr.write(`archon: run ${run.runId} ended ${run.status} on the cluster; what it did last is on the data dir of the worker that drove it (archon runs there).\n`);
+    return EXIT_BY_STATUS[run.status] ?? 1;
+  }
+  if (run?.state === 'given_up' && last === null) process.stderr.write(`archon: run ${run.runId} was given up on the cluster: ${terminalText(run.problem ?? 'no reason kept')}\n`);
+  return last === null ? 1 : exitOfLast(last);
+}
+
+/** What `archon follow` reads at each ask: how the cluster lists the run, whether a drive of it still goes, and its events since. */
+async function followStep(cluster: RestateCluster, runId: string, seq: number, signal: AbortSignal) {
+  const [run] = await listClusterRuns(cluster, signal, runId);
+  const driving = await driveUnderWay(cluster, runId, signal);
+  return { run, driving, events: await readRunLog(cluster, runId, seq, signal) };
 }
 
 /**
@@ -184,21 +205,38 @@ function followedEnd(run: ClusterRun): number {
  */
 export async function followFromCli(runId: string, flags: ClusterFlags & { json?: boolean }, signal: AbortSignal): Promise<number> {
   const cluster = clusterOf(flags);
-  const ask = () => AbortSignal.any([signal, AbortSignal.timeout(COMMAND_TIMEOUT_MS)]);
-  const since = Date.now();
   let seq = 0;
-  while (!signal.aborted) {
-    const [run] = await listClusterRuns(cluster, ask(), runId);
-    const events = await readRunLog(cluster, runId, seq, ask());
-    for (const event of events) printFollowed(event, flags.json ?? false);
-    seq = events.at(-1)?.seq ?? seq;
-    if (run === undefined && Date.now() - since > FOLLOW_APPEAR_MS) {
-      process.stderr.write(`archon: no run ${runId} on the Restate cluster at ${cluster.address.ingress} (archon cluster-runs lists those there are).\n`);
-      return 2;
+  let last: RunEvent | null = null;
+  let heardAt = Date.now();
+  let waitingNoted = false;
+  try {
+    while (!signal.aborted) {
+      const { run, driving, events } = await followStep(cluster, runId, seq, AbortSignal.any([signal, AbortSignal.timeout(COMMAND_TIMEOUT_MS)]));
+      for (const event of events) printFollowed(event, flags.json ?? false);
+      seq = events.at(-1)?.seq ?? seq;
+      last = events.findLast((event) => LAST_EVENTS.has(event.type)) ?? last;
+      if (events.length > 0) {
+        heardAt = Date.now();
+        continue;
+      }
+      // Its worker sends the last events before the run's end is kept: none new once it is means none are left.
+      if (run?.state === 'ended') return followedEnd(run, last);
+      if (!driving && run === undefined && seq === 0) {
+        if (Date.now() - heardAt > FOLLOW_APPEAR_MS) {
+          process.stderr.write(`archon: no run ${runId} on the Restate cluster at ${cluster.address.ingress} (archon cluster-runs lists those there are).\n`);
+          return 2;
+        }
+      } else if (!driving && (last !== null || seq === 0 || Date.now() - heardAt > FOLLOW_LAST_EVENTS_MS)) {
+        // No drive goes on and the cluster kept no end (the cluster's stop killed it): the worker may still send the run's last events.
+        return followedEnd(run, last);
+      } else if (driving && run === undefined && !waitingNoted && !flags.json) {
+        waitingNoted = true;
+        process.stderr.write(`Run ${runId} waits for a worker of the cluster to take it.\n`);
+      }
+      await sleep(FOLLOW_EVERY_MS, signal);
     }
-    // Its worker sends the last events before the run is marked ended: none new once it is means none left.
-    if (run !== undefined && run.state !== 'under_way' && events.length === 0) return followedEnd(run);
-    if (events.length === 0) await sleep(FOLLOW_EVERY_MS, signal).catch(() => undefined);
+  } catch (error) {
+    if (!signal.aborted) throw error;
   }
   process.stderr.write(`Stopped following run ${runId}; it goes on on the cluster.\n`);
   return 130;

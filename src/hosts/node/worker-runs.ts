@@ -112,40 +112,48 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
   return {
     now: runtime.now,
     async drive(runId: string, run: DispatchedRun, signal: AbortSignal): Promise<RunStatus> {
-      const existing = runtime.store.runs.getRun(runId);
-      // A replay after the run ended, before the end was journaled: how it ended (a paused run waits for the operator).
-      if (existing && ENDED_RUN_STATUSES.has(existing.summary.status)) return existing.summary.status;
-      if (existing && !existing.options.dispatch) throw new ArchonError('CONFIG_INVALID', `Run ${runId} on ${runtime.dataDir} was not sent to this cluster: a worker goes on only with runs the cluster sent it.`);
-      const settings = runtime.store.settingsForRun();
-      // Its tool calls run here, in this worker's sandbox, whatever the data dir's Settings say of a cluster.
-      const options = runOptionsFrom(settings, { workspace: worker.workspace, ...run.order.options, cluster: null, dispatch: { scheduleId: run.scheduleId, firedAt: run.firedAt } });
-      const refusal = workspaceRefusal(worker, options.workspace, runtime.dataDir) ?? (existing ? null : await beganElsewhere(worker, runtime.dataDir, runId, signal));
-      if (refusal && existing) throw refusal;
-      if (existing && run.order.approve === 'desk') await withdrawRunApprovals(worker.cluster, worker.secret, runId, signal);
-      const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));
-      const services = composeRunServices({ runtime, workers: worker.workers, apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: worker.allowNetwork, engineLauncher: engineLauncher() });
-      // Desks on other machines follow the run from the cluster (`archon follow`).
+      // Desks on other machines follow the run from the cluster (`archon follow`): each attempt sends all it has, even one that finds the run ended.
       const published = publishRunLog(worker.cluster, worker.secret, runId, (seq, limit) => runtime.store.runs.events(runId, limit, seq), runtime.log);
       try {
-        let created = existing !== null;
-        const launch = { runtime, settings, approvals: approvalsOf(run.order.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id, onCreated: () => (created = true) };
-        if (refusal) {
-          refuseRun(launch, { id: runId, goal: run.order.goal, options }, refusal);
-          return 'failed';
-        }
-        const target = existing ? { resume: runId, overrides: {} } : { goal: run.order.goal, options, runId };
-        try {
-          return (await launchRun(launch, target, attemptSignal(signal, worker, runtime.log))).status;
-        } catch (error) {
-          // It never began (its model server did not answer, this worker stopping): the next attempt, on any data dir, may begin it.
-          if (!created) await releaseBegun(worker.cluster, worker.secret, RUN_MARKS, runId, runMarker(worker, runtime.dataDir), AbortSignal.timeout(LATCH_ASK_MS)).catch(() => undefined);
-          throw error;
-        }
+        return await driveOnce(runtime, worker, runId, run, signal);
       } finally {
-        await services.close();
-        runtime.events.flush();
         await published.close();
       }
     },
   };
+}
+
+/** One attempt at a run the cluster sent: it is begun, gone on with, refused, or found ended. */
+async function driveOnce(runtime: ArchonRuntime, worker: WorkerRunsOptions, runId: string, run: DispatchedRun, signal: AbortSignal): Promise<RunStatus> {
+    const existing = runtime.store.runs.getRun(runId);
+    // A replay after the run ended, before the end was journaled: how it ended (a paused run waits for the operator).
+    if (existing && ENDED_RUN_STATUSES.has(existing.summary.status)) return existing.summary.status;
+    if (existing && !existing.options.dispatch) throw new ArchonError('CONFIG_INVALID', `Run ${runId} on ${runtime.dataDir} was not sent to this cluster: a worker goes on only with runs the cluster sent it.`);
+    const settings = runtime.store.settingsForRun();
+    // Its tool calls run here, in this worker's sandbox, whatever the data dir's Settings say of a cluster.
+    const options = runOptionsFrom(settings, { workspace: worker.workspace, ...run.order.options, cluster: null, dispatch: { scheduleId: run.scheduleId, firedAt: run.firedAt } });
+    const refusal = workspaceRefusal(worker, options.workspace, runtime.dataDir) ?? (existing ? null : await beganElsewhere(worker, runtime.dataDir, runId, signal));
+    if (refusal && existing) throw refusal;
+    if (existing && run.order.approve === 'desk') await withdrawRunApprovals(worker.cluster, worker.secret, runId, signal);
+    const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));
+    const services = composeRunServices({ runtime, workers: worker.workers, apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: worker.allowNetwork, engineLauncher: engineLauncher() });
+    try {
+      let created = existing !== null;
+      const launch = { runtime, settings, approvals: approvalsOf(run.order.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id, onCreated: () => (created = true) };
+      if (refusal) {
+        refuseRun(launch, { id: runId, goal: run.order.goal, options }, refusal);
+        return 'failed';
+      }
+      const target = existing ? { resume: runId, overrides: {} } : { goal: run.order.goal, options, runId };
+      try {
+        return (await launchRun(launch, target, attemptSignal(signal, worker, runtime.log))).status;
+      } catch (error) {
+        // It never began (its model server did not answer, this worker stopping): the next attempt, on any data dir, may begin it.
+        if (!created) await releaseBegun(worker.cluster, worker.secret, RUN_MARKS, runId, runMarker(worker, runtime.dataDir), AbortSignal.timeout(LATCH_ASK_MS)).catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      await services.close();
+      runtime.events.flush();
+    }
 }

@@ -43,7 +43,7 @@ export const SkippedFiringSchema = z.object({ firedAt: z.iso.datetime(), runId: 
 export type SkippedFiring = z.infer<typeof SkippedFiringSchema>;
 
 /** What the cluster keeps of a schedule: the schedule, its next firing, and the last firing it skipped (null when none). */
-export const ScheduleStateSchema = z.object({ id: ScheduleIdSchema, schedule: ScheduleSchema, next: z.iso.datetime(), lastSkipped: SkippedFiringSchema.nullable() });
+export const ScheduleStateSchema = z.object({ id: ScheduleIdSchema, schedule: ScheduleSchema, next: z.iso.datetime(), lastSkipped: SkippedFiringSchema.nullable().default(null) });
 export type ScheduleState = z.infer<typeof ScheduleStateSchema>;
 
 /** A run in the inbox: one a worker drove (a schedule's, or one sent with `--detach`), which ended or waits for a person's answer (`waiting`). */

@@ -135,7 +135,7 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect((await spawnArchon(['schedule', 'rm', 'again', ...flags]).done).status).toBe(0);
   });
 
-  it('a firing while the schedule\'s previous run still goes starts no run and says so; once that run ended, the schedule set again starts one', async () => {
+  it('a firing while the schedule\'s previous run still goes starts no run and says so; once that run ended, the schedule added again under its id starts one', async () => {
     const cluster = await restate.server();
     const secretFile = restate.secretFile();
     const workspace = tempDir();
@@ -172,19 +172,30 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect(runIds()).toEqual([running]);
     expect((await spawnArchon(['schedule', 'list', ...flags]).done).stdout).toContain(`(skipped ${state?.lastSkipped?.firedAt}: run ${running} was still going)`);
 
+    // Removed and added again under its id while the run still goes: still no overlap.
+    const remove = async () => expect((await spawnArchon(['schedule', 'rm', 'overlap', ...flags]).done).status).toBe(0);
+    await remove();
+    tenSecondsBeforeAMinute();
+    const readded = await add();
+    expect(readded.lastSkipped).toBeNull();
+    await until(async () => ([state] = await listed()) && state?.lastSkipped !== null, 'the re-added schedule\'s firing to be skipped', 200);
+    expect(state?.lastSkipped).toEqual({ firedAt: readded.next, runId: running });
+    expect(runIds()).toEqual([running]);
+
+    // Once the run ended, added again: its first firing starts a run. (Removed first, so no firing of the old version comes between.)
+    await remove();
     writeFileSync(join(workspace, 'go'), '');
-    await until(() => runtime.store.runs.inbox(10).length > 0, 'the first run to end', 200);
-    // Set again (a new version of the same schedule), its first firing finds the previous run ended and starts one.
+    await until(async () => (await spawnArchon(['cluster-runs', '--json', ...flags]).done).stdout.includes('"state":"ended"'), 'the first run\'s drive to end', 200);
     tenSecondsBeforeAMinute();
     const again = await add();
-    expect(again.lastSkipped).toEqual(state?.lastSkipped);
+    expect(again.lastSkipped).toBeNull();
     await until(() => runtime.store.runs.inbox(10).length > 1, 'the firing after the run ended to start one that ends', 200);
     expect(runtime.store.runs.inbox(10).map((item) => [item.firedAt, item.run.status])).toEqual([
       [again.next, 'completed'],
       [first.next, 'completed'],
     ]);
     expect(readFileSync(join(workspace, 'ledger.txt'), 'utf8')).toBe('mark\nmark\n');
-    expect((await spawnArchon(['schedule', 'rm', 'overlap', ...flags]).done).status).toBe(0);
+    await remove();
   });
 
   it('a scheduled run\'s approvals wait on the cluster, in the inbox, until a person answers them from the desk with archon approve; a forged answer is refused', async () => {
@@ -322,6 +333,16 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     const inbox = () => runArchon(['inbox', '--json', '--data-dir', otherDir]).stdout.trim().split('\n').filter(Boolean).map((line) => InboxItemSchema.parse(JSON.parse(line)));
     await until(() => inbox().length > 0, 'the other worker to take the run up', 150);
     expect(inbox()).toMatchObject([{ run: { id: runId, status: 'failed', error: expect.stringContaining(`Run ${runId} began on worker ${killed.id}, on a data dir that worker w${2 - drivingAt} does not share, where the run stands; it was not started again here`) } }]);
+    // Followed from the cluster: the events the killed worker sent, not the other's own record of the run under the same seqs.
+    const followed = await spawnArchon(['follow', runId, '--json', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin]).done;
+    expect(followed.status, followed.stderr).toBe(1);
+    expect(followed.stderr).toMatch(/ended failed on the cluster; what it did last is on the data dir of the worker that drove it/);
+    const sentEvents = followed.stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown);
+    const began = new Database(join(dataDirs[drivingAt] as string, 'archon.db'), { readonly: true });
+    const beganEvents = (began.prepare('SELECT body_json FROM events WHERE run_id = ? ORDER BY seq').all(runId) as { body_json: string }[]).map((row) => JSON.parse(row.body_json) as unknown);
+    began.close();
+    expect(sentEvents.length).toBeGreaterThan(0);
+    expect(sentEvents).toEqual(beganEvents.slice(0, sentEvents.length));
     expect(readFileSync(join(workspace, 'starts.txt'), 'utf8')).toBe('started\n');
     expect(existsSync(join(workspace, 'ledger.txt'))).toBe(false);
   });
@@ -344,7 +365,7 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     await until(() => inbox().length > 0, 'the detached run to end', 150);
     const follow = await followed;
     expect(follow.status, follow.stderr).toBe(0);
-    expect(follow.stderr).toMatch(/^Run [0-9a-f-]{36}: append a mark to the ledger\n(.|\n)*→ mark\n(.|\n)* {2}run_command \[success\] exit code 0\n(.|\n)*✓ mark\n/);
+    expect(follow.stderr).toMatch(/^(Run [0-9a-f-]{36} waits for a worker of the cluster to take it\.\n)?Run [0-9a-f-]{36}: append a mark to the ledger\n(.|\n)*→ mark\n(.|\n)* {2}run_command \[success\] exit code 0\n(.|\n)*✓ mark\n/);
     expect(follow.stdout).toBe('The mark is in the ledger.\n');
     // Followed after it ended, every event the worker's data dir holds, once each, in order.
     const replayed = await spawnArchon(['follow', runId, '--json', ...clusterFlags]).done;
@@ -365,6 +386,16 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     const drive = signed(secret, 'ArchonRuns/drive', runId, { scheduleId: null, firedAt: null, order: { goal: 'append a mark to the ledger', approve: 'auto', options: { workspace } } });
     const post = (key: string, body: unknown) => fetch(`${cluster.ingress}/ArchonRuns/${key}/drive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(await (await post(runId, drive)).json()).toBe('completed');
+    // Signed, but another event under a seq the cluster keeps for the run: refused, the kept one stands.
+    const firstEvent = events[0] as { seq: number; type: string };
+    const rewritten = signed(secret, 'ArchonRunLog/append', runId, { events: [{ ...firstEvent, goal: 'something else' }] });
+    const rewrite = await fetch(`${cluster.ingress}/ArchonRunLog/${runId}/append`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rewritten) });
+    expect(rewrite.ok).toBe(false);
+    expect(firstEvent.type).toBe('run.started');
+    expect(await rewrite.text()).toContain(`has another event kept under seq ${firstEvent.seq}; its events come from the data dir where it began`);
+    const sentAgain = signed(secret, 'ArchonRunLog/append', runId, { events: [firstEvent] });
+    expect((await fetch(`${cluster.ingress}/ArchonRunLog/${runId}/append`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(sentAgain) })).ok).toBe(true);
+    expect((await spawnArchon(['follow', runId, '--json', ...clusterFlags]).done).stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual(events);
     // Copied under another run id, or carrying a schedule's id to borrow its signature: refused, no run starts.
     const copied = await post(randomUUID(), drive);
     expect(copied.ok).toBe(false);
@@ -377,7 +408,7 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     const refusedId = (JSON.parse(outside.stdout) as { runId: string }).runId;
     await until(() => inbox().some((item) => item.run.id === refusedId), 'the refused run to land in the inbox', 60);
     expect(inbox().find((item) => item.run.id === refusedId)).toMatchObject({ run: { status: 'failed', error: expect.stringMatching(/^The run's workspace \S+ is outside worker w\d's --workspace /) }, scheduleId: null, waiting: false });
-    const [invocation] = await (await fetch(`${cluster.admin}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: `SELECT id FROM sys_invocation WHERE target_service_key = '${refusedId}'` }) })).json().then((body: { rows: { id: string }[] }) => body.rows);
+    const [invocation] = await (await fetch(`${cluster.admin}/query`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query: `SELECT id FROM sys_invocation WHERE target_service_name = 'ArchonRuns' AND target_service_key = '${refusedId}'` }) })).json().then((body: { rows: { id: string }[] }) => body.rows);
     expect(await (await fetch(`${cluster.ingress}/restate/invocation/${invocation?.id ?? ''}/attach`)).json()).toBe('failed');
     expect(model.chatRequests.length).toBe(requestsBefore);
     const refusedFollowed = await spawnArchon(['follow', refusedId, ...clusterFlags]).done;
