@@ -59,14 +59,19 @@ beforeEach(() => {
   vi.resetModules();
   vi.stubEnv('ARCHON_DATA_DIR', undefined);
 });
+/** Whether this test booted main: a test that did not leaves the last test's app alone, which that test closed. */
+let booted = false;
 afterEach(async () => {
+  vi.unstubAllEnvs();
+  if (!booted) return;
+  booted = false;
   fake.app.emit('window-all-closed');
   if (fake.windows.length > 0) await vi.waitFor(() => expect(fake.app.quit).toHaveBeenCalled(), { timeout: 20_000 });
-  vi.unstubAllEnvs();
 });
 
 async function bootMain(gotLock: boolean, options: { userData?: string; dialogResponse?: number; keychain?: boolean; keychainBackend?: string; notifications?: boolean } = {}) {
   fake = createFakeElectron({ gotLock, ...options, userData: options.userData ?? tempDir() });
+  booted = true;
   await import('../../src/main/index');
   await new Promise((resolve) => setImmediate(resolve));
   return fake;

@@ -186,6 +186,8 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     await remove();
     writeFileSync(join(workspace, 'go'), '');
     await until(async () => (await spawnArchon(['cluster-runs', '--json', ...flags]).done).stdout.includes('"state":"ended"'), 'the first run\'s drive to end', 200);
+    // A drive of that run sent through the ingress by anyone, to wait a day there: it holds the schedule back no more.
+    expect((await fetch(`${cluster.ingress}/ArchonRuns/${running}/drive/send?delay=1d`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(202);
     tenSecondsBeforeAMinute();
     const again = await add();
     expect(again.lastSkipped).toBeNull();
