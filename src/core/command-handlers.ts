@@ -1,6 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { answerShownClusterApproval, pendingClusterApprovals } from './restate/cluster-approvals';
 import { clusterSecret, RestateCluster, SETTINGS_SECRET_FIELD } from './restate/restate-cluster';
+import { readRunLog } from './restate/run-log';
 import { listClusterRuns, listSchedules, newScheduleId, removeSchedule, setSchedule } from './restate/run-service';
 import { checkCron } from './schedule/cron';
 import { ArchonError } from '../shared/errors';
@@ -122,6 +123,10 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'clusterRuns.list': async (_input, { signal }) => {
       const setting = store.getSettings().cluster;
       return setting ? listClusterRuns(new RestateCluster(setting, PAGE_LIST_DEADLINE_MS), signal) : [];
+    },
+    'clusterRuns.events': async ({ runId, afterSeq }, { signal }) => {
+      const setting = store.getSettings().cluster;
+      return setting ? readRunLog(new RestateCluster(setting, PAGE_LIST_DEADLINE_MS), runId, afterSeq, signal) : [];
     },
     'clusterApprovals.list': async (_input, { signal }) => {
       const setting = store.getSettings().cluster;

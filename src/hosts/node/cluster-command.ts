@@ -15,7 +15,8 @@ import { RUN_SERVICE, SCHEDULE_SERVICE } from '../../core/restate/service-names'
 import type { ArchonRuntime } from '../../core/runtime';
 import { checkCron } from '../../core/schedule/cron';
 import { RESTATE_DEFAULTS } from './command-flags';
-import { describeEvent, EXIT_BY_STATUS } from './run-output';
+import { describeEvent } from '../../shared/event-lines';
+import { EXIT_BY_STATUS } from './run-output';
 import { terminalText } from './terminal-text';
 
 export interface ClusterFlags {

@@ -25,7 +25,8 @@ import { terminalText } from './terminal-text';
 import { longCallProgress } from './long-call-progress';
 import { BUDGET_PRESETS, RESTATE_DEFAULTS, type RunFlags } from './command-flags';
 import { engineLauncher } from './engine-launcher';
-import { describeEvent, EXIT_BY_STATUS } from './run-output';
+import { describeEvent } from '../../shared/event-lines';
+import { EXIT_BY_STATUS } from './run-output';
 
 /** Events as JSON lines on stdout, or as progress on stderr (with a spinner for long calls when stderr is a terminal). */
 function printEvents(runtime: ArchonRuntime, json: boolean): () => void {

@@ -3,6 +3,7 @@ import { ApprovalDecisionSchema, ApprovalRequestSchema } from '../schemas/approv
 import { AuditReportSchema, VerifyResultSchema } from '../schemas/audit';
 import { EndpointProbeSchema } from '../schemas/endpoint';
 import { EstopStateSchema } from '../schemas/estop';
+import { RunEventSchema } from '../schemas/events';
 import { HostConfirmationSchema } from '../schemas/host-confirmation';
 import { UndoOutcomeSchema, UndoStepSchema } from '../schemas/file-effect';
 import { McpProbeSchema } from '../schemas/mcp-probe';
@@ -79,6 +80,8 @@ export const contract = {
   'approvals.decide': command(approvalAnswer, z.object({ accepted: z.literal(true) })),
   /** The runs the workers of the cluster in Settings drive or drove, the latest first; none without a cluster. */
   'clusterRuns.list': command(noInput, z.array(ClusterRunSchema)),
+  /** The events of one of them after `afterSeq`, as its worker sent them, oldest first (a few hundred per read); none without a cluster. */
+  'clusterRuns.events': command(z.object({ runId: z.uuid(), afterSeq: z.int().min(0).default(0) }).strict(), z.array(RunEventSchema)),
   /** What runs that workers of the cluster in Settings drive ask a person, oldest first; none without a cluster. */
   'clusterApprovals.list': command(noInput, z.array(ApprovalRequestSchema)),
   /** Answers one of them on the cluster, signed with its secret; refused when it no longer waits or names another action. */

@@ -4,6 +4,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it, vi } from 'vitest';
 import { ArchonStore } from '../../../../src/core/store/archon-store';
 import { RunEventSchema } from '../../../../src/shared/schemas/events';
+import { describeEvent } from '../../../../src/shared/event-lines';
 import { InboxItemSchema } from '../../../../src/shared/schemas/run-order';
 import { planReply, stepIdOf, type RecordedRequest, type ScriptedReply } from '../../../kit/scripted-model-server';
 import { runArchon, spawnArchon, useServe } from '../../../support/archon-process';
@@ -146,6 +147,13 @@ describe('approvals of runs on the cluster, in the app (Chromium through archon 
     const onTheCluster = page.getByRole('region', { name: 'On the cluster' }).getByRole('list', { name: 'Runs on the cluster' }).getByRole('listitem');
     await onTheCluster.filter({ hasText: `completed · sent with --detach · run ${runId.slice(0, 8)}` }).waitFor();
     expect(await onTheCluster.getByRole('heading', { level: 3 }).allTextContents()).toEqual(['append a mark to the ledger']);
+    // What it did, in the words archon follow prints, as its worker sent it to the cluster: every event the worker's data dir holds that has words.
+    const showEvents = page.getByRole('button', { name: 'Events of run append a mark to the ledger' });
+    await showEvents.click();
+    const shownEvents = page.getByRole('list', { name: 'Events of run append a mark to the ledger' }).getByRole('listitem');
+    await shownEvents.filter({ hasText: '✓ mark' }).waitFor();
+    expect(await shownEvents.allTextContents()).toEqual(eventsIn(workerDir, runId).flatMap((event) => describeEvent(event) ?? []));
+    expect(await showEvents.getAttribute('aria-expanded')).toBe('true');
     expect(await axeViolations(page)).toEqual([]);
 
     // The cluster gone: the Inbox says its approvals cannot be read, once, and raises no error.

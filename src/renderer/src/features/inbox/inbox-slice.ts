@@ -1,4 +1,5 @@
 import { arrivalTracker } from '../../../../shared/arrivals';
+import type { RunEvent } from '../../../../shared/schemas/events';
 import type { ClusterRun, InboxItem } from '../../../../shared/schemas/run-order';
 import { latestOnly } from '../../store/latest-only';
 import { pollEvery } from '../../store/poll';
@@ -9,6 +10,8 @@ import { notifyInboxItem } from './inbox-notifications';
 const POLL_MS = 5000;
 /** The most items asked for; the latest come first. */
 const LIMIT = 100;
+/** The most reads of a cluster run's events at once (each brings a few hundred). */
+const EVENT_READS = 20;
 
 export interface InboxSlice {
   /** Runs the workers of a Restate cluster drove here that ended or wait for an answer, the latest first. */
@@ -17,6 +20,11 @@ export interface InboxSlice {
   clusterRuns: ClusterRun[];
   /** Why the cluster's runs could not be read at the last try; null when they were. */
   clusterRunsProblem: string | null;
+  /** The run on the cluster whose events the Inbox shows (null: none), and its events read so far, oldest first. */
+  shownClusterRun: string | null;
+  clusterRunEvents: RunEvent[];
+  /** Shows the events of a run on the cluster, or hides them (null); they are read again with the cluster's runs. */
+  showClusterRunEvents(runId: string | null): Promise<void>;
   /** The run ids listed while the operator had the Inbox view open. */
   inboxSeen: ReadonlySet<string>;
   refreshInbox(): Promise<void>;
@@ -47,14 +55,35 @@ export function createInboxSlice({ set, get, client, attempt }: SliceContext): I
         inFlight = null;
       }));
   const listClusterRuns = latestOnly(() => client.commands['clusterRuns.list'](), (clusterRuns) => set({ clusterRuns, clusterRunsProblem: null }));
+  /** The shown run's events its worker sent since the last read, added after those already shown (each once, by seq). */
+  const readClusterRunEvents = async () => {
+    for (let read = 0; read < EVENT_READS; read++) {
+      const { shownClusterRun: runId, clusterRunEvents: known } = get();
+      if (runId === null) return;
+      const more = await client.commands['clusterRuns.events']({ runId, afterSeq: known.at(-1)?.seq ?? 0 });
+      if (more.length === 0) return;
+      set((state) => {
+        if (state.shownClusterRun !== runId) return {};
+        const last = state.clusterRunEvents.at(-1)?.seq ?? 0;
+        return { clusterRunEvents: [...state.clusterRunEvents, ...more.filter((event) => event.seq > last)] };
+      });
+    }
+  };
+  const clusterProblem = (error: unknown) => set({ clusterRunsProblem: error instanceof Error ? error.message : String(error) });
   return {
     inbox: [],
     clusterRuns: [],
     clusterRunsProblem: null,
     inboxSeen: new Set(),
+    shownClusterRun: null,
+    clusterRunEvents: [],
+    showClusterRunEvents: async (runId) => {
+      set({ shownClusterRun: runId, clusterRunEvents: [] });
+      await readClusterRunEvents().catch(clusterProblem);
+    },
     refreshInbox: () => attempt(load),
     // Said in the Inbox, not as an error: a cluster out of reach would otherwise raise one every few seconds.
-    refreshClusterRuns: () => listClusterRuns().catch((error: unknown) => set({ clusterRunsProblem: error instanceof Error ? error.message : String(error) })),
+    refreshClusterRuns: () => listClusterRuns().then(readClusterRunEvents).catch(clusterProblem),
     // The cluster's runs only while the Inbox shows them: each read scans every run the cluster keeps.
     watchInbox: () => pollEvery(POLL_MS, async () => void (await Promise.all([get().refreshInbox(), get().view === 'inbox' ? get().refreshClusterRuns() : null]))),
     markInboxSeen() {

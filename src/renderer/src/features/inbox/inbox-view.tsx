@@ -1,6 +1,7 @@
 import { useEffect, useId } from 'react';
 import { inAppTerms } from '../../../../shared/app-advice';
-import { clusterRunStanding, type InboxItem } from '../../../../shared/schemas/run-order';
+import { describeEvent } from '../../../../shared/event-lines';
+import { clusterRunStanding, type ClusterRun, type InboxItem } from '../../../../shared/schemas/run-order';
 import { useAppStore } from '../../store/use-app-store';
 import { statusLabel } from '../contract/contract-model';
 
@@ -39,6 +40,40 @@ function ClusterApprovalsState() {
   return <p role="status">{waiting === 1 ? 'One request from a run on the cluster waits for your answer' : `${waiting} requests from runs on the cluster wait for your answer`}, in the approval dialog.</p>;
 }
 
+/** What a run on the cluster did, in words, as its worker sent it: the same lines `archon follow` prints. */
+function ClusterRunEvents({ run }: { run: ClusterRun }) {
+  const events = useAppStore((state) => state.clusterRunEvents);
+  const lines = events.flatMap((event) => describeEvent(event) ?? []);
+  if (lines.length === 0) return <p className="empty">No events from its worker yet.</p>;
+  return (
+    // Focusable: it scrolls, and a keyboard must reach what is below.
+    <ol className="cluster-run-events" aria-label={`Events of run ${run.goal}`} tabIndex={0}>
+      {lines.map((line, index) => (
+        <li key={index}>{line}</li>
+      ))}
+    </ol>
+  );
+}
+
+/** One run on the cluster: how it stands, where it came from, and what it did, shown on demand. */
+function ClusterRunEntry({ run }: { run: ClusterRun }) {
+  const shown = useAppStore((state) => state.shownClusterRun === run.runId);
+  const showClusterRunEvents = useAppStore((state) => state.showClusterRunEvents);
+  return (
+    <li className="inbox-item">
+      <h3>{run.goal}</h3>
+      <p className="inbox-facts">
+        {clusterRunStanding(run, statusLabel)} · {run.scheduleId === null ? 'sent with --detach' : `schedule ${run.scheduleId}`} · run {run.runId.slice(0, 8)}
+      </p>
+      {run.problem && <p className="inbox-problem">{inAppTerms(run.problem)}</p>}
+      <button type="button" aria-expanded={shown} aria-label={`Events of run ${run.goal}`} onClick={() => void showClusterRunEvents(shown ? null : run.runId)}>
+        Events
+      </button>
+      {shown && <ClusterRunEvents run={run} />}
+    </li>
+  );
+}
+
 /** The runs the cluster's workers drive or drove, from whichever machine sent them, as the cluster lists them. */
 function ClusterRuns() {
   const hasCluster = useAppStore((state) => Boolean(state.settings?.cluster));
@@ -60,13 +95,7 @@ function ClusterRuns() {
       ) : (
         <ul className="inbox-list" aria-label="Runs on the cluster">
           {runs.map((run) => (
-            <li key={run.runId} className="inbox-item">
-              <h3>{run.goal}</h3>
-              <p className="inbox-facts">
-                {clusterRunStanding(run, statusLabel)} · {run.scheduleId === null ? 'sent with --detach' : `schedule ${run.scheduleId}`} · run {run.runId.slice(0, 8)}
-              </p>
-              {run.problem && <p className="inbox-problem">{inAppTerms(run.problem)}</p>}
-            </li>
+            <ClusterRunEntry key={run.runId} run={run} />
           ))}
         </ul>
       )}
