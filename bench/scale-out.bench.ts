@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { latchClusterStop, resetClusterStop } from '../src/core/restate/cluster-stop';
 import { clusterSecret, RestateCluster } from '../src/core/restate/restate-cluster';
+import { readRunLog } from '../src/core/restate/run-log';
 import { dispatchRun } from '../src/core/restate/run-service';
 import { clusterSecretFile, freePorts, startBalancer, startRestateServer, startWorker } from '../test/kit/restate-cluster';
 import { planReply, startModelServer } from '../test/kit/scripted-model-server';
@@ -72,6 +73,33 @@ async function clusterStop(cluster: { ingress: string; admin: string }, secretFi
   }
 }
 
+/**
+ * Following a run from another desk: a run a worker drives (sent with --detach); how long after its
+ * worker wrote each event the cluster's log has it, read every 50 ms (`archon follow` reads every second).
+ */
+async function followLag(cluster: { ingress: string; admin: string }, secretFile: string, workspace: string): Promise<void> {
+  const server = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'note', description: 'note' }]) : { content: 'noted' }) });
+  const restate = new RestateCluster(cluster);
+  try {
+    const runId = await dispatchRun(restate, clusterSecret(secretFile, workspace), { goal: 'note', approve: 'auto', options: { modelUrl: server.url, workspace } }, AbortSignal.timeout(60_000));
+    const lags: number[] = [];
+    let seq = 0;
+    const started = performance.now();
+    while (performance.now() - started < 60_000) {
+      const events = await readRunLog(restate, runId, seq, AbortSignal.timeout(10_000));
+      const now = Date.now();
+      lags.push(...events.map((event) => now - Date.parse(event.ts)));
+      seq = events.at(-1)?.seq ?? seq;
+      if (events.some((event) => event.type === 'run.completed' || event.type === 'run.failed')) break;
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    line(`archon follow: an event in the cluster's log after its worker wrote it, p50 (${lags.length} events)`, ms(percentile(lags, 50)));
+    line('  the same, p95', ms(percentile(lags, 95)));
+  } finally {
+    await server.close();
+  }
+}
+
 /** The same fan-out with its tool calls on this machine and on a Restate cluster of two workers behind a balancer. */
 export async function scaleOutBenchmarks(): Promise<void> {
   process.stdout.write('\n## Scale-out: tool calls and runs on Restate workers\n');
@@ -88,6 +116,7 @@ export async function scaleOutBenchmarks(): Promise<void> {
     for (const [index, port] of ports.entries()) workers.push(await startWorker(cluster, { id: `w${index + 1}`, port, workspace, dataDir: dataDirs[index] as string, secretFile: secret.file, advertise: front.url }));
     report('local', await spans(workspace));
     report('restate, 2 workers', await spans(workspace, { ingress: cluster.ingress, admin: cluster.admin, secretFile: secret.file }));
+    await followLag(cluster, secret.file, workspace);
     await clusterStop(cluster, secret.file, workspace, dataDirs);
   } finally {
     for (const worker of workers) await worker.close();

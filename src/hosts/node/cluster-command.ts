@@ -14,8 +14,8 @@ import { dispatchRun, driveUnderWay, listClusterRuns, listSchedules, newSchedule
 import { RUN_SERVICE, SCHEDULE_SERVICE } from '../../core/restate/service-names';
 import type { ArchonRuntime } from '../../core/runtime';
 import { checkCron } from '../../core/schedule/cron';
-import { RESTATE_DEFAULTS } from './command-flags';
 import { describeEvent } from '../../shared/event-lines';
+import { RESTATE_DEFAULTS } from './command-flags';
 import { EXIT_BY_STATUS } from './run-output';
 import { terminalText } from './terminal-text';
 
@@ -184,9 +184,9 @@ function printFollowed(event: RunEvent, json: boolean): void {
 }
 
 /** How a followed run ends the command: as the cluster kept its end, else as its last event says (with why its drive was given up). */
-function followedEnd(run: ClusterRun | undefined, last: RunEvent | null): number {
+function followedEnd(run: ClusterRun | undefined, last: RunEvent | null, heardAny: boolean): number {
   if (run?.state === 'ended' && run.status !== null) {
-    if (last === null) process.stderr.write(`archon: run ${run.runId} ended ${run.status} on the cluster; what it did last is on the data dir of the worker that drove it (archon runs there).\n`);
+    if (last === null) process.stderr.write(heardAny ? `archon: run ${run.runId} ended ${run.status} on the cluster; what it did last is on the data dir of the worker that drove it (archon runs there).\n` : `archon: run ${run.runId} ended ${run.status} on the cluster before a worker sent any of its events.\n`);
     return EXIT_BY_STATUS[run.status] ?? 1;
   }
   if (run?.state === 'given_up' && last === null) process.stderr.write(`archon: run ${run.runId} was given up on the cluster: ${terminalText(run.problem ?? 'no reason kept')}\n`);
@@ -221,7 +221,7 @@ export async function followFromCli(runId: string, flags: ClusterFlags & { json?
         continue;
       }
       // Its worker sends the last events before the run's end is kept: none new once it is means none are left.
-      if (run?.state === 'ended') return followedEnd(run, last);
+      if (run?.state === 'ended') return followedEnd(run, last, seq > 0);
       if (!driving && run === undefined && seq === 0) {
         if (Date.now() - heardAt > FOLLOW_APPEAR_MS) {
           process.stderr.write(`archon: no run ${runId} on the Restate cluster at ${cluster.address.ingress} (archon cluster-runs lists those there are).\n`);
@@ -229,7 +229,7 @@ export async function followFromCli(runId: string, flags: ClusterFlags & { json?
         }
       } else if (!driving && (last !== null || seq === 0 || Date.now() - heardAt > FOLLOW_LAST_EVENTS_MS)) {
         // No drive goes on and the cluster kept no end (the cluster's stop killed it): the worker may still send the run's last events.
-        return followedEnd(run, last);
+        return followedEnd(run, last, seq > 0);
       } else if (driving && run === undefined && !waitingNoted && !flags.json) {
         waitingNoted = true;
         process.stderr.write(`Run ${runId} waits for a worker of the cluster to take it.\n`);
