@@ -1,6 +1,7 @@
 import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
 import { canonicalJson } from '../../shared/canonical-json';
+import { ArchonError } from '../../shared/errors';
 import { parseJsonOrUndefined } from '../../shared/json';
 import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
 import type { Log } from '../log';
@@ -91,6 +92,12 @@ export function publishRunLog(cluster: RestateCluster, secret: string, runId: st
   const timer = setInterval(() => {
     sending ??= drain(AbortSignal.any([closing.signal, AbortSignal.timeout(LAST_SEND_MS)]))
       .catch((error: unknown) => {
+        // Refused (the cluster keeps other events of this run, from the data dir where it began): sending again changes nothing.
+        if (ArchonError.isInstance(error) && error.code === 'CLUSTER_REFUSED') {
+          clearInterval(timer);
+          log.warn({ runId, err: error }, "the cluster refused this run's events: it keeps those of the data dir where the run began");
+          return;
+        }
         if (closing.signal.aborted || warned) return;
         warned = true;
         log.warn({ runId, err: error }, "a run's events could not be sent to the cluster; desks following it see them once it answers");

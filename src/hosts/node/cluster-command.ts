@@ -186,7 +186,7 @@ function printFollowed(event: RunEvent, json: boolean): void {
 /** How a followed run ends the command: as the cluster kept its end, else as its last event says (with why its drive was given up). */
 function followedEnd(run: ClusterRun | undefined, last: RunEvent | null, heardAny: boolean): number {
   if (run?.state === 'ended' && run.status !== null) {
-    if (last === null) process.stderr.write(heardAny ? `archon: run ${run.runId} ended ${run.status} on the cluster; what it did last is on the data dir of the worker that drove it (archon runs there).\n` : `archon: run ${run.runId} ended ${run.status} on the cluster before a worker sent any of its events.\n`);
+    if (last === null) process.stderr.write(heardAny ? `archon: run ${run.runId} ended ${run.status} on the cluster; what it did last is on the data dir of the worker that drove it (archon runs there).\n` : `archon: run ${run.runId} ended ${run.status} on the cluster, which keeps no events of it (a worker sends them as it drives a run; the cluster keeps them 14 days). What it did is on the data dir of the worker that drove it (archon runs there).\n`);
     return EXIT_BY_STATUS[run.status] ?? 1;
   }
   if (run?.state === 'given_up' && last === null) process.stderr.write(`archon: run ${run.runId} was given up on the cluster: ${terminalText(run.problem ?? 'no reason kept')}\n`);
@@ -195,8 +195,9 @@ function followedEnd(run: ClusterRun | undefined, last: RunEvent | null, heardAn
 
 /** What `archon follow` reads at each ask: how the cluster lists the run, whether a drive of it still goes, and its events since. */
 async function followStep(cluster: RestateCluster, runId: string, seq: number, signal: AbortSignal) {
-  const [run] = await listClusterRuns(cluster, signal, runId);
+  // Whether a drive goes on, asked first: one that ends after this keeps the run's end before it ends, so the run's state read next has it.
   const driving = await driveUnderWay(cluster, runId, signal);
+  const [run] = await listClusterRuns(cluster, signal, runId);
   return { run, driving, events: await readRunLog(cluster, runId, seq, signal) };
 }
 

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { childProcessLauncher } from '../../../src/core/process/child-process-launcher';
-import { clusterSecret } from '../../../src/core/restate/restate-cluster';
+import { clusterSecret, RestateCluster } from '../../../src/core/restate/restate-cluster';
+import { readRunLog } from '../../../src/core/restate/run-log';
 import { signed } from '../../../src/core/restate/signed';
 import { createRuntime, type ArchonRuntime } from '../../../src/core/runtime';
 import { nextFiring } from '../../../src/core/schedule/cron';
@@ -322,6 +323,8 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     const { runId } = JSON.parse(sent.stdout) as { runId: string };
 
     await until(() => existsSync(join(workspace, 'starts.txt')), 'the detached run to start its command', 120);
+    const log = new RestateCluster({ ingress: cluster.ingress, admin: cluster.admin });
+    await until(async () => (await readRunLog(log, runId, 0, AbortSignal.timeout(10_000))).length > 0, "the driving worker to send the run's first events");
     const listed = await spawnArchon(['cluster-runs', '--json', '--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin]).done;
     expect(listed.stdout.trim().split('\n').map((line) => ClusterRunSchema.parse(JSON.parse(line)))).toMatchObject([{ runId, state: 'under_way', status: null, problem: null }]);
     const holds = (dataDir: string) => runArchon(['runs', '--json', '--data-dir', dataDir]).stdout.includes(runId);

@@ -148,9 +148,9 @@ describe('approvals of runs on the cluster, in the app (Chromium through archon 
     await onTheCluster.filter({ hasText: `completed · sent with --detach · run ${runId.slice(0, 8)}` }).waitFor();
     expect(await onTheCluster.getByRole('heading', { level: 3 }).allTextContents()).toEqual(['append a mark to the ledger']);
     // What it did, in the words archon follow prints, as its worker sent it to the cluster: every event the worker's data dir holds that has words.
-    const showEvents = page.getByRole('button', { name: 'Events of run append a mark to the ledger' });
+    const showEvents = page.getByRole('button', { name: `Events of run ${runId.slice(0, 8)}: append a mark to the ledger` });
     await showEvents.click();
-    const shownEvents = page.getByRole('list', { name: 'Events of run append a mark to the ledger' }).getByRole('listitem');
+    const shownEvents = page.getByRole('list', { name: `Events of run ${runId.slice(0, 8)}` }).getByRole('listitem');
     await shownEvents.filter({ hasText: '✓ mark' }).waitFor();
     expect(await shownEvents.allTextContents()).toEqual(eventsIn(workerDir, runId).flatMap((event) => describeEvent(event) ?? []));
     expect(await showEvents.getAttribute('aria-expanded')).toBe('true');

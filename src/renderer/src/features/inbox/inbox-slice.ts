@@ -23,6 +23,8 @@ export interface InboxSlice {
   /** The run on the cluster whose events the Inbox shows (null: none), and its events read so far, oldest first. */
   shownClusterRun: string | null;
   clusterRunEvents: RunEvent[];
+  /** Why its events could not be read at the last try; null when they were. */
+  clusterRunEventsProblem: string | null;
   /** Shows the events of a run on the cluster, or hides them (null); they are read again with the cluster's runs. */
   showClusterRunEvents(runId: string | null): Promise<void>;
   /** The run ids listed while the operator had the Inbox view open. */
@@ -60,16 +62,15 @@ export function createInboxSlice({ set, get, client, attempt }: SliceContext): I
     for (let read = 0; read < EVENT_READS; read++) {
       const { shownClusterRun: runId, clusterRunEvents: known } = get();
       if (runId === null) return;
-      const more = await client.commands['clusterRuns.events']({ runId, afterSeq: known.at(-1)?.seq ?? 0 });
+      const afterSeq = known.at(-1)?.seq ?? 0;
+      const more = await client.commands['clusterRuns.events']({ runId, afterSeq });
       if (more.length === 0) return;
-      set((state) => {
-        if (state.shownClusterRun !== runId) return {};
-        const last = state.clusterRunEvents.at(-1)?.seq ?? 0;
-        return { clusterRunEvents: [...state.clusterRunEvents, ...more.filter((event) => event.seq > last)] };
-      });
+      // Taken only where it was asked from: a read from before the run was shown again (its list emptied) would leave a gap.
+      set((state) => (state.shownClusterRun === runId && (state.clusterRunEvents.at(-1)?.seq ?? 0) === afterSeq ? { clusterRunEvents: [...state.clusterRunEvents, ...more], clusterRunEventsProblem: null } : {}));
     }
   };
-  const clusterProblem = (error: unknown) => set({ clusterRunsProblem: error instanceof Error ? error.message : String(error) });
+  const problemOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  const readShownEvents = () => readClusterRunEvents().catch((error: unknown) => set({ clusterRunEventsProblem: problemOf(error) }));
   return {
     inbox: [],
     clusterRuns: [],
@@ -77,13 +78,18 @@ export function createInboxSlice({ set, get, client, attempt }: SliceContext): I
     inboxSeen: new Set(),
     shownClusterRun: null,
     clusterRunEvents: [],
+    clusterRunEventsProblem: null,
     showClusterRunEvents: async (runId) => {
-      set({ shownClusterRun: runId, clusterRunEvents: [] });
-      await readClusterRunEvents().catch(clusterProblem);
+      set({ shownClusterRun: runId, clusterRunEvents: [], clusterRunEventsProblem: null });
+      await readShownEvents();
     },
     refreshInbox: () => attempt(load),
     // Said in the Inbox, not as an error: a cluster out of reach would otherwise raise one every few seconds.
-    refreshClusterRuns: () => listClusterRuns().then(readClusterRunEvents).catch(clusterProblem),
+    refreshClusterRuns: () =>
+      listClusterRuns().then(
+        () => readShownEvents(),
+        (error: unknown) => set({ clusterRunsProblem: problemOf(error) }),
+      ),
     // The cluster's runs only while the Inbox shows them: each read scans every run the cluster keeps.
     watchInbox: () => pollEvery(POLL_MS, async () => void (await Promise.all([get().refreshInbox(), get().view === 'inbox' ? get().refreshClusterRuns() : null]))),
     markInboxSeen() {

@@ -43,11 +43,18 @@ function ClusterApprovalsState() {
 /** What a run on the cluster did, in words, as its worker sent it: the same lines `archon follow` prints. */
 function ClusterRunEvents({ run }: { run: ClusterRun }) {
   const events = useAppStore((state) => state.clusterRunEvents);
+  const problem = useAppStore((state) => state.clusterRunEventsProblem);
   const lines = events.flatMap((event) => describeEvent(event) ?? []);
-  if (lines.length === 0) return <p className="empty">No events from its worker yet.</p>;
+  if (problem)
+    return (
+      <p role="status" className="inbox-problem">
+        Its events could not be read: {inAppTerms(problem)}
+      </p>
+    );
+  if (lines.length === 0) return <p className="empty">No events of it on the cluster: its worker has sent none yet, or they are older than the 14 days the cluster keeps them (they stay on that worker&apos;s data dir).</p>;
   return (
     // Focusable: it scrolls, and a keyboard must reach what is below.
-    <ol className="cluster-run-events" aria-label={`Events of run ${run.goal}`} tabIndex={0}>
+    <ol className="cluster-run-events" aria-label={`Events of run ${run.runId.slice(0, 8)}`} tabIndex={0}>
       {lines.map((line, index) => (
         <li key={index}>{line}</li>
       ))}
@@ -66,7 +73,7 @@ function ClusterRunEntry({ run }: { run: ClusterRun }) {
         {clusterRunStanding(run, statusLabel)} · {run.scheduleId === null ? 'sent with --detach' : `schedule ${run.scheduleId}`} · run {run.runId.slice(0, 8)}
       </p>
       {run.problem && <p className="inbox-problem">{inAppTerms(run.problem)}</p>}
-      <button type="button" aria-expanded={shown} aria-label={`Events of run ${run.goal}`} onClick={() => void showClusterRunEvents(shown ? null : run.runId)}>
+      <button type="button" aria-expanded={shown} aria-label={`Events of run ${run.runId.slice(0, 8)}: ${run.goal}`} onClick={() => void showClusterRunEvents(shown ? null : run.runId)}>
         Events
       </button>
       {shown && <ClusterRunEvents run={run} />}

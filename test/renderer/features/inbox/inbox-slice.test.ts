@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { createInboxSlice } from '../../../../src/renderer/src/features/inbox/inbox-slice';
+import type { SliceContext } from '../../../../src/renderer/src/store/slice';
+import type { RunEvent } from '../../../../src/shared/schemas/events';
+
+const RUN_ID = '5f0c1e2d-0000-4000-8000-000000000000';
+const events: RunEvent[] = Array.from({ length: 1200 }, (_, index) => ({ type: 'step.started', runId: RUN_ID, seq: index + 1, ts: '2030-01-01T00:00:00.000Z', stepId: `s${index + 1}` }));
+
+/** The slice over a client whose reads of a cluster run's events answer (a page of 500) only when the test lets them. */
+function sliceWithHeldReads() {
+  let state: Record<string, unknown> = {};
+  const held: (() => void)[] = [];
+  const read = ({ afterSeq }: { afterSeq: number }) => new Promise<RunEvent[]>((resolve) => held.push(() => resolve(events.filter((event) => event.seq > afterSeq).slice(0, 500))));
+  const context = {
+    set: (patch: unknown) => (state = { ...state, ...(typeof patch === 'function' ? (patch as (current: typeof state) => object)(state) : (patch as object)) }),
+    get: () => state,
+    client: { commands: { 'clusterRuns.events': read } },
+    attempt: (action: () => Promise<void>) => action(),
+  } as unknown as SliceContext;
+  state = { ...createInboxSlice(context) };
+  const slice = () => state as unknown as ReturnType<typeof createInboxSlice>;
+  const answerNext = async () => {
+    held.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { slice, held, answerNext };
+}
+
+describe('the Inbox slice: the events of a run on the cluster', () => {
+  it('shown again while a later page is on its way: starts from the first event, each once, in order', async () => {
+    const { slice, held, answerNext } = sliceWithHeldReads();
+    const first = slice().showClusterRunEvents(RUN_ID);
+    await answerNext();
+    // Events 501… are asked for; the operator hides the events and shows them again before they come.
+    await slice().showClusterRunEvents(null);
+    const again = slice().showClusterRunEvents(RUN_ID);
+    while (held.length > 0) await answerNext();
+    await Promise.all([first, again]);
+    expect(slice().clusterRunEvents.map((event) => event.seq)).toEqual(events.map((event) => event.seq));
+  });
+});
