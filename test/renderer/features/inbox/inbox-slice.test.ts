@@ -6,19 +6,23 @@ import type { RunEvent } from '../../../../src/shared/schemas/events';
 const RUN_ID = '5f0c1e2d-0000-4000-8000-000000000000';
 const events: RunEvent[] = Array.from({ length: 1200 }, (_, index) => ({ type: 'step.started', runId: RUN_ID, seq: index + 1, ts: '2030-01-01T00:00:00.000Z', stepId: `s${index + 1}` }));
 
-/** The slice over a client whose reads of a cluster run's events answer (a page of 500) only when the test lets them. */
-function sliceWithHeldReads() {
+/** The slice over a client whose reads of a cluster run's events are `read`. */
+function sliceOver(read: (input: { afterSeq: number }) => Promise<RunEvent[]>) {
   let state: Record<string, unknown> = {};
-  const held: (() => void)[] = [];
-  const read = ({ afterSeq }: { afterSeq: number }) => new Promise<RunEvent[]>((resolve) => held.push(() => resolve(events.filter((event) => event.seq > afterSeq).slice(0, 500))));
   const context = {
     set: (patch: unknown) => (state = { ...state, ...(typeof patch === 'function' ? (patch as (current: typeof state) => object)(state) : (patch as object)) }),
     get: () => state,
-    client: { commands: { 'clusterRuns.events': read } },
+    client: { commands: { 'clusterRuns.events': read, 'clusterRuns.list': () => Promise.resolve([]) } },
     attempt: (action: () => Promise<void>) => action(),
   } as unknown as SliceContext;
   state = { ...createInboxSlice(context) };
-  const slice = () => state as unknown as ReturnType<typeof createInboxSlice>;
+  return () => state as unknown as ReturnType<typeof createInboxSlice>;
+}
+
+/** The slice over a client whose reads answer (a page of 500) only when the test lets them. */
+function sliceWithHeldReads() {
+  const held: (() => void)[] = [];
+  const slice = sliceOver(({ afterSeq }) => new Promise<RunEvent[]>((resolve) => held.push(() => resolve(events.filter((event) => event.seq > afterSeq).slice(0, 500)))));
   const answerNext = async () => {
     held.shift()?.();
     await new Promise((resolve) => setImmediate(resolve));
@@ -37,5 +41,18 @@ describe('the Inbox slice: the events of a run on the cluster', () => {
     while (held.length > 0) await answerNext();
     await Promise.all([first, again]);
     expect(slice().clusterRunEvents.map((event) => event.seq)).toEqual(events.map((event) => event.seq));
+  });
+
+  it('a read that failed is said until a later one works, even one that brings nothing new', async () => {
+    let answers = [() => Promise.reject(new Error('No Restate server answers.')), () => Promise.resolve([])];
+    const slice = sliceOver(() => {
+      const [next, ...rest] = answers;
+      answers = rest;
+      return next?.() ?? Promise.resolve([]);
+    });
+    await slice().showClusterRunEvents(RUN_ID);
+    expect(slice().clusterRunEventsProblem).toBe('No Restate server answers.');
+    await slice().refreshClusterRuns();
+    expect(slice().clusterRunEventsProblem).toBeNull();
   });
 });

@@ -66,11 +66,15 @@ export function createInboxSlice({ set, get, client, attempt }: SliceContext): I
       const more = await client.commands['clusterRuns.events']({ runId, afterSeq });
       if (more.length === 0) return;
       // Taken only where it was asked from: a read from before the run was shown again (its list emptied) would leave a gap.
-      set((state) => (state.shownClusterRun === runId && (state.clusterRunEvents.at(-1)?.seq ?? 0) === afterSeq ? { clusterRunEvents: [...state.clusterRunEvents, ...more], clusterRunEventsProblem: null } : {}));
+      set((state) => (state.shownClusterRun === runId && (state.clusterRunEvents.at(-1)?.seq ?? 0) === afterSeq ? { clusterRunEvents: [...state.clusterRunEvents, ...more] } : {}));
     }
   };
   const problemOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
-  const readShownEvents = () => readClusterRunEvents().catch((error: unknown) => set({ clusterRunEventsProblem: problemOf(error) }));
+  const readShownEvents = () =>
+    readClusterRunEvents().then(
+      () => set({ clusterRunEventsProblem: null }),
+      (error: unknown) => set({ clusterRunEventsProblem: problemOf(error) }),
+    );
   return {
     inbox: [],
     clusterRuns: [],
