@@ -72,6 +72,7 @@ export function contextFor(runtime: Parameters<Parameters<typeof withRuntime>[0]
     plan: null,
     hooks: combineHooks(runCapabilities({})),
     capabilityStates: new Map(),
+    replicate: () => Promise.resolve(),
     model,
     contextWindow: null,
     role: DEFAULT_STEP_ROLE,

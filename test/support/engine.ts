@@ -25,7 +25,7 @@ export interface EngineHarness {
 }
 
 /** A runtime on a fresh data dir, a scripted model server, and the engine wired between them. */
-export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (builtin: ToolRegistry) => ToolRegistry; approvals?: ApprovalChannel; expiryMs?: RunEngineDependencies['expiryMs']; memory?: boolean; modelPrices?: RunEngineDependencies['modelPrices']; capabilities?: readonly RunCapability[] }) => Promise<EngineHarness> {
+export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (builtin: ToolRegistry) => ToolRegistry; approvals?: ApprovalChannel; expiryMs?: RunEngineDependencies['expiryMs']; memory?: boolean; modelPrices?: RunEngineDependencies['modelPrices']; capabilities?: readonly RunCapability[]; replicate?: RunEngineDependencies['replicate'] }) => Promise<EngineHarness> {
   const openRuntime = useRuntimes();
   const tempDir = useTempDirs();
   const openPool = usePools();
@@ -52,6 +52,7 @@ export function useEngine(): (server: ModelServerOptions, extra?: { tools?: (bui
       expiryMs: extra.expiryMs,
       memory: extra.memory ? runtime.store.memory : undefined,
       modelPrices: extra.modelPrices,
+      replicate: extra.replicate,
       capabilities: (options: RunOptions) => [...(extra.capabilities ?? []), ...runCapabilities(options)],
       connect: modelConnector({ retry: { windowMs: 150, baseDelayMs: 10, maxDelayMs: 50, firstByteTimeoutMs: 10_000, idleTimeoutMs: 10_000 } }),
     };

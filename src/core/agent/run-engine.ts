@@ -98,6 +98,8 @@ export interface RunEngineDependencies {
   log?: Log;
   /** The Restate worker driving the run (a scheduled run): each step it starts names it. */
   worker?: string;
+  /** Holds what the run wrote beyond this machine before each of its calls leaves (the run a worker drives, on its cluster). */
+  replicate?(signal: AbortSignal): Promise<void>;
 }
 
 export interface RunResult {
@@ -323,6 +325,7 @@ function createContext(dependencies: RunEngineDependencies, run: ContextInput, s
     bus: parent?.context.bus ?? dependencies.agentBus ?? new AgentBus(dependencies.runs.busMessages, dependencies.events, { now, newId: randomUUID }),
     log: dependencies.log,
     worker: dependencies.worker ?? null,
+    replicate: dependencies.replicate ?? (() => Promise.resolve()),
     now,
     newId: dependencies.newId ?? randomUUID,
   };

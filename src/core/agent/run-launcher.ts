@@ -22,6 +22,8 @@ export interface RunLaunch {
   price?: ModelPrice | null;
   /** The Restate worker driving the run, when one does. */
   worker?: string;
+  /** Holds what the run wrote beyond this machine before each of its calls leaves (the worker's cluster). */
+  replicate?(signal: AbortSignal): Promise<void>;
   /** Told once a new run's row exists. */
   onCreated?(runId: string): void;
 }
@@ -46,6 +48,7 @@ function engineDependencies(launch: RunLaunch): RunEngineDependencies {
     memory: settings.memory ? runtime.store.memory : undefined,
     now: runtime.now,
     worker: launch.worker,
+    replicate: launch.replicate,
     onCreated: launch.onCreated,
   };
 }

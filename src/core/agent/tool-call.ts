@@ -79,6 +79,8 @@ async function journalled(context: RunContext, call: CallRecord & { tool: ToolDe
   const { step, name, callId, args, tool, allowedBy } = call;
   await runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool.sideEffects, idempotent: tool.idempotent, definitionHash: tool.mcp?.definitionHash ?? null, allowedBy: allowedBy ?? null, executor: tool.executor ?? null, now: context.now().toISOString() });
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args, sideEffects: tool.sideEffects });
+  events.flush();
+  await context.replicate(context.signal);
   // What is recorded (secrets redacted) is what the model and the events see.
   const result = runs.finishToolCall({ runId, id: callId }, keepFileEffect(context, name, callId, withUncertainty(await outcome(), tool)), context.now().toISOString());
   if (result.status === 'denied') events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000), by: 'tool', code: 'outside_bounds' });

@@ -92,6 +92,7 @@ function dreamContext(deps: DreamRunDependencies, run: { runId: string; goal: st
     },
     bus: new AgentBus(runs.busMessages, runtime.events, { now: runtime.now, newId }),
     log: runtime.log,
+    replicate: () => Promise.resolve(),
     now: runtime.now,
     newId,
   };

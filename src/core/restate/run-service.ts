@@ -7,9 +7,8 @@ import { RunOrderSchema, ScheduleSchema, ScheduleStateSchema, SkippedFiringSchem
 import { checkCron, nextFiring } from '../schedule/cron';
 import { latchIn } from './cluster-stop';
 import { sqlRunId, type RestateCluster } from './restate-cluster';
-import { beganMarks } from './began-marks';
 import { RUN_LOG_KEPT_MS } from './run-log';
-import { RUN_LOG, RUN_MARKS, RUN_SERVICE, SCHEDULE_SERVICE } from './service-names';
+import { RUN_LOG, RUN_SERVICE, SCHEDULE_SERVICE } from './service-names';
 import { isNewer, signed, SignedAtSchema, verified } from './signed';
 
 /** A run a worker drives: its order, and the schedule and firing that started it (nulls for a run sent with `--detach`). */
@@ -211,9 +210,9 @@ function runObject(worker: RunWorker) {
   });
 }
 
-/** The schedules and runs a worker serves, and where it marks the runs it began. */
+/** The schedules and runs a worker serves. */
 export function runServices(worker: RunWorker) {
-  return [scheduleObject(worker), runObject(worker), beganMarks(RUN_MARKS, worker.secret)] as const;
+  return [scheduleObject(worker), runObject(worker)] as const;
 }
 
 /** The schedules the cluster keeps, read from its state through the admin API. */

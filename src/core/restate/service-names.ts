@@ -8,11 +8,9 @@ export const CALL_MARKS = 'ArchonCallMarks';
 export const SCHEDULE_SERVICE = 'ArchonSchedules';
 /** The runs schedules start, keyed by run id. */
 export const RUN_SERVICE = 'ArchonRuns';
-/** Where a worker notes that it began a run, before it begins: keyed by run id. */
-export const RUN_MARKS = 'ArchonRunMarks';
 /** Approvals a desk answers, one workflow per approval id. */
 export const APPROVAL_SERVICE = 'ArchonApprovals';
 /** The cluster's emergency stop: one key, its latch. */
 export const STOP_SERVICE = 'ArchonStop';
-/** The events of the runs workers drive, keyed by run id: what a desk on another machine follows. */
+/** The runs workers drive as the cluster holds them, keyed by run id: their events (what a desk on another machine follows) and their state (what another worker goes on from). */
 export const RUN_LOG = 'ArchonRunLog';

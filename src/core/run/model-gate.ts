@@ -53,6 +53,7 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
   if (context.budget.crossedWarning()) context.events.append(context.runId, 'budget.warning', { message: 'The run is at 80% of a budget cap, counting the call now starting.' });
   // What the run did before this call (a repair asked, a verdict) is on disk and announced before the call leaves.
   context.events.flush();
+  await context.replicate(context.signal);
   let startedAt = context.now().toISOString();
   const charges: Promise<void>[] = [];
   try {

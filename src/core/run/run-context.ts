@@ -97,6 +97,11 @@ export interface RunContext {
   log?: Log;
   /** The Restate worker driving the run, when one does (null: this process). */
   worker?: string | null;
+  /**
+   * Called before each model or tool call leaves: resolves once what the run wrote is held beyond this
+   * machine (the cluster, for a run a worker drives), so another worker goes on from it; at once otherwise.
+   */
+  replicate(signal: AbortSignal): Promise<void>;
   now(): Date;
   newId(): string;
 }

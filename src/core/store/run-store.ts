@@ -12,6 +12,7 @@ import { ProbeCache } from '../model/probe-cache';
 import type { SecretRedactor } from '../secrets/redactor';
 import { BusMessageStore } from './bus-messages';
 import { FileEffectStore } from './file-effects';
+import { RunRows } from './run-rows';
 import { writeTransaction, type SqliteDatabase } from './open-database';
 import type { DurableWrites } from './wal-sync';
 
@@ -158,6 +159,8 @@ export class RunStore {
   readonly busMessages: BusMessageStore;
   /** Each model server's last probe, for the runs that follow it. */
   readonly probes: ProbeCache;
+  /** A run's state as rows, carried to another data dir where it goes on (a cluster's workers). */
+  readonly rows: RunRows;
 
   constructor(
     private readonly db: SqliteDatabase,
@@ -167,6 +170,7 @@ export class RunStore {
     this.fileEffects = new FileEffectStore(db, durable.now, secrets);
     this.busMessages = new BusMessageStore(db, secrets);
     this.probes = new ProbeCache(db);
+    this.rows = new RunRows(db, durable.now);
   }
 
   private clean<T>(value: T): T {

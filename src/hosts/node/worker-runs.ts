@@ -1,12 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { approveAll, denyAll, type ApprovalChannel } from '../../core/approval/approval-channel';
 import { insideFolder } from '../../core/authority/widening-changes';
 import { dataDirId } from '../../auditor/audit-key';
-import { markBegun, releaseBegun } from '../../core/restate/began-marks';
 import { ClusterApprovals, withdrawRunApprovals } from '../../core/restate/cluster-approvals';
 import { clusterLatch, clusterStopError } from '../../core/restate/cluster-stop';
-import { publishRunLog } from '../../core/restate/run-log';
+import { holdRun, readHeldRun, replicateRun, sentSoFar, type TakenRun } from '../../core/restate/run-log';
 import type { RestateCluster } from '../../core/restate/restate-cluster';
-import { RUN_MARKS } from '../../core/restate/service-names';
 import type { RunOrderApprove } from '../../shared/schemas/run-order';
 import { launchRun, refuseRun } from '../../core/agent/run-launcher';
 import { composeRunServices } from '../../core/composition';
@@ -17,6 +16,8 @@ import { commandLineApiKeys } from '../../core/secrets/api-key-source';
 import type { UndoWorkers } from '../../core/tools/file-restorer';
 import { refuseWorkspaceInArchon } from '../../core/tools/hidden-folders';
 import { ArchonError } from '../../shared/errors';
+import type { RunEvent } from '../../shared/schemas/events';
+import type { RunRow } from '../../core/store/run-rows';
 import type { EstopState } from '../../shared/schemas/estop';
 import { resolveModelUrl } from '../../shared/model-presets';
 import { ENDED_RUN_STATUSES, type RunStatus } from '../../shared/schemas/run';
@@ -64,29 +65,6 @@ function workspaceRefusal(worker: WorkerRunsOptions, workspace: string, dataDir:
   }
 }
 
-/** What a worker marks a run with: its data dir's id (which moves with the folder, and is where the run stands), then its own id. */
-function runMarker(worker: WorkerRunsOptions, dataDir: string): string {
-  return `${dataDirId(dataDir)} ${worker.id}`;
-}
-
-/**
- * A run a worker on another data dir may have begun, whose state would be there, not here: not
- * started again here, which could repeat what it did. Marked before a run begins, so the next attempt
- * knows; the mark is taken back when the run never began (`releaseBegun`).
- */
-async function beganElsewhere(worker: WorkerRunsOptions, dataDir: string, runId: string, signal: AbortSignal): Promise<ArchonError | null> {
-  const began = await markBegun(worker.cluster, worker.secret, RUN_MARKS, runId, runMarker(worker, dataDir), signal);
-  if (began === null) return null;
-  const space = began.indexOf(' ');
-  const [theirDir, theirWorker] = space < 0 ? [began, 'an earlier worker'] : [began.slice(0, space), began.slice(space + 1)];
-  if (theirDir === dataDirId(dataDir)) return null;
-  return new ArchonError(
-    'RUN_LEASED',
-    `Run ${runId} began on worker ${theirWorker}, on a data dir that worker ${worker.id} does not share, where the run stands; it was not started again here, which could repeat what it did. ` +
-      `Resume it on that worker's machine: archon resume ${runId} --data-dir followed by that worker's data dir. Or give the workers one data dir (docs/scale-out.md).`,
-  );
-}
-
 export interface WorkerRunsOptions {
   id: string;
   cluster: RestateCluster;
@@ -107,24 +85,53 @@ function approvalsOf(approve: RunOrderApprove, worker: WorkerRunsOptions): Appro
  * process, on its data dir (where the auditor follows them and `archon runs` and the inbox list
  * them), its tools in its own sandbox, its model key from OPENAI_API_KEY. Nobody is at a terminal:
  * the order's rule answers every approval, or each waits for a person at a desk (`archon approve`).
+ * The run is held on the cluster while it goes (see run-log.ts): a worker on another data dir goes on
+ * from what the cluster holds.
  */
 export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOptions): RunDriver {
   return {
     now: runtime.now,
     async drive(runId: string, run: DispatchedRun, signal: AbortSignal): Promise<RunStatus> {
-      // Desks on other machines follow the run from the cluster (`archon follow`): each attempt sends all it has, even one that finds the run ended.
-      const published = publishRunLog(worker.cluster, worker.secret, runId, (seq, limit) => runtime.store.runs.events(runId, limit, seq), runtime.log);
+      const holder = { dataDir: dataDirId(runtime.dataDir), worker: worker.id, attempt: randomUUID() };
+      const taken = await holdRun(worker.cluster, worker.secret, runId, holder, signal);
+      const held = await takeUp(runtime, worker, runId, taken, signal);
+      const lost = new AbortController();
+      const source = { events: (seq: number, limit: number) => runtime.store.runs.events(runId, limit, seq), rows: () => runtime.store.runs.rows.read(runId) };
+      const replica = replicateRun(worker.cluster, worker.secret, runId, holder, source, sentSoFar(held, taken.lastSeq), runtime.log, (error) => lost.abort(error));
       try {
-        return await driveOnce(runtime, worker, runId, run, signal);
+        return await driveOnce(runtime, worker, runId, run, { attempt: AbortSignal.any([signal, lost.signal]), replicate: (within) => replica.sync(within) });
       } finally {
-        await published.close();
+        await replica.close();
       }
     },
   };
 }
 
+/**
+ * A run the cluster says another data dir held last is taken in from the cluster's copy, when this
+ * data dir has none of its own: the worker goes on from all the other had done before its last call.
+ * The cluster's copy, or null when the run goes on from this data dir (or was never begun).
+ */
+async function takeUp(runtime: ArchonRuntime, worker: WorkerRunsOptions, runId: string, taken: TakenRun, signal: AbortSignal): Promise<{ events: RunEvent[]; rows: RunRow[] } | null> {
+  if (taken.previous === null || taken.previous.dataDir === dataDirId(runtime.dataDir)) return null;
+  const existing = runtime.store.runs.getRun(runId);
+  if (existing && ENDED_RUN_STATUSES.has(existing.summary.status)) return null;
+  if (existing) {
+    throw new ArchonError(
+      'RUN_LEASED',
+      `Run ${runId} went on on worker ${taken.previous.worker}, on another data dir, after this data dir's record of it (${runtime.dataDir}); worker ${worker.id} does not go on from its older record, which could repeat what the other did. ` +
+        `Resume it on that worker's machine (archon resume ${runId} --data-dir followed by that worker's data dir).`,
+    );
+  }
+  if (taken.lastSeq === 0 && taken.rows === 0) return null;
+  const held = await readHeldRun(worker.cluster, worker.secret, runId, taken, signal);
+  runtime.store.runs.rows.adopt(runId, held.rows, held.events);
+  runtime.log.info({ runId, from: taken.previous.worker, worker: worker.id }, 'took a run up from the cluster, where another data dir held it');
+  return held;
+}
+
 /** One attempt at a run the cluster sent: it is begun, gone on with, refused, or found ended. */
-async function driveOnce(runtime: ArchonRuntime, worker: WorkerRunsOptions, runId: string, run: DispatchedRun, signal: AbortSignal): Promise<RunStatus> {
+async function driveOnce(runtime: ArchonRuntime, worker: WorkerRunsOptions, runId: string, run: DispatchedRun, how: { attempt: AbortSignal; replicate(signal: AbortSignal): Promise<void> }): Promise<RunStatus> {
     const existing = runtime.store.runs.getRun(runId);
     // A replay after the run ended, before the end was journaled: how it ended (a paused run waits for the operator).
     if (existing && ENDED_RUN_STATUSES.has(existing.summary.status)) return existing.summary.status;
@@ -132,26 +139,19 @@ async function driveOnce(runtime: ArchonRuntime, worker: WorkerRunsOptions, runI
     const settings = runtime.store.settingsForRun();
     // Its tool calls run here, in this worker's sandbox, whatever the data dir's Settings say of a cluster.
     const options = runOptionsFrom(settings, { workspace: worker.workspace, ...run.order.options, cluster: null, dispatch: { scheduleId: run.scheduleId, firedAt: run.firedAt } });
-    const refusal = workspaceRefusal(worker, options.workspace, runtime.dataDir) ?? (existing ? null : await beganElsewhere(worker, runtime.dataDir, runId, signal));
+    const refusal = workspaceRefusal(worker, existing?.options.workspace ?? options.workspace, runtime.dataDir);
     if (refusal && existing) throw refusal;
-    if (existing && run.order.approve === 'desk') await withdrawRunApprovals(worker.cluster, worker.secret, runId, signal);
+    if (existing && run.order.approve === 'desk') await withdrawRunApprovals(worker.cluster, worker.secret, runId, how.attempt);
     const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));
     const services = composeRunServices({ runtime, workers: worker.workers, apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: worker.allowNetwork, engineLauncher: engineLauncher() });
     try {
-      let created = existing !== null;
-      const launch = { runtime, settings, approvals: approvalsOf(run.order.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id, onCreated: () => (created = true) };
+      const launch = { runtime, settings, approvals: approvalsOf(run.order.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id, replicate: how.replicate };
       if (refusal) {
         refuseRun(launch, { id: runId, goal: run.order.goal, options }, refusal);
         return 'failed';
       }
       const target = existing ? { resume: runId, overrides: {} } : { goal: run.order.goal, options, runId };
-      try {
-        return (await launchRun(launch, target, attemptSignal(signal, worker, runtime.log))).status;
-      } catch (error) {
-        // It never began (its model server did not answer, this worker stopping): the next attempt, on any data dir, may begin it.
-        if (!created) await releaseBegun(worker.cluster, worker.secret, RUN_MARKS, runId, runMarker(worker, runtime.dataDir), AbortSignal.timeout(LATCH_ASK_MS)).catch(() => undefined);
-        throw error;
-      }
+      return (await launchRun(launch, target, attemptSignal(how.attempt, worker, runtime.log))).status;
     } finally {
       await services.close();
       runtime.events.flush();

@@ -1,8 +1,11 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StepConversation } from '../../../src/core/run/step-conversation';
 import type { ApprovalChannel } from '../../../src/core/approval/approval-channel';
 import { toolResult } from '../../../src/core/tools/tool-registry';
 import type { ApprovalDecision, ApprovalRequest } from '../../../src/shared/schemas/approval';
+import { ArchonError } from '../../../src/shared/errors';
 import type { RunEvent } from '../../../src/shared/schemas/events';
 import { planReply, toolMessagesOf, type RecordedRequest, type ScriptedReply } from '../../kit/scripted-model-server';
 import { useEngine } from '../../support/engine';
@@ -99,5 +102,44 @@ describe('resuming a step whose calls never started or were cut off', () => {
     const { engine, told } = await crashed('write_file', { path: 'a.txt', content: 'a' }, 'started');
     expect(told).toEqual([expect.stringMatching(/^error: Outcome unknown/)]);
     expect(engine.events.filter((event) => event.type.startsWith('tool.')).map((event) => event.type)).toEqual(['tool.completed']);
+  });
+});
+
+describe("a run held beyond this machine (a cluster's worker drives it)", () => {
+  it('hands its record over before each model and tool call leaves: the call is in it as begun, its effect not yet happened', async () => {
+    const seen: { calls: { tool: string; status: string }[]; written: boolean }[] = [];
+    let engine: Awaited<ReturnType<typeof startEngine>> | null = null;
+    const replicate = async () => {
+      const runtime = engine?.runtime;
+      const runId = runtime?.store.runs.listRuns(1)[0]?.id;
+      if (!runtime || !runId || !engine) throw new Error('no run yet');
+      const calls = runtime.store.runs.rows.read(runId).filter((row) => row.table === 'tool_calls').map((row) => ({ tool: String(row.values.tool), status: String(row.values.status) }));
+      seen.push({ calls, written: existsSync(join(engine.workspace, 'a.txt')) });
+    };
+    engine = await startEngine(oneStep([write('a')]), { replicate });
+    expect((await engine.run('write a')).status).toBe('completed');
+    // One hand-over per model request (the probe before the run is not one of its calls), one more for the write, which was in the record as begun while a.txt did not exist.
+    expect(seen).toHaveLength(engine.server.requests.filter((request) => request.purpose !== 'probe').length + 1);
+    const beforeWrite = seen.find((snapshot) => snapshot.calls.length > 0);
+    expect(beforeWrite).toEqual({ calls: [{ tool: 'write_file', status: 'started' }], written: false });
+    expect(seen.at(-1)?.written).toBe(true);
+  });
+
+  it('a call whose hand-over is refused (another attempt took the run) does not leave', async () => {
+    let engine: Awaited<ReturnType<typeof startEngine>> | null = null;
+    let refused = 0;
+    const replicate = async () => {
+      const runs = engine?.runtime.store.runs;
+      const runId = runs?.listRuns(1)[0]?.id;
+      if (runs && runId && runs.rows.read(runId).some((row) => row.table === 'tool_calls')) {
+        refused++;
+        throw new ArchonError('RUN_LEASED', 'Taken up by another attempt.');
+      }
+    };
+    engine = await startEngine(oneStep([write('a')]), { replicate });
+    const result = await engine.run('write a');
+    expect(refused).toBeGreaterThan(0);
+    expect(result.status).not.toBe('completed');
+    expect(existsSync(join(engine.workspace, 'a.txt'))).toBe(false);
   });
 });

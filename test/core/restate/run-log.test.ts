@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { clusterSecret, RestateCluster } from '../../../src/core/restate/restate-cluster';
+import { holdRun, readHeldRun, replicateRun, sentSoFar, type RunHolder, type RunSource } from '../../../src/core/restate/run-log';
+import { signed } from '../../../src/core/restate/signed';
+import pino from 'pino';
+import type { RunRow } from '../../../src/core/store/run-rows';
+import { ArchonError } from '../../../src/shared/errors';
+import type { RunEvent } from '../../../src/shared/schemas/events';
+import { useRestate } from '../../support/restate';
+import { useTempDirs } from '../../support/temp-dir';
+
+// A Restate server and a worker on a loaded 2-core machine: the bound is against hangs, not a speed target.
+vi.setConfig({ testTimeout: 120_000 });
+const tempDir = useTempDirs();
+const restate = useRestate();
+
+/** A run's record as a worker's data dir would hold it, growing as the test writes. */
+function recordOf(runId: string) {
+  const events: RunEvent[] = [];
+  const rows = new Map<string, RunRow>();
+  const source: RunSource = { events: (after, limit) => events.filter((event) => event.seq > after).slice(0, limit), rows: () => [...rows.values()] };
+  return {
+    source,
+    event: (answer: string) => events.push({ type: 'run.completed', runId, seq: events.length + 1, ts: new Date().toISOString(), answer }),
+    row: (id: string, status: string) => rows.set(`steps/${runId}/${id}`, { table: 'steps', key: `steps/${runId}/${id}`, place: 1, values: { run_id: runId, id, status } }),
+    drop: (id: string) => rows.delete(`steps/${runId}/${id}`),
+  };
+}
+
+async function cluster() {
+  const server = await restate.server();
+  const secretFile = restate.secretFile();
+  await restate.worker(server, { id: 'w1', workspace: tempDir(), dataDir: tempDir(), secretFile });
+  return { server, secret: clusterSecret(secretFile, tempDir()), cluster: new RestateCluster({ ingress: server.ingress, admin: server.admin }) };
+}
+
+const holder = (worker: string): RunHolder => ({ dataDir: `dir-${worker}`, worker, attempt: randomUUID() });
+const signal = () => AbortSignal.timeout(30_000);
+
+async function failureOf(task: Promise<unknown>): Promise<string> {
+  const error = await task.then(() => null, (failure: unknown) => failure);
+  return ArchonError.isInstance(error) ? `${error.code}: ${error.message}` : String(error);
+}
+
+describe("a run as the cluster holds it while workers drive it", () => {
+  it('holds what a worker sent before each call, changed and removed rows too, for a worker on another data dir to go on from', async () => {
+    const { cluster: restateCluster, secret } = await cluster();
+    const runId = randomUUID();
+    const first = holder('w1');
+    expect(await holdRun(restateCluster, secret, runId, first, signal())).toEqual({ previous: null, lastSeq: 0, rows: 0 });
+    const record = recordOf(runId);
+    const replica = replicateRun(restateCluster, secret, runId, first, record.source, sentSoFar(null, 0), pino({ level: 'silent' }), () => undefined);
+    record.event('one');
+    record.row('a', 'running');
+    record.row('b', 'pending');
+    await replica.sync(signal());
+    record.event('two');
+    record.row('a', 'completed');
+    record.drop('b');
+    await replica.sync(signal());
+
+    const second = holder('w2');
+    const taken = await holdRun(restateCluster, secret, runId, second, signal());
+    expect(taken).toEqual({ previous: first, lastSeq: 2, rows: 1 });
+    const held = await readHeldRun(restateCluster, secret, runId, taken, signal());
+    expect(held.events.map((event) => event.seq)).toEqual([1, 2]);
+    expect(held.rows).toEqual(record.source.rows());
+    await replica.close();
+  });
+
+  it('keeps each event once: sent again by its holder it changes nothing, another under a kept seq is refused', async () => {
+    const { cluster: restateCluster, secret } = await cluster();
+    const runId = randomUUID();
+    const first = holder('w1');
+    await holdRun(restateCluster, secret, runId, first, signal());
+    const event: RunEvent = { type: 'run.completed', runId, seq: 1, ts: new Date().toISOString(), answer: 'kept' };
+    const append = (events: RunEvent[]) => restateCluster.call(`ArchonRunLog/${runId}/append`, signed(secret, 'ArchonRunLog/append', runId, { holder: first, events, rows: [] }), null, z.number(), signal());
+    await append([event]);
+    await append([event]);
+    expect(await failureOf(append([{ ...event, answer: 'another' }]))).toMatch(/^CLUSTER_REFUSED: .*has another event kept under seq 1/);
+    const taken = await holdRun(restateCluster, secret, runId, holder('w2'), signal());
+    expect(taken.lastSeq).toBe(1);
+    expect((await readHeldRun(restateCluster, secret, runId, taken, signal())).events).toEqual([event]);
+  });
+
+  it('refuses what a worker cut off sends once another attempt took the run, and tells it to stop; a hold given up is not taken again', async () => {
+    const { server, cluster: restateCluster, secret } = await cluster();
+    const runId = randomUUID();
+    const first = holder('w1');
+    await holdRun(restateCluster, secret, runId, first, signal());
+    const record = recordOf(runId);
+    const stopped: ArchonError[] = [];
+    const replica = replicateRun(restateCluster, secret, runId, first, record.source, sentSoFar(null, 0), pino({ level: 'silent' }), (error) => stopped.push(error));
+    record.event('before');
+    await replica.sync(signal());
+
+    await holdRun(restateCluster, secret, runId, holder('w2'), signal());
+    record.event('after the other took it');
+    expect(await failureOf(replica.sync(signal()))).toMatch(/^RUN_LEASED: Run .* was taken up by another attempt on the cluster/);
+    expect(stopped.map((error) => error.code)).toContain('RUN_LEASED');
+    await replica.close();
+    // The first attempt's hold, sent again (copied from the journal), does not take the run back.
+    const replayed = await fetch(`${server.ingress}/ArchonRunLog/${runId}/take`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(signed(secret, 'ArchonRunLog/take', runId, { holder: first })) });
+    expect(await replayed.text()).toMatch(/held run .* before and gave it up/);
+    const taken = await holdRun(restateCluster, secret, runId, holder('w3'), signal());
+    expect((await readHeldRun(restateCluster, secret, runId, taken, signal())).events.map((event) => event.type === 'run.completed' && event.answer)).toEqual(['before']);
+  });
+
+  it('refuses a hold or an append not signed for the run, and a copy changed behind Archon through the admin API', async () => {
+    const { server, cluster: restateCluster, secret } = await cluster();
+    const runId = randomUUID();
+    const post = (handler: string, body: unknown) => fetch(`${server.ingress}/ArchonRunLog/${runId}/${handler}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const forged = await post('take', signed('not the secret', 'ArchonRunLog/take', runId, { holder: holder('intruder') }));
+    expect(await forged.text()).toMatch(/not signed with this cluster's secret for ArchonRunLog\/take/);
+    const elsewhere = await post('take', signed(secret, 'ArchonRunLog/take', randomUUID(), { holder: holder('intruder') }));
+    expect(await elsewhere.text()).toMatch(/not signed with this cluster's secret/);
+
+    const first = holder('w1');
+    await holdRun(restateCluster, secret, runId, first, signal());
+    const record = recordOf(runId);
+    const replica = replicateRun(restateCluster, secret, runId, first, record.source, sentSoFar(null, 0), pino({ level: 'silent' }), () => undefined);
+    record.event('kept');
+    record.row('a', 'completed');
+    await replica.sync(signal());
+    await replica.close();
+    // Someone at the admin API writes another status into the kept row (its signature as it was).
+    const state = await restateCluster.query(`SELECT key, value_utf8 FROM state WHERE service_name = 'ArchonRunLog' AND service_key = '${runId}'`, z.object({ key: z.string(), value_utf8: z.string() }), signal());
+    const newState = Object.fromEntries(state.map((row) => [row.key, [...Buffer.from(row.key.startsWith('r:') ? row.value_utf8.replace('"completed"', '"pending"') : row.value_utf8)]]));
+    const changed = await fetch(`${server.admin}/services/ArchonRunLog/state`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ object_key: runId, new_state: newState }) });
+    expect(changed.ok, await changed.text()).toBe(true);
+    const taken = await holdRun(restateCluster, secret, runId, holder('w2'), signal());
+    expect(await failureOf(readHeldRun(restateCluster, secret, runId, taken, signal()))).toMatch(/^CLUSTER_REFUSED: The cluster's log of a run holds .* without the cluster's signature: it was changed outside Archon/);
+  });
+});
