@@ -3,9 +3,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pino from 'pino';
 import { latchClusterStop, resetClusterStop } from '../src/core/restate/cluster-stop';
 import { clusterSecret, RestateCluster } from '../src/core/restate/restate-cluster';
-import { readRunLog } from '../src/core/restate/run-log';
+import { holdRun, readHeldRun, readRunLog, replicateRun } from '../src/core/restate/run-log';
+import { ArchonStore } from '../src/core/store/archon-store';
 import { dispatchRun } from '../src/core/restate/run-service';
 import { clusterSecretFile, freePorts, startBalancer, startRestateServer, startWorker } from '../test/kit/restate-cluster';
 import { planReply, startModelServer } from '../test/kit/scripted-model-server';
@@ -77,7 +79,7 @@ async function clusterStop(cluster: { ingress: string; admin: string }, secretFi
  * Following a run from another desk: a run a worker drives (sent with --detach); how long after its
  * worker wrote each event the cluster's log has it, read every 50 ms (`archon follow` reads every second).
  */
-async function followLag(cluster: { ingress: string; admin: string }, secretFile: string, workspace: string): Promise<void> {
+async function followLag(cluster: { ingress: string; admin: string }, secretFile: string, workspace: string): Promise<string> {
   const server = await startModelServer({ reply: (request) => (request.purpose === 'plan' ? planReply([{ id: 'note', description: 'note' }]) : { content: 'noted' }) });
   const restate = new RestateCluster(cluster);
   try {
@@ -95,8 +97,65 @@ async function followLag(cluster: { ingress: string; admin: string }, secretFile
     }
     line(`archon follow: an event in the cluster's log after its worker wrote it, p50 (${lags.length} events)`, ms(percentile(lags, 50)));
     line('  the same, p95', ms(percentile(lags, 95)));
+    return runId;
   } finally {
     await server.close();
+  }
+}
+
+const HAND_OVERS = 40;
+
+/**
+ * A run a worker drove, as the cluster holds it: what each of its calls waits for before it leaves
+ * (the run's changes held by the cluster: here one row each time), and what another worker, on a
+ * data dir of its own, takes to take it up (read, checked and taken in).
+ */
+async function handOver(cluster: { ingress: string; admin: string }, secretFile: string, workspace: string, dataDirs: readonly string[], runId: string): Promise<void> {
+  const dataDir = dataDirs.find((dir) => existsSync(join(dir, 'archon.db')) && runIdsIn(dir).includes(runId)) as string;
+  const store = ArchonStore.open(dataDir);
+  const [rows, events] = [store.runs.rows.read(runId), store.runs.events(runId)];
+  store.close();
+  const restate = new RestateCluster(cluster);
+  const secret = clusterSecret(secretFile, workspace);
+  const holder = { dataDir: 'bench', worker: 'bench', attempt: randomUUID() };
+  await holdRun(restate, secret, runId, holder, AbortSignal.timeout(60_000));
+  const changing = [...rows];
+  const source = { events: (after: number) => events.filter((event) => event.seq > after), rows: () => changing };
+  const replica = replicateRun(restate, secret, runId, holder, source, { sentThrough: events.at(-1)?.seq ?? 0, digests: new Map() }, pino({ level: 'silent' }), { taken: () => undefined, stopAsked: () => undefined });
+  const waits: number[] = [];
+  try {
+    await replica.sync(AbortSignal.timeout(60_000));
+    for (let call = 0; call < HAND_OVERS; call++) {
+      changing.push({ table: 'run_facts', key: `run_facts/${runId}/bench-${call}`, place: 0, values: { run_id: runId, key: `bench-${call}`, value: String(call), updated_at: new Date().toISOString() } });
+      const started = performance.now();
+      await replica.sync(AbortSignal.timeout(60_000));
+      waits.push(performance.now() - started);
+    }
+  } finally {
+    await replica.close();
+  }
+  line(`a worker-driven run's call waits for the cluster to hold its changes, p50 (${rows.length} rows, ${HAND_OVERS} calls)`, ms(percentile(waits, 50)));
+  line('  the same, p95', ms(percentile(waits, 95)));
+  const other = mkdtempSync(join(tmpdir(), 'archon-bench-take-up-'));
+  try {
+    const started = performance.now();
+    const taken = await holdRun(restate, secret, runId, { ...holder, attempt: randomUUID() }, AbortSignal.timeout(60_000));
+    const held = await readHeldRun(restate, secret, runId, taken, AbortSignal.timeout(60_000));
+    const otherStore = ArchonStore.open(other);
+    otherStore.runs.rows.adopt(runId, held.rows, held.events);
+    otherStore.close();
+    line(`another worker takes the run up from the cluster (${held.rows.length} rows, ${held.events.length} events)`, ms(performance.now() - started));
+  } finally {
+    rmSync(other, { recursive: true, force: true });
+  }
+}
+
+function runIdsIn(dataDir: string): string[] {
+  const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
+  try {
+    return (db.prepare('SELECT id FROM runs').all() as { id: string }[]).map((row) => row.id);
+  } finally {
+    db.close();
   }
 }
 
@@ -116,7 +175,7 @@ export async function scaleOutBenchmarks(): Promise<void> {
     for (const [index, port] of ports.entries()) workers.push(await startWorker(cluster, { id: `w${index + 1}`, port, workspace, dataDir: dataDirs[index] as string, secretFile: secret.file, advertise: front.url }));
     report('local', await spans(workspace));
     report('restate, 2 workers', await spans(workspace, { ingress: cluster.ingress, admin: cluster.admin, secretFile: secret.file }));
-    await followLag(cluster, secret.file, workspace);
+    await handOver(cluster, secret.file, workspace, dataDirs, await followLag(cluster, secret.file, workspace));
     await clusterStop(cluster, secret.file, workspace, dataDirs);
   } finally {
     for (const worker of workers) await worker.close();

@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { answerShownClusterApproval, pendingClusterApprovals } from './restate/cluster-approvals';
 import { clusterSecret, RestateCluster, SETTINGS_SECRET_FIELD } from './restate/restate-cluster';
-import { readRunLog } from './restate/run-log';
+import { readRunLog, stopHeldRun } from './restate/run-log';
 import { listClusterRuns, listSchedules, newScheduleId, removeSchedule, setSchedule } from './restate/run-service';
 import { checkCron } from './schedule/cron';
 import { ArchonError } from '../shared/errors';
@@ -127,6 +127,10 @@ export function createCommandHandlers(deps: CommandDependencies): CommandHandler
     'clusterRuns.events': async ({ runId, afterSeq }, { signal }) => {
       const setting = store.getSettings().cluster;
       return setting ? readRunLog(new RestateCluster(setting, PAGE_LIST_DEADLINE_MS), runId, afterSeq, signal) : [];
+    },
+    'clusterRuns.stop': async ({ runId }, { signal }) => {
+      const { cluster, secret } = signedCluster('to stop its runs');
+      return { held: await stopHeldRun(cluster, secret, runId, 'the operator (Stop in the app)', signal) };
     },
     'clusterApprovals.list': async (_input, { signal }) => {
       const setting = store.getSettings().cluster;

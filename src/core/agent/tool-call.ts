@@ -80,13 +80,25 @@ async function journalled(context: RunContext, call: CallRecord & { tool: ToolDe
   await runs.startToolCall({ id: callId, runId, stepId: step.id, tool: name, args, sideEffects: tool.sideEffects, idempotent: tool.idempotent, definitionHash: tool.mcp?.definitionHash ?? null, allowedBy: allowedBy ?? null, executor: tool.executor ?? null, now: context.now().toISOString() });
   events.append(runId, 'tool.started', { stepId: step.id, tool: name, callId, args, sideEffects: tool.sideEffects });
   events.flush();
-  await context.replicate(context.signal);
+  await held(context, call);
   // What is recorded (secrets redacted) is what the model and the events see.
   const result = runs.finishToolCall({ runId, id: callId }, keepFileEffect(context, name, callId, withUncertainty(await outcome(), tool)), context.now().toISOString());
   if (result.status === 'denied') events.append(runId, 'tool.refused', { stepId: step.id, tool: name, callId, reason: capObservation(result.content, 2000), by: 'tool', code: 'outside_bounds' });
   const worker = typeof result.metadata.worker === 'string' ? { worker: result.metadata.worker } : {};
   events.append(runId, 'tool.completed', { stepId: step.id, tool: name, callId, status: result.status, content: capObservation(result.content, 2000), ...(result.parts ? { parts: result.parts } : {}), ...worker });
   return result;
+}
+
+/** The call's start held where the run is held before it runs; when it cannot be, the call ends not run, and the run stops here. */
+async function held(context: RunContext, call: CallRecord): Promise<void> {
+  try {
+    await context.replicate(context.signal);
+  } catch (error) {
+    const result = context.runs.finishToolCall({ runId: context.runId, id: call.callId }, toolResult('error', `It did not run: ${error instanceof Error ? error.message : String(error)}`), context.now().toISOString());
+    context.events.append(context.runId, 'tool.completed', { stepId: call.step.id, tool: call.name, callId: call.callId, status: result.status, content: capObservation(result.content, 2000) });
+    context.stopRun(error);
+    throw error;
+  }
 }
 
 /** A call that never started: journalled with its refusal (fed back on resume), announced as `tool.refused` only; the model is told why. */

@@ -162,7 +162,7 @@ export class RestateCluster {
       });
       if (answer instanceof Response && answer.ok) return answer;
       if (answer instanceof Response && !RESTARTING.has(answer.status)) {
-        throw new ArchonError('CLUSTER_REFUSED', `The Restate server at ${new URL(url).origin} refused ${init.method} ${new URL(url).pathname} (${answer.status}): ${refusalOf(await answer.text())}`);
+        throw new ArchonError('CLUSTER_REFUSED', `The Restate server at ${new URL(url).origin} refused ${init.method} ${new URL(url).pathname} (${answer.status}): ${refusalOf(await answer.text())}`, { details: { status: answer.status } });
       }
       if (answer instanceof Response) await answer.body?.cancel();
       if (Date.now() - sent > ALIVE_MS && !neverConnected(answer)) giveUpAt = null;

@@ -5,6 +5,7 @@ import { canonicalJson } from '../../shared/canonical-json';
 import { ArchonError } from '../../shared/errors';
 import { parseJsonOrUndefined } from '../../shared/json';
 import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
+import { RunControlSchema, type RunControl } from '../../shared/schemas/run';
 import type { Log } from '../log';
 import { rowDigest, RunRowSchema, type RunRow } from '../store/run-rows';
 import { sqlRunId, type RestateCluster } from './restate-cluster';
@@ -13,16 +14,19 @@ import { isSignedBy, signed, verified } from './signed';
 
 const TAKE = `${RUN_LOG}/take`;
 const APPEND = `${RUN_LOG}/append`;
+const STOP = `${RUN_LOG}/stop`;
 /** What the object keeps is signed by it too: read back through the admin API, whose state anyone there could change, each is checked. */
 const KEPT_EVENT = `${RUN_LOG}/event`;
 const KEPT_ROW = `${RUN_LOG}/row`;
-/** How long the cluster keeps a run's log after its drive began: a desk follows a run while it goes, not for ever. */
+/** How long the cluster keeps a run's log after its drive ended: a desk follows a run while it goes and a while after, not for ever. */
 export const RUN_LOG_KEPT_MS = 14 * 24 * 3_600_000;
 /** The most events or rows one append carries, and about the most bytes: far below what Restate takes in one message. */
 const BATCH_ITEMS = 200;
 const BATCH_BYTES = 256 * 1024;
 /** How often a worker sends what its run wrote since, besides before each call. */
 const PUBLISH_EVERY_MS = 500;
+/** How long one append may take: a cluster that takes the connection and never answers does not hold a run's call for ever. */
+const APPEND_MS = 60_000;
 /** How long a worker's last send may take once its run ended: the run's end is not held up by a cluster out of reach. */
 const LAST_SEND_MS = 10_000;
 /** The most events a desk reads in one ask. */
@@ -34,16 +38,27 @@ const CUT_READ_MS = 250;
 /** Who holds a run: the data dir it stands on, the worker, and the attempt (a new one each time a worker takes it up). */
 const HolderSchema = z.object({ dataDir: z.string().min(1).max(200), worker: z.string().min(1).max(200), attempt: z.string().min(1).max(100) });
 export type RunHolder = z.infer<typeof HolderSchema>;
-/** What the log holds: its last event's seq and how many rows. */
-const ManifestSchema = z.object({ lastSeq: z.int().nonnegative(), rows: z.int().nonnegative() });
-const TakenSchema = ManifestSchema.extend({ previous: HolderSchema.nullable() });
+/** What the log holds: its last event's seq, how many rows, and the data dir they came from last (null: none yet). */
+const ManifestSchema = z.object({ lastSeq: z.int().nonnegative(), rows: z.int().nonnegative(), source: z.string().nullable() });
+type Manifest = z.infer<typeof ManifestSchema>;
+/** A stop a person asked from a desk: the run's holder stops it, at its next send or once it takes the run. */
+const StopAskedSchema = RunControlSchema.extend({ action: z.literal('stop') });
+const TakenSchema = ManifestSchema.extend({ previous: HolderSchema.nullable(), stop: StopAskedSchema.nullable() });
 export type TakenRun = z.infer<typeof TakenSchema>;
 
 const RowChangeSchema = z.object({ key: z.string().min(1), row: RunRowSchema.nullable() });
-const AppendSchema = z.object({ holder: HolderSchema, events: z.array(RunEventSchema).max(BATCH_ITEMS), rows: z.array(RowChangeSchema).max(BATCH_ITEMS) });
+/** One batch of a send; `last` commits it with the batches staged before it, so the log never holds part of a send. */
+const AppendSchema = z.object({ holder: HolderSchema, events: z.array(RunEventSchema).max(BATCH_ITEMS), rows: z.array(RowChangeSchema).max(BATCH_ITEMS), last: z.boolean() });
+type Batch = Pick<z.infer<typeof AppendSchema>, 'events' | 'rows'>;
 type RowChange = z.infer<typeof RowChangeSchema>;
 
 const HOLDER = 'holder';
+/** How many batches of the send under way are staged (`p:0`, `p:1`, …). */
+const STAGED = 'staged';
+const stagedKey = (index: number) => `p:${index}`;
+/** The HTTP status an append from an attempt that does not hold the run is refused with. */
+const FENCED_STATUS = 409;
+const STOP_ASKED = 'stop';
 const MANIFEST = 'manifest';
 /** Attempts that held the run before: a take of one of them sent again (copied from the journal) is refused. */
 const PAST = 'past';
@@ -53,11 +68,17 @@ const rowKey = (key: string) => `r:${key}`;
 
 const withoutSignature = (value: Record<string, unknown>) => Object.fromEntries(Object.entries(value).filter(([field]) => field !== 'signature'));
 
-async function manifestOf(ctx: restate.ObjectContext): Promise<z.infer<typeof ManifestSchema>> {
-  return ManifestSchema.catch({ lastSeq: 0, rows: 0 }).parse(await ctx.get(MANIFEST));
+type StopAsked = z.infer<typeof StopAskedSchema>;
+
+async function stopAsked(ctx: restate.ObjectContext): Promise<StopAsked | null> {
+  return StopAskedSchema.nullable().catch(null).parse(await ctx.get(STOP_ASKED));
 }
 
-async function appendEvents(ctx: restate.ObjectContext, secret: string, events: readonly RunEvent[], manifest: z.infer<typeof ManifestSchema>): Promise<void> {
+async function manifestOf(ctx: restate.ObjectContext): Promise<z.infer<typeof ManifestSchema>> {
+  return ManifestSchema.catch({ lastSeq: 0, rows: 0, source: null }).parse(await ctx.get(MANIFEST));
+}
+
+async function appendEvents(ctx: restate.ObjectContext, secret: string, events: readonly RunEvent[], manifest: Manifest): Promise<void> {
   for (const event of events) {
     if (event.runId !== ctx.key) throw new restate.TerminalError(`Refused: an event of run ${event.runId} sent as one of run ${ctx.key}.`);
     const kept = await ctx.get<Record<string, unknown>>(eventKey(event.seq));
@@ -67,7 +88,7 @@ async function appendEvents(ctx: restate.ObjectContext, secret: string, events: 
   }
 }
 
-async function changeRows(ctx: restate.ObjectContext, secret: string, changes: readonly RowChange[], manifest: z.infer<typeof ManifestSchema>): Promise<void> {
+async function changeRows(ctx: restate.ObjectContext, secret: string, changes: readonly RowChange[], manifest: Manifest): Promise<void> {
   for (const { key, row } of changes) {
     if (row !== null && row.key !== key) throw new restate.TerminalError(`Refused: a row named ${row.key} sent as ${key}.`);
     const had = (await ctx.get(rowKey(key))) !== null;
@@ -77,12 +98,40 @@ async function changeRows(ctx: restate.ObjectContext, secret: string, changes: r
   }
 }
 
+async function stagedCount(ctx: restate.ObjectContext): Promise<number> {
+  return z.int().nonnegative().catch(0).parse(await ctx.get(STAGED));
+}
+
+/** Drops the batches of a send that never committed (its attempt gave the run up). */
+async function dropStaged(ctx: restate.ObjectContext): Promise<void> {
+  for (let index = 0, staged = await stagedCount(ctx); index < staged; index++) ctx.clear(stagedKey(index));
+  ctx.clear(STAGED);
+}
+
+/** The staged batches and `batch`, applied as one; the manifest names the holder's data dir as where the log came from. */
+async function commit(ctx: restate.ObjectContext, secret: string, batch: Batch, holder: RunHolder): Promise<void> {
+  const manifest = await manifestOf(ctx);
+  const staged = await stagedCount(ctx);
+  for (let index = 0; index < staged; index++) {
+    const earlier = await ctx.get<Batch>(stagedKey(index));
+    if (earlier) {
+      await appendEvents(ctx, secret, earlier.events, manifest);
+      await changeRows(ctx, secret, earlier.rows, manifest);
+    }
+  }
+  await appendEvents(ctx, secret, batch.events, manifest);
+  await changeRows(ctx, secret, batch.rows, manifest);
+  await dropStaged(ctx);
+  ctx.set<Manifest>(MANIFEST, { ...manifest, source: holder.dataDir });
+}
+
 /**
  * A run as the cluster holds it while workers drive it: its events (what a desk follows) and its
  * state's rows (what another worker, on another data dir, goes on from), each kept once. One attempt
  * holds it at a time (`take`); an append from any other, a worker cut off that still goes on, is
- * refused, so it stops before it does anything more. The log is read through the admin API, so it
- * is loaded only as far as an append needs it.
+ * refused (409), so it stops before its next call. A send of several batches is staged until its
+ * last, then kept whole. The log is read through the admin API, so it is loaded only as far as an
+ * append needs it.
  */
 export function runLogObject(secret: string) {
   return restate.object({
@@ -94,20 +143,28 @@ export function runLogObject(secret: string) {
         const past = z.array(z.string()).catch([]).parse(await ctx.get(PAST));
         if (past.includes(holder.attempt)) throw new restate.TerminalError(`Refused: attempt ${holder.attempt} held run ${ctx.key} before and gave it up; a hold is taken once.`);
         if (previous && previous.attempt !== holder.attempt) ctx.set(PAST, [...past, previous.attempt].slice(-100));
+        await dropStaged(ctx);
         ctx.set(HOLDER, holder);
-        return { previous, ...(await manifestOf(ctx)) };
+        return { previous, ...(await manifestOf(ctx)), stop: await stopAsked(ctx) };
       },
-      append: async (ctx: restate.ObjectContext, input: unknown): Promise<number> => {
-        const { holder, events, rows } = verified(secret, APPEND, ctx.key, input, AppendSchema, "a run's log");
+      append: async (ctx: restate.ObjectContext, input: unknown): Promise<StopAsked | null> => {
+        const { holder, events, rows, last } = verified(secret, APPEND, ctx.key, input, AppendSchema, "a run's log");
         const current = HolderSchema.nullable().catch(null).parse(await ctx.get(HOLDER));
         if (current?.attempt !== holder.attempt) {
-          throw new restate.TerminalError(`Refused: run ${ctx.key} is held by ${current ? `worker ${current.worker}` : 'no worker'}, not by this attempt of worker ${holder.worker}, which must stop driving it.`);
+          throw new restate.TerminalError(`Refused: run ${ctx.key} is held by ${current ? `worker ${current.worker}` : 'no worker'}, not by this attempt of worker ${holder.worker}, which must stop driving it.`, { errorCode: FENCED_STATUS });
         }
-        const manifest = await manifestOf(ctx);
-        await appendEvents(ctx, secret, events, manifest);
-        await changeRows(ctx, secret, rows, manifest);
-        ctx.set(MANIFEST, manifest);
-        return events.length + rows.length;
+        if (last) await commit(ctx, secret, { events, rows }, holder);
+        else {
+          const staged = await stagedCount(ctx);
+          ctx.set<Batch>(stagedKey(staged), { events, rows });
+          ctx.set(STAGED, staged + 1);
+        }
+        return stopAsked(ctx);
+      },
+      stop: async (ctx: restate.ObjectContext, input: unknown): Promise<boolean> => {
+        const { stop } = verified(secret, STOP, ctx.key, input, z.object({ stop: StopAskedSchema }), "a stop of one run");
+        ctx.set(STOP_ASKED, stop);
+        return (await ctx.get(HOLDER)) !== null;
       },
       clear: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, _input: unknown): Promise<void> => {
         ctx.clearAll();
@@ -120,6 +177,11 @@ export function runLogObject(secret: string) {
 /** Takes the hold on a run for `holder`: who held it before (null: nobody), and what the log holds. */
 export function holdRun(cluster: RestateCluster, secret: string, runId: string, holder: RunHolder, signal: AbortSignal): Promise<TakenRun> {
   return cluster.call(`${RUN_LOG}/${runId}/take`, signed(secret, TAKE, runId, { holder }), `${runId}/${holder.attempt}`, TakenSchema, signal);
+}
+
+/** Asks whoever holds the run, or takes it next, to stop it (a person's stop, from a desk): whether a worker holds it now. */
+export function stopHeldRun(cluster: RestateCluster, secret: string, runId: string, by: string, signal: AbortSignal): Promise<boolean> {
+  return cluster.call(`${RUN_LOG}/${runId}/stop`, signed(secret, STOP, runId, { stop: { action: 'stop', by } }), null, z.boolean(), signal);
 }
 
 /** Where a run's events and rows come from on the worker that drives it. */
@@ -135,7 +197,7 @@ export interface RunReplica {
   close(): Promise<void>;
 }
 
-/** The changes to send: the first of them that fit one append. */
+/** The first of `items` that fit one append. */
 function batchOf<T>(items: readonly T[]): T[] {
   const batch: T[] = [];
   let bytes = 0;
@@ -147,6 +209,12 @@ function batchOf<T>(items: readonly T[]): T[] {
   return batch;
 }
 
+/** What the cluster tells the worker that holds a run, as it sends: another attempt took the run; a person asked it to stop. */
+export interface RunHolderEvents {
+  taken(error: ArchonError): void;
+  stopAsked(stop: RunControl): void;
+}
+
 /** What a replica has sent: the seq of the last event, and the digest of each row. */
 export interface SentSoFar {
   sentThrough: number;
@@ -156,24 +224,31 @@ export interface SentSoFar {
 /**
  * Keeps a run's copy on the cluster, from the worker that holds it: what the run wrote is sent every
  * half second, and before each of its calls (`sync`), so the cluster holds all a call was made from
- * before it leaves. A refusal means another attempt took the run: `onTaken` stops this one.
+ * before it leaves. A refusal means another attempt took the run: `on.taken` stops this one; a stop a
+ * person asked is told once (`on.stopAsked`).
  */
-export function replicateRun(cluster: RestateCluster, secret: string, runId: string, holder: RunHolder, source: RunSource, sent: SentSoFar, log: Log, onTaken: (error: ArchonError) => void): RunReplica {
-  const send = async (signal: AbortSignal) => {
-    for (let events = batchOf(source.events(sent.sentThrough, BATCH_ITEMS)); events.length > 0; events = batchOf(source.events(sent.sentThrough, BATCH_ITEMS))) {
-      await cluster.call(`${RUN_LOG}/${runId}/append`, signed(secret, APPEND, runId, { holder, events, rows: [] }), null, z.number(), signal);
-      sent.sentThrough = events.at(-1)?.seq ?? sent.sentThrough;
-    }
-    const changes = changedRows(source.rows(), sent.digests);
-    for (let batch = batchOf(changes.map((change) => change.change)), at = 0; batch.length > 0; at += batch.length, batch = batchOf(changes.slice(at).map((change) => change.change))) {
-      await cluster.call(`${RUN_LOG}/${runId}/append`, signed(secret, APPEND, runId, { holder, events: [], rows: batch }), null, z.number(), signal);
-      for (const { change, digest } of changes.slice(at, at + batch.length)) {
-        if (digest === null) sent.digests.delete(change.key);
-        else sent.digests.set(change.key, digest);
-      }
+export function replicateRun(cluster: RestateCluster, secret: string, runId: string, holder: RunHolder, source: RunSource, sent: SentSoFar, log: Log, on: RunHolderEvents): RunReplica {
+  let stopTold = false;
+  const append = async (batch: Batch, last: boolean, signal: AbortSignal) => {
+    const stop = await cluster.call(`${RUN_LOG}/${runId}/append`, signed(secret, APPEND, runId, { holder, ...batch, last }), null, StopAskedSchema.nullable(), AbortSignal.any([signal, AbortSignal.timeout(APPEND_MS)]));
+    if (stop && !stopTold) {
+      stopTold = true;
+      on.stopAsked(stop);
     }
   };
-  const refused = (error: unknown) => ArchonError.isInstance(error) && error.code === 'CLUSTER_REFUSED';
+  // One send is kept whole or not at all; with nothing new it still asks, so an idle run hears a stop, or that another attempt took it, within the tick.
+  const send = async (signal: AbortSignal) => {
+    const events = source.events(sent.sentThrough, Number.MAX_SAFE_INTEGER);
+    const changes = changedRows(source.rows(), sent.digests);
+    const batches: Batch[] = [...chunks(events).map((part) => ({ events: part, rows: [] })), ...chunks(changes.map((change) => change.change)).map((part) => ({ events: [], rows: part }))];
+    if (batches.length === 0) batches.push({ events: [], rows: [] });
+    for (const [index, batch] of batches.entries()) await append(batch, index === batches.length - 1, signal);
+    sent.sentThrough = events.at(-1)?.seq ?? sent.sentThrough;
+    for (const { change, digest } of changes) {
+      if (digest === null) sent.digests.delete(change.key);
+      else sent.digests.set(change.key, digest);
+    }
+  };
   const closing = new AbortController();
   // One send at a time; a sync asked for while one is under way waits for it, then sends what is left (shared by all who asked meanwhile).
   let running: Promise<void> = Promise.resolve();
@@ -190,9 +265,9 @@ export function replicateRun(cluster: RestateCluster, secret: string, runId: str
   const timer = setInterval(() => {
     if (queued) return;
     sendNext().catch((error: unknown) => {
-      if (refused(error)) {
+      if (isFenced(error)) {
         clearInterval(timer);
-        onTaken(takenError(runId, error));
+        on.taken(takenError(runId, error));
         return;
       }
       if (closing.signal.aborted || warned) return;
@@ -205,9 +280,9 @@ export function replicateRun(cluster: RestateCluster, secret: string, runId: str
       try {
         await raceAbort(sendNext(), signal);
       } catch (error) {
-        if (!refused(error)) throw error;
+        if (!isFenced(error)) throw error;
         const taken = takenError(runId, error);
-        onTaken(taken);
+        on.taken(taken);
         throw taken;
       }
     },
@@ -215,9 +290,27 @@ export function replicateRun(cluster: RestateCluster, secret: string, runId: str
       clearInterval(timer);
       closing.abort();
       await (queued ?? running).catch(() => undefined);
-      await send(AbortSignal.timeout(LAST_SEND_MS)).catch((error: unknown) => log.warn({ runId, err: error }, "a run's last events could not be sent to the cluster"));
+      await send(AbortSignal.timeout(LAST_SEND_MS)).catch((error: unknown) => {
+        if (!isFenced(error)) log.warn({ runId, err: error }, "a run's last events could not be sent to the cluster");
+      });
     },
   };
+}
+
+/** `items` in parts that fit one append each. */
+function chunks<T>(items: readonly T[]): T[][] {
+  const parts: T[][] = [];
+  for (let at = 0; at < items.length; ) {
+    const part = batchOf(items.slice(at));
+    parts.push(part);
+    at += part.length;
+  }
+  return parts;
+}
+
+/** The cluster refused an append because another attempt holds the run now. */
+function isFenced(error: unknown): boolean {
+  return ArchonError.isInstance(error) && error.code === 'CLUSTER_REFUSED' && (error.details as { status?: unknown } | undefined)?.status === FENCED_STATUS;
 }
 
 function takenError(runId: string, cause: unknown): ArchonError {
@@ -262,9 +355,19 @@ export async function readHeldRun(cluster: RestateCluster, secret: string, runId
   }
 }
 
-/** What a worker that took a run up from the cluster has, as sent: the log it read. */
-export function sentSoFar(held: { events: readonly RunEvent[]; rows: readonly RunRow[] } | null, lastSeq: number): SentSoFar {
-  return { sentThrough: held?.events.at(-1)?.seq ?? lastSeq, digests: new Map((held?.rows ?? []).map((row) => [row.key, rowDigest(row)])) };
+/** What a worker that took a run up from the cluster's log has, as sent: that log. */
+export function sentSoFar(held: { events: readonly RunEvent[]; rows: readonly RunRow[] }): SentSoFar {
+  return { sentThrough: held.events.at(-1)?.seq ?? 0, digests: new Map(held.rows.map((row) => [row.key, rowDigest(row)])) };
+}
+
+/**
+ * What the log holds of a run that goes on from this data dir, where it came from last: its events
+ * (the same as here), and its rows, each to be sent again from here, or removed if it is gone here.
+ */
+export async function heldFromHere(cluster: RestateCluster, runId: string, taken: TakenRun, signal: AbortSignal): Promise<SentSoFar> {
+  if (taken.rows === 0) return { sentThrough: taken.lastSeq, digests: new Map() };
+  const keys = await cluster.query(`SELECT key FROM state WHERE service_name = '${RUN_LOG}' AND service_key = ${sqlRunId(runId)} AND key LIKE 'r:%'`, z.object({ key: z.string() }), signal);
+  return { sentThrough: taken.lastSeq, digests: new Map(keys.map((row) => [row.key.slice(2), ''])) };
 }
 
 /** The events of a run the cluster's workers drive, after `afterSeq`, oldest first (at most a few hundred per ask). */

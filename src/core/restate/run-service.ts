@@ -180,6 +180,11 @@ function scheduleObject(worker: RunWorker) {
   });
 }
 
+/** The run's log on the cluster, cleared a while after its drive ended (never while it goes: a worker may yet take the run up from it). */
+function clearLogLater(ctx: restate.ObjectContext): void {
+  ctx.genericSend({ service: RUN_LOG, method: 'clear', key: ctx.key, parameter: null, inputSerde: restate.serde.json, delay: RUN_LOG_KEPT_MS });
+}
+
 /**
  * Runs: one per key, the run id, driven once: in one journaled step, so a worker that dies leaves it
  * to another, which goes on with it; a drive sent again after the run ended gets how it ended.
@@ -197,12 +202,15 @@ function runObject(worker: RunWorker) {
           ctx.set<RunStatus>(ENDED, 'stopped');
           return 'stopped';
         }
-        ctx.genericSend({ service: RUN_LOG, method: 'clear', key: ctx.key, parameter: null, inputSerde: restate.serde.json, delay: RUN_LOG_KEPT_MS });
         const status = await ctx.run('run', () => worker.driver.drive(ctx.key, { order, scheduleId, firedAt }, ctx.request().attemptCompletedSignal), { maxRetryAttempts: DRIVE_ATTEMPTS }).catch((error: unknown) => {
-          if (error instanceof restate.TerminalError) ctx.set(GIVEN_UP, error.message);
+          if (error instanceof restate.TerminalError) {
+            ctx.set(GIVEN_UP, error.message);
+            clearLogLater(ctx);
+          }
           throw error;
         });
         ctx.set(ENDED, status);
+        clearLogLater(ctx);
         return status;
       },
     },

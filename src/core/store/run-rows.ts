@@ -42,8 +42,8 @@ const LOCAL_RUN_COLUMNS = new Set(['lease_pid', 'lease_heartbeat_ms', 'control_j
 const RUN_TREE = "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT runs.id FROM runs JOIN tree ON json_extract(runs.options_json, '$.parentRunId') = tree.id)";
 
 const CellSchema = z.union([z.string(), z.number(), z.null(), z.object({ base64: z.string() }).strict()]);
-export const RunRowSchema = z.object({ table: z.enum(TABLES), key: z.string().min(1), place: z.int().positive(), values: z.record(z.string(), CellSchema) }).strict();
-/** One row of a run's state, as it travels: its table, its name, its place in its run's order, its columns (bytes as base64). */
+export const RunRowSchema = z.object({ table: z.enum(TABLES), key: z.string().min(1), place: z.int().nonnegative(), values: z.record(z.string(), CellSchema) }).strict();
+/** One row of a run's state, as it travels: its table, its name, its place in its run's order where that order is kept (0 elsewhere: a row keeps its digest as others come), its columns (bytes as base64). */
 export type RunRow = z.infer<typeof RunRowSchema>;
 
 const cellOf = (value: unknown): z.infer<typeof CellSchema> => (Buffer.isBuffer(value) ? { base64: value.toString('base64') } : (value as string | number | null));
@@ -80,9 +80,10 @@ export class RunRows {
     const order = [runColumn, spec.numbered ?? (spec.key.length > 0 ? spec.key.join(', ') : 'rowid')].join(', ');
     const rows = this.db.prepare(`${RUN_TREE} SELECT * FROM ${table} WHERE ${runColumn} IN (SELECT id FROM tree)${spec.subAgentsOnly ? ` AND ${runColumn} <> ?` : ''} ORDER BY ${order}`).all(...(spec.subAgentsOnly ? [runId, runId] : [runId])) as Record<string, unknown>[];
     const places = new Map<string, number>();
+    const ordered = spec.numbered !== undefined || spec.key.length === 0;
     return rows.map((row) => {
       const run = String(row[runColumn]);
-      const place = (places.get(run) ?? 0) + 1;
+      const place = ordered ? (places.get(run) ?? 0) + 1 : 0;
       places.set(run, place);
       const name = spec.key.length === 0 ? [String(place)] : spec.key.map((column) => String(row[column]));
       const values = Object.fromEntries(Object.entries(row).filter(([column]) => carried(table, column)).map(([column, value]) => [column, cellOf(value)]));

@@ -237,14 +237,27 @@ export function buildProgram(): Command {
       else if (options.restateIngress !== undefined || options.restateAdmin !== undefined) throw new ArchonError('CONFIG_INVALID', `${state.latched ? 'Stopped' : 'Re-armed'} here only: the Restate cluster needs --cluster-secret-file too, the secret its workers check the stop against.`);
     });
 
-  program
-    .command('stop')
-    .description('stop one run (the 8-character id is enough), wherever it runs; the emergency stop stays armed: exit 0 stopped, 1 not running, 2 unknown id')
-    .argument('<run-id>')
-    .option(...dataDirOption)
-    .action(async (runId: string, options: DataDirOption) => {
-      exitCode = await withRuntime(options, async (runtime) => (await import('./stop-command')).controlRunFromCli(runtime, runId, 'stop'));
-    });
+  addRestateFlags(
+    program
+      .command('stop')
+      .description('stop one run (the 8-character id is enough), wherever it runs; with --cluster-secret-file, one a worker of that Restate cluster drives (its whole id); the emergency stop stays armed: exit 0 stopped, 1 not running, 2 unknown id')
+      .argument('<run-id>')
+      .option(...dataDirOption),
+  ).action(async (runId: string, options: DataDirOption & ClusterFlags) => {
+    if (options.clusterSecretFile !== undefined) {
+      const waiting = new AbortController();
+      const cancel = () => waiting.abort(new ArchonError('CANCELLED', 'Stopped waiting; the stop stays asked on the cluster.'));
+      process.once('SIGINT', cancel);
+      try {
+        exitCode = await (await import('./cluster-command')).stopClusterRunFromCli(runId, options, waiting.signal);
+      } finally {
+        process.off('SIGINT', cancel);
+      }
+      return;
+    }
+    if (options.restateIngress !== undefined || options.restateAdmin !== undefined) throw new ArchonError('CONFIG_INVALID', 'A run on the Restate cluster is stopped with --cluster-secret-file too, the secret its workers check the stop against.');
+    exitCode = await withRuntime(options, async (runtime) => (await import('./stop-command')).controlRunFromCli(runtime, runId, 'stop'));
+  });
 
   program
     .command('pause')

@@ -9,7 +9,7 @@ import { clusterRunStanding, RunOrderOptionsSchema, type ClusterRun, type RunOrd
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
 import { answerClusterApproval, pendingClusterApprovals } from '../../core/restate/cluster-approvals';
 import { checkClusterForRun } from '../../core/restate/cluster-stop';
-import { readRunLog } from '../../core/restate/run-log';
+import { readRunLog, stopHeldRun } from '../../core/restate/run-log';
 import { dispatchRun, driveUnderWay, listClusterRuns, listSchedules, newScheduleId, removeSchedule, setSchedule } from '../../core/restate/run-service';
 import { RUN_SERVICE, SCHEDULE_SERVICE } from '../../core/restate/service-names';
 import type { ArchonRuntime } from '../../core/runtime';
@@ -157,6 +157,44 @@ export async function listClusterRunsFromCli(flags: ClusterFlags & { json?: bool
   }
   if (runs.length === 0 && !flags.json) process.stdout.write('No run on this cluster: none was sent with --detach or fired by a schedule (or they are older than the cluster keeps).\n');
   return 0;
+}
+
+/** How long `archon stop` waits for a run on the cluster to end once asked, and how often it looks: its worker hears the stop within a second, then winds down. */
+const STOP_WAIT_MS = 60_000;
+const STOP_POLL_MS = 500;
+
+/**
+ * `archon stop RUN_ID` with a cluster's secret: asks whoever holds that one run on the cluster (or
+ * takes it up next) to stop it, then waits for its end. Exit as `archon stop`: 0 stopped, 1 not
+ * running or not ended in time, 2 unknown to the cluster.
+ */
+export async function stopClusterRunFromCli(runId: string, flags: ClusterFlags, signal: AbortSignal): Promise<number> {
+  const cluster = clusterOf(flags);
+  const secret = secretOf(flags, resolve('.'));
+  const standing = async () => (await listClusterRuns(cluster, AbortSignal.any([signal, AbortSignal.timeout(COMMAND_TIMEOUT_MS)]), runId))[0];
+  const before = await standing();
+  if (!before) {
+    process.stderr.write(`archon: no run ${runId} on the Restate cluster at ${cluster.address.ingress} (archon cluster-runs lists those there are).
+`);
+    return 2;
+  }
+  if (before.state !== 'under_way') {
+    process.stderr.write(`archon: run ${runId} is not running on the cluster (${clusterRunStanding(before)}); there is nothing to stop.
+`);
+    return 1;
+  }
+  const held = await stopHeldRun(cluster, secret, runId, 'the operator (archon stop)', AbortSignal.any([signal, AbortSignal.timeout(COMMAND_TIMEOUT_MS)]));
+  process.stdout.write(held ? `Asked run ${runId} on the Restate cluster to stop; waiting for it to end…\n` : `Asked run ${runId} on the Restate cluster to stop: no worker has taken it up yet, it stops as one does; waiting…\n`);
+  for (let waited = 0; waited <= STOP_WAIT_MS; waited += STOP_POLL_MS) {
+    const run = await standing();
+    if (run && run.state !== 'under_way') {
+      process.stdout.write(`Run ${runId} ${clusterRunStanding(run)} on the cluster. The emergency stop was not used; other runs go on.\n`);
+      return run.status === 'stopped' ? 0 : 1;
+    }
+    await sleep(STOP_POLL_MS, signal);
+  }
+  process.stdout.write(`Run ${runId} has not ended yet; the stop stays asked of whichever worker holds it. \`archon cluster-runs\` shows when it ends.\n`);
+  return 1;
 }
 
 /** How often `archon follow` asks the cluster what the run did since. */

@@ -4,7 +4,7 @@ import { insideFolder } from '../../core/authority/widening-changes';
 import { dataDirId } from '../../auditor/audit-key';
 import { ClusterApprovals, withdrawRunApprovals } from '../../core/restate/cluster-approvals';
 import { clusterLatch, clusterStopError } from '../../core/restate/cluster-stop';
-import { holdRun, readHeldRun, replicateRun, sentSoFar, type TakenRun } from '../../core/restate/run-log';
+import { heldFromHere, holdRun, readHeldRun, replicateRun, sentSoFar, type SentSoFar, type TakenRun } from '../../core/restate/run-log';
 import type { RestateCluster } from '../../core/restate/restate-cluster';
 import type { RunOrderApprove } from '../../shared/schemas/run-order';
 import { launchRun, refuseRun } from '../../core/agent/run-launcher';
@@ -15,14 +15,17 @@ import type { ArchonRuntime } from '../../core/runtime';
 import { commandLineApiKeys } from '../../core/secrets/api-key-source';
 import type { UndoWorkers } from '../../core/tools/file-restorer';
 import { refuseWorkspaceInArchon } from '../../core/tools/hidden-folders';
+import { sleep } from '../../shared/abort';
 import { ArchonError } from '../../shared/errors';
-import type { RunEvent } from '../../shared/schemas/events';
-import type { RunRow } from '../../core/store/run-rows';
+import { heartbeatLeasesNow } from '../../core/run/run-lease';
+import type { RunStore } from '../../core/store/run-store';
 import type { EstopState } from '../../shared/schemas/estop';
 import { resolveModelUrl } from '../../shared/model-presets';
-import { ENDED_RUN_STATUSES, type RunStatus } from '../../shared/schemas/run';
+import { ENDED_RUN_STATUSES, type RunControl, type RunStatus } from '../../shared/schemas/run';
 import { engineLauncher } from './engine-launcher';
 
+/** How long an attempt that lost its run waits for Restate to close it before it gives its drive back as failed (to be tried again). */
+const STALE_ATTEMPT_MS = 60_000;
 /** How long a worker whose attempt ended asks the cluster whether its stop is latched. */
 const LATCH_ASK_MS = 5000;
 const LATCH_ASKS = 3;
@@ -94,12 +97,29 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
     async drive(runId: string, run: DispatchedRun, signal: AbortSignal): Promise<RunStatus> {
       const holder = { dataDir: dataDirId(runtime.dataDir), worker: worker.id, attempt: randomUUID() };
       const taken = await holdRun(worker.cluster, worker.secret, runId, holder, signal);
-      const held = await takeUp(runtime, worker, runId, taken, signal);
+      const sent = await takeUp(runtime, worker, runId, taken, signal);
       const lost = new AbortController();
+      const stop = deskStop(runtime.store.runs, runId);
+      if (taken.stop) stop.ask(taken.stop);
       const source = { events: (seq: number, limit: number) => runtime.store.runs.events(runId, limit, seq), rows: () => runtime.store.runs.rows.read(runId) };
-      const replica = replicateRun(worker.cluster, worker.secret, runId, holder, source, sentSoFar(held, taken.lastSeq), runtime.log, (error) => lost.abort(error));
+      const replica = replicateRun(worker.cluster, worker.secret, runId, holder, source, sent, runtime.log, { taken: (error) => lost.abort(error), stopAsked: stop.ask });
+      // A run this attempt cannot hold on the cluster is left as it stands, for the next attempt: this one stops at once.
+      const replicate = async (within: AbortSignal) => {
+        try {
+          await replica.sync(within);
+        } catch (error) {
+          const cut = ArchonError.isInstance(error) && error.code === 'RUN_LEASED' ? error : new ArchonError('RUN_LEASED', `Run ${runId} could not be held on the cluster (${error instanceof Error ? error.message : String(error)}); worker ${worker.id} stopped driving it, and the next attempt goes on with it.`, { cause: error });
+          lost.abort(cut);
+          throw cut;
+        }
+      };
       try {
-        return await driveOnce(runtime, worker, runId, run, { attempt: AbortSignal.any([signal, lost.signal]), replicate: (within) => replica.sync(within) });
+        const status = await driveOnce(runtime, worker, runId, run, { attempt: AbortSignal.any([signal, lost.signal]), replicate, created: stop.created });
+        if (!lost.signal.aborted) return status;
+        // Stopped from under it, this attempt's end is no end of the run. Restate, which gave the run to another attempt, closes this one:
+        // it is not tried again from here meanwhile, which would take the run back from the other.
+        await sleep(STALE_ATTEMPT_MS, signal).catch(() => undefined);
+        throw lost.signal.reason;
       } finally {
         await replica.close();
       }
@@ -108,30 +128,50 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
 }
 
 /**
- * A run the cluster says another data dir held last is taken in from the cluster's copy, when this
- * data dir has none of its own: the worker goes on from all the other had done before its last call.
- * The cluster's copy, or null when the run goes on from this data dir (or was never begun).
+ * A stop a person asked from a desk through the cluster (`archon stop` with its flags): written where
+ * the run's lease reads every stop asked of it, at once, or once the run exists.
  */
-async function takeUp(runtime: ArchonRuntime, worker: WorkerRunsOptions, runId: string, taken: TakenRun, signal: AbortSignal): Promise<{ events: RunEvent[]; rows: RunRow[] } | null> {
-  if (taken.previous === null || taken.previous.dataDir === dataDirId(runtime.dataDir)) return null;
+function deskStop(runs: RunStore, runId: string): { ask(stop: RunControl): void; created(): void } {
+  let asked: RunControl | null = null;
+  const apply = () => {
+    if (asked === null || runs.getRun(runId) === null) return;
+    runs.requestControl(runId, asked);
+    asked = null;
+    heartbeatLeasesNow();
+  };
+  return {
+    ask(stop) {
+      asked = stop;
+      apply();
+    },
+    created: apply,
+  };
+}
+
+/**
+ * Where this attempt goes on from, decided by what the cluster's log holds and where it came from
+ * last: the log itself, taken in, when this data dir has no record of the run; this data dir's own
+ * record when the log came from here (or holds nothing yet). A record of its own that the log went
+ * past on another data dir is not gone on from (that could repeat what the other did): refused.
+ */
+async function takeUp(runtime: ArchonRuntime, worker: WorkerRunsOptions, runId: string, taken: TakenRun, signal: AbortSignal): Promise<SentSoFar> {
   const existing = runtime.store.runs.getRun(runId);
-  if (existing && ENDED_RUN_STATUSES.has(existing.summary.status)) return null;
-  if (existing) {
-    throw new ArchonError(
-      'RUN_LEASED',
-      `Run ${runId} went on on worker ${taken.previous.worker}, on another data dir, after this data dir's record of it (${runtime.dataDir}); worker ${worker.id} does not go on from its older record, which could repeat what the other did. ` +
-        `Resume it on that worker's machine (archon resume ${runId} --data-dir followed by that worker's data dir).`,
-    );
+  if (existing === null && (taken.rows > 0 || taken.lastSeq > 0)) {
+    const held = await readHeldRun(worker.cluster, worker.secret, runId, taken, signal);
+    runtime.store.runs.rows.adopt(runId, held.rows, held.events);
+    runtime.log.info({ runId, from: taken.previous?.worker ?? null, worker: worker.id }, "took a run up from the cluster's log of it, which came from another data dir");
+    return sentSoFar(held);
   }
-  if (taken.lastSeq === 0 && taken.rows === 0) return null;
-  const held = await readHeldRun(worker.cluster, worker.secret, runId, taken, signal);
-  runtime.store.runs.rows.adopt(runId, held.rows, held.events);
-  runtime.log.info({ runId, from: taken.previous.worker, worker: worker.id }, 'took a run up from the cluster, where another data dir held it');
-  return held;
+  if (existing === null || taken.source === null || taken.source === dataDirId(runtime.dataDir)) return heldFromHere(worker.cluster, runId, taken, signal);
+  throw new ArchonError(
+    'RUN_LEASED',
+    `Run ${runId} went on on another data dir after ${runtime.dataDir}'s record of it${taken.previous ? ` (worker ${taken.previous.worker} held it last)` : ''}; worker ${worker.id} does not go on from its older record, which could repeat what was done since. ` +
+      `The next attempt, on a worker without a record of its own, takes it up from the cluster; or resume it where it went on (archon resume ${runId} --data-dir followed by that data dir).`,
+  );
 }
 
 /** One attempt at a run the cluster sent: it is begun, gone on with, refused, or found ended. */
-async function driveOnce(runtime: ArchonRuntime, worker: WorkerRunsOptions, runId: string, run: DispatchedRun, how: { attempt: AbortSignal; replicate(signal: AbortSignal): Promise<void> }): Promise<RunStatus> {
+async function driveOnce(runtime: ArchonRuntime, worker: WorkerRunsOptions, runId: string, run: DispatchedRun, how: { attempt: AbortSignal; replicate(signal: AbortSignal): Promise<void>; created(): void }): Promise<RunStatus> {
     const existing = runtime.store.runs.getRun(runId);
     // A replay after the run ended, before the end was journaled: how it ended (a paused run waits for the operator).
     if (existing && ENDED_RUN_STATUSES.has(existing.summary.status)) return existing.summary.status;
@@ -145,7 +185,7 @@ async function driveOnce(runtime: ArchonRuntime, worker: WorkerRunsOptions, runI
     const keys = commandLineApiKeys({}, runtime.store.secrets, resolveModelUrl(options.modelUrl));
     const services = composeRunServices({ runtime, workers: worker.workers, apiKeyFor: (url) => keys.keyFor(url), settings: () => settings, allowNetwork: worker.allowNetwork, engineLauncher: engineLauncher() });
     try {
-      const launch = { runtime, settings, approvals: approvalsOf(run.order.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id, replicate: how.replicate };
+      const launch = { runtime, settings, approvals: approvalsOf(run.order.approve, worker), estop: services.estop, tools: services.toolHost(settings), connect: services.connect, capabilities: services.capabilities, worker: worker.id, replicate: how.replicate, onCreated: how.created };
       if (refusal) {
         refuseRun(launch, { id: runId, goal: run.order.goal, options }, refusal);
         return 'failed';

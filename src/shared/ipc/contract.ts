@@ -82,6 +82,8 @@ export const contract = {
   'clusterRuns.list': command(noInput, z.array(ClusterRunSchema)),
   /** The events of one of them after `afterSeq`, as its worker sent them, oldest first (a few hundred per read); none without a cluster. */
   'clusterRuns.events': command(z.object({ runId: z.uuid(), afterSeq: z.int().min(0).default(0) }).strict(), z.array(RunEventSchema)),
+  /** Asks whichever worker holds one of them (or takes it up next) to stop it; whether a worker holds it now. Its end shows in the list. */
+  'clusterRuns.stop': command(z.object({ runId: z.uuid() }).strict(), z.object({ held: z.boolean() })),
   /** What runs that workers of the cluster in Settings drive ask a person, oldest first; none without a cluster. */
   'clusterApprovals.list': command(noInput, z.array(ApprovalRequestSchema)),
   /** Answers one of them on the cluster, signed with its secret; refused when it no longer waits or names another action. */

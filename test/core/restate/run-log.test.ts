@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { clusterSecret, RestateCluster } from '../../../src/core/restate/restate-cluster';
-import { holdRun, readHeldRun, replicateRun, sentSoFar, type RunHolder, type RunSource } from '../../../src/core/restate/run-log';
+import { holdRun, readHeldRun, replicateRun, stopHeldRun, type RunHolder, type RunSource } from '../../../src/core/restate/run-log';
 import { signed } from '../../../src/core/restate/signed';
 import pino from 'pino';
 import type { RunRow } from '../../../src/core/store/run-rows';
@@ -36,6 +36,7 @@ async function cluster() {
   return { server, secret: clusterSecret(secretFile, tempDir()), cluster: new RestateCluster({ ingress: server.ingress, admin: server.admin }) };
 }
 
+const nothingSent = () => ({ sentThrough: 0, digests: new Map<string, string>() });
 const holder = (worker: string): RunHolder => ({ dataDir: `dir-${worker}`, worker, attempt: randomUUID() });
 const signal = () => AbortSignal.timeout(30_000);
 
@@ -49,9 +50,9 @@ describe("a run as the cluster holds it while workers drive it", () => {
     const { cluster: restateCluster, secret } = await cluster();
     const runId = randomUUID();
     const first = holder('w1');
-    expect(await holdRun(restateCluster, secret, runId, first, signal())).toEqual({ previous: null, lastSeq: 0, rows: 0 });
+    expect(await holdRun(restateCluster, secret, runId, first, signal())).toEqual({ previous: null, lastSeq: 0, rows: 0, source: null, stop: null });
     const record = recordOf(runId);
-    const replica = replicateRun(restateCluster, secret, runId, first, record.source, sentSoFar(null, 0), pino({ level: 'silent' }), () => undefined);
+    const replica = replicateRun(restateCluster, secret, runId, first, record.source, nothingSent(), pino({ level: 'silent' }), { taken: () => undefined, stopAsked: () => undefined });
     record.event('one');
     record.row('a', 'running');
     record.row('b', 'pending');
@@ -63,7 +64,7 @@ describe("a run as the cluster holds it while workers drive it", () => {
 
     const second = holder('w2');
     const taken = await holdRun(restateCluster, secret, runId, second, signal());
-    expect(taken).toEqual({ previous: first, lastSeq: 2, rows: 1 });
+    expect(taken).toEqual({ previous: first, lastSeq: 2, rows: 1, source: first.dataDir, stop: null });
     const held = await readHeldRun(restateCluster, secret, runId, taken, signal());
     expect(held.events.map((event) => event.seq)).toEqual([1, 2]);
     expect(held.rows).toEqual(record.source.rows());
@@ -76,7 +77,7 @@ describe("a run as the cluster holds it while workers drive it", () => {
     const first = holder('w1');
     await holdRun(restateCluster, secret, runId, first, signal());
     const event: RunEvent = { type: 'run.completed', runId, seq: 1, ts: new Date().toISOString(), answer: 'kept' };
-    const append = (events: RunEvent[]) => restateCluster.call(`ArchonRunLog/${runId}/append`, signed(secret, 'ArchonRunLog/append', runId, { holder: first, events, rows: [] }), null, z.number(), signal());
+    const append = (events: RunEvent[]) => restateCluster.call(`ArchonRunLog/${runId}/append`, signed(secret, 'ArchonRunLog/append', runId, { holder: first, events, rows: [], last: true }), null, z.unknown(), signal());
     await append([event]);
     await append([event]);
     expect(await failureOf(append([{ ...event, answer: 'another' }]))).toMatch(/^CLUSTER_REFUSED: .*has another event kept under seq 1/);
@@ -92,7 +93,7 @@ describe("a run as the cluster holds it while workers drive it", () => {
     await holdRun(restateCluster, secret, runId, first, signal());
     const record = recordOf(runId);
     const stopped: ArchonError[] = [];
-    const replica = replicateRun(restateCluster, secret, runId, first, record.source, sentSoFar(null, 0), pino({ level: 'silent' }), (error) => stopped.push(error));
+    const replica = replicateRun(restateCluster, secret, runId, first, record.source, nothingSent(), pino({ level: 'silent' }), { taken: (error) => stopped.push(error), stopAsked: () => undefined });
     record.event('before');
     await replica.sync(signal());
 
@@ -108,6 +109,30 @@ describe("a run as the cluster holds it while workers drive it", () => {
     expect((await readHeldRun(restateCluster, secret, runId, taken, signal())).events.map((event) => event.type === 'run.completed' && event.answer)).toEqual(['before']);
   });
 
+  it("tells the holder once of a stop a person asked, at its next send even with nothing new, and the next holder as it takes the run; a stop not signed, or a pause, is refused", async () => {
+    const { server, cluster: restateCluster, secret } = await cluster();
+    const runId = randomUUID();
+    const first = holder('w1');
+    await holdRun(restateCluster, secret, runId, first, signal());
+    const told: string[] = [];
+    const record = recordOf(runId);
+    const replica = replicateRun(restateCluster, secret, runId, first, record.source, nothingSent(), pino({ level: 'silent' }), { taken: () => undefined, stopAsked: (stop) => told.push(stop.by) });
+    await replica.sync(signal());
+    expect(told).toEqual([]);
+    const post = (body: unknown) => fetch(`${server.ingress}/ArchonRunLog/${runId}/stop`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(await (await post(signed('not the secret', 'ArchonRunLog/stop', runId, { stop: { action: 'stop', by: 'intruder' } }))).text()).toMatch(/not signed with this cluster's secret/);
+    expect(await (await post(signed(secret, 'ArchonRunLog/stop', runId, { stop: { action: 'pause', by: 'the operator' } }))).text()).toMatch(/Refused: not a stop of one run/);
+    await replica.sync(signal());
+    expect(told).toEqual([]);
+
+    expect(await stopHeldRun(restateCluster, secret, runId, 'the operator (archon stop)', signal())).toBe(true);
+    await replica.sync(signal());
+    await replica.sync(signal());
+    expect(told).toEqual(['the operator (archon stop)']);
+    await replica.close();
+    expect((await holdRun(restateCluster, secret, runId, holder('w2'), signal())).stop).toEqual({ action: 'stop', by: 'the operator (archon stop)' });
+  });
+
   it('refuses a hold or an append not signed for the run, and a copy changed behind Archon through the admin API', async () => {
     const { server, cluster: restateCluster, secret } = await cluster();
     const runId = randomUUID();
@@ -120,7 +145,7 @@ describe("a run as the cluster holds it while workers drive it", () => {
     const first = holder('w1');
     await holdRun(restateCluster, secret, runId, first, signal());
     const record = recordOf(runId);
-    const replica = replicateRun(restateCluster, secret, runId, first, record.source, sentSoFar(null, 0), pino({ level: 'silent' }), () => undefined);
+    const replica = replicateRun(restateCluster, secret, runId, first, record.source, nothingSent(), pino({ level: 'silent' }), { taken: () => undefined, stopAsked: () => undefined });
     record.event('kept');
     record.row('a', 'completed');
     await replica.sync(signal());

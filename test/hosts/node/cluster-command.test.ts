@@ -359,12 +359,16 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     // The other worker went on from what the killed one had done: both steps began there, the second went on here.
     const startedBy = (dataDir: string) => rowsOf<{ worker: string; step: string }>(dataDir, "SELECT json_extract(body_json, '$.worker') AS worker, json_extract(body_json, '$.stepId') AS step FROM events WHERE run_id = ? AND type = 'step.started' ORDER BY seq");
     expect(startedBy(otherDir)).toEqual([{ worker: killed.id, step: 'first' }, { worker: killed.id, step: 'second' }, { worker: other.id, step: 'second' }]);
-    // Every model call the killed worker made is on the other's record, charged once: the run's spend is both workers'.
+    // Every model call the killed worker made, and its charge, is on the other's record once, before the other's own: the run's spend is both workers'.
     const callsOf = (dataDir: string) => rowsOf<{ id: string }>(dataDir, 'SELECT id FROM model_calls WHERE run_id = ? ORDER BY started_at, id').map((row) => row.id);
-    const spendOf = (dataDir: string) => rowsOf<{ tokens: number }>(dataDir, 'SELECT COALESCE(SUM(tokens), 0) AS tokens FROM budget_ledger WHERE run_id = ?')[0]?.tokens ?? 0;
-    expect(callsOf(otherDir)).toEqual(expect.arrayContaining(callsOf(killedDir)));
-    expect(callsOf(otherDir).length).toBeGreaterThan(callsOf(killedDir).length);
-    expect(spendOf(otherDir)).toBeGreaterThan(spendOf(killedDir));
+    const ledgerOf = (dataDir: string) => rowsOf<{ kind: string; tokens: number; ts: string }>(dataDir, 'SELECT kind, tokens, ts FROM budget_ledger WHERE run_id = ? ORDER BY id');
+    const [killedCalls, otherCalls] = [callsOf(killedDir), callsOf(otherDir)];
+    expect(otherCalls.slice(0, killedCalls.length)).toEqual(killedCalls);
+    expect(otherCalls.length).toBeGreaterThan(killedCalls.length);
+    const [killedLedger, otherLedger] = [ledgerOf(killedDir), ledgerOf(otherDir)];
+    expect(killedLedger.length).toBeGreaterThan(0);
+    expect(otherLedger.slice(0, killedLedger.length)).toEqual(killedLedger);
+    expect(otherLedger.length - killedLedger.length).toBe(otherCalls.length - killedCalls.length);
     const audit = runArchon(['audit', 'verify', '--data-dir', otherDir]);
     expect(audit.status, audit.stdout + audit.stderr).toBe(0);
     // Followed from the cluster: the run as the other worker's data dir holds it, every event once.
@@ -372,6 +376,51 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect(followed.status, followed.stderr).toBe(1);
     const events = rowsOf<{ body_json: string }>(otherDir, 'SELECT body_json FROM events WHERE run_id = ? ORDER BY seq').map((row) => JSON.parse(row.body_json) as unknown);
     expect(followed.stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual(events);
+  });
+
+  it('archon stop with the cluster\'s secret stops that one run on the worker that drives it, its command killed; a run not running or unknown to the cluster is said', async () => {
+    const cluster = await restate.server();
+    const secretFile = restate.secretFile();
+    const workspace = tempDir();
+    const dataDir = tempDir();
+    await restate.worker(cluster, { id: 'w1', workspace, dataDir, secretFile });
+    const marker = `archon-stop-${randomUUID()}`;
+    const waiting = `echo started >> starts.txt; until [ -e go ]; do sleep 0.1; done; echo mark >> ledger.txt # ${marker}`;
+    const model = await serve({ reply: (request) => (request.purpose === 'plan' || request.purpose === 'final' || request.body.messages?.at(-1)?.role === 'tool' ? appendMark(request) : { toolCalls: [{ name: 'run_command', arguments: { command: waiting } }] }) });
+    const flags = ['--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin, '--cluster-secret-file', secretFile];
+    const sent = await spawnArchon(['run', 'append a mark to the ledger', '--engine', 'restate', '--detach', '--approve', 'auto', '--model-url', model.url, '--workspace', workspace, '--json', ...flags]).done;
+    expect(sent.status, sent.stderr).toBe(0);
+    const { runId } = JSON.parse(sent.stdout) as { runId: string };
+    await until(() => processesMatching(marker).length > 0, "the run's command to start", 120);
+
+    const stopped = await spawnArchon(['stop', runId, ...flags]).done;
+    expect(stopped.status, stopped.stdout + stopped.stderr).toBe(0);
+    expect(stopped.stdout).toContain(`Run ${runId} stopped on the cluster.`);
+    expect(processesMatching(marker)).toEqual([]);
+    const [item] = runArchon(['inbox', '--json', '--data-dir', dataDir]).stdout.trim().split('\n').map((line) => InboxItemSchema.parse(JSON.parse(line)));
+    expect(item?.run).toMatchObject({ id: runId, status: 'stopped' });
+    const db = new Database(join(dataDir, 'archon.db'), { readonly: true });
+    const ended = db.prepare("SELECT json_extract(body_json, '$.reason') AS reason FROM events WHERE run_id = ? AND type = 'run.stopped'").all(runId);
+    db.close();
+    expect(ended).toEqual([{ reason: expect.stringContaining('Stopped by the operator (archon stop)') }]);
+    writeFileSync(join(workspace, 'go'), '');
+    expect(existsSync(join(workspace, 'ledger.txt'))).toBe(false);
+
+    // The cluster's stop was not used: the next run goes on to its end.
+    const model2 = await serve({ reply: appendMark });
+    const next = await spawnArchon(['run', 'append a mark to the ledger', '--engine', 'restate', '--detach', '--approve', 'auto', '--model-url', model2.url, '--workspace', workspace, '--json', ...flags]).done;
+    const nextId = (JSON.parse(next.stdout) as { runId: string }).runId;
+    expect((await spawnArchon(['follow', nextId, ...flags]).done).status).toBe(0);
+
+    const again = await spawnArchon(['stop', runId, ...flags]).done;
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain(`run ${runId} is not running on the cluster (stopped)`);
+    const unknown = await spawnArchon(['stop', randomUUID(), ...flags]).done;
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/no run \S+ on the Restate cluster/);
+    const unsigned = await spawnArchon(['stop', runId, '--restate-ingress', cluster.ingress]).done;
+    expect(unsigned.status).not.toBe(0);
+    expect(unsigned.stderr).toContain('A run on the Restate cluster is stopped with --cluster-secret-file too');
   });
 
   it('archon run --detach: the run goes to the cluster and the command ends; a worker drives it to its end without the desk, and it lands in the inbox; one it refuses lands there failed, saying why; one whose model server does not answer is given up, the cluster holding nothing of it; any desk lists them from the cluster and follows each', async () => {
@@ -415,7 +464,7 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect(await (await post(runId, drive)).json()).toBe('completed');
     // Signed, but from an attempt that does not hold the run: refused, what the cluster keeps stands.
     const firstEvent = events[0] as { seq: number; type: string };
-    const rewritten = signed(secret, 'ArchonRunLog/append', runId, { holder: { dataDir: 'elsewhere', worker: 'w9', attempt: randomUUID() }, events: [{ ...firstEvent, goal: 'something else' }], rows: [] });
+    const rewritten = signed(secret, 'ArchonRunLog/append', runId, { holder: { dataDir: 'elsewhere', worker: 'w9', attempt: randomUUID() }, events: [{ ...firstEvent, goal: 'something else' }], rows: [], last: true });
     const rewrite = await fetch(`${cluster.ingress}/ArchonRunLog/${runId}/append`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rewritten) });
     expect(rewrite.ok).toBe(false);
     expect(firstEvent.type).toBe('run.started');
@@ -440,7 +489,7 @@ describe('runs the workers of a Restate cluster drive: schedules, detached runs,
     expect(refusedFollowed.status).toBe(1);
     expect(refusedFollowed.stderr).toMatch(/Run failed: The run's workspace \S+ is outside worker w\d's --workspace/);
     // An event not signed with the secret, sent straight to the ingress: refused, and no desk following the run sees it.
-    const forged = { holder: { dataDir: 'forged', worker: 'forged', attempt: 'forged' }, events: [{ type: 'run.completed', runId: refusedId, seq: 999, ts: new Date().toISOString(), answer: 'All done, nothing to see.' }], rows: [], signature: 'c'.repeat(64) };
+    const forged = { holder: { dataDir: 'forged', worker: 'forged', attempt: 'forged' }, events: [{ type: 'run.completed', runId: refusedId, seq: 999, ts: new Date().toISOString(), answer: 'All done, nothing to see.' }], rows: [], last: true, signature: 'c'.repeat(64) };
     const forgedAppend = await fetch(`${cluster.ingress}/ArchonRunLog/${refusedId}/append`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(forged) });
     expect(forgedAppend.ok).toBe(false);
     expect(await forgedAppend.text()).toMatch(/not signed with this cluster's secret for ArchonRunLog\/append/);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -12,6 +13,7 @@ import { axeViolations } from '../../../support/axe';
 import { useBrowser } from '../../../support/browser';
 import { useModelServers } from '../../../support/model-servers';
 import { lookAway, notificationsOf, openWatchedPage } from '../../../support/page-notifications';
+import { processesMatching } from '../../../support/processes';
 import { until, useRestate } from '../../../support/restate';
 import { useTempDirs } from '../../../support/temp-dir';
 
@@ -66,22 +68,26 @@ function eventsIn(dataDir: string, runId: string) {
   }
 }
 
+/** A Restate server with one worker on a data dir of its own, and a desk's data dir whose Settings name that cluster. */
+async function clusterWithDesk() {
+  const cluster = await restate.server();
+  const secretFile = restate.secretFile();
+  const [workspace, workerDir, deskDir] = [tempDir(), tempDir(), tempDir()];
+  await restate.worker(cluster, { id: 'w1', workspace, dataDir: workerDir, secretFile });
+  const store = ArchonStore.open(deskDir);
+  try {
+    store.updateSettings({ cluster: { ingress: cluster.ingress, admin: cluster.admin, secretFile } });
+  } finally {
+    store.close();
+  }
+  return { cluster, secretFile, workspace, workerDir, deskDir };
+}
+
 describe('approvals of runs on the cluster, in the app (Chromium through archon serve, a real Restate cluster)', () => {
   it('a detached run on a worker of another data dir asks; the desk shows each request in the approval dialog after the one on screen, notifies it, and the answers drive the run to its end, which the Inbox lists as the cluster does', async () => {
-    const cluster = await restate.server();
-    const secretFile = restate.secretFile();
-    const workspace = tempDir();
-    const workerDir = tempDir();
-    const deskDir = tempDir();
-    await restate.worker(cluster, { id: 'w1', workspace, dataDir: workerDir, secretFile });
+    const { cluster, secretFile, workspace, workerDir, deskDir } = await clusterWithDesk();
     const runs = deskAndClusterRuns();
     const model = await serveModel({ reply: runs.reply });
-    const store = ArchonStore.open(deskDir);
-    try {
-      store.updateSettings({ cluster: { ingress: cluster.ingress, admin: cluster.admin, secretFile } });
-    } finally {
-      store.close();
-    }
     const page = await openDesk(deskDir, workspace, model.url);
     // The desk's own run, started in the page: its plan waits until the cluster's request is on screen.
     await page.getByLabel('Goal').fill(LOCAL_GOAL);
@@ -162,5 +168,31 @@ describe('approvals of runs on the cluster, in the app (Chromium through archon 
     await problem.waitFor();
     expect(await problem.textContent()).toMatch(/^The approvals waiting on the cluster could not be read: No Restate server answers at http:\/\/127\.0\.0\.1:\d+\/query\. Start one \(npx restate-server\), or set the address of yours in Settings → Engine\.$/);
     expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
+  it('a run on the cluster stopped from the Inbox: its worker stops it and kills its command, and the Inbox lists it stopped, with no Stop left', async () => {
+    const { cluster, secretFile, workspace, workerDir, deskDir } = await clusterWithDesk();
+    const marker = `archon-app-stop-${randomUUID()}`;
+    const waiting = `until [ -e go ]; do sleep 0.1; done; echo mark >> ledger.txt # ${marker}`;
+    const model = await serveModel({ reply: (request) => (request.purpose === 'plan' || request.purpose === 'final' || request.body.messages?.at(-1)?.role === 'tool' ? appendMark(request) : { toolCalls: [{ name: 'run_command', arguments: { command: waiting } }] }) });
+    const clusterFlags = ['--restate-ingress', cluster.ingress, '--restate-admin', cluster.admin, '--cluster-secret-file', secretFile];
+    const sent = await spawnArchon(['run', 'append a mark to the ledger', '--engine', 'restate', '--detach', '--approve', 'auto', '--model-url', model.url, '--workspace', workspace, '--json', ...clusterFlags]).done;
+    expect(sent.status, sent.stderr).toBe(0);
+    const { runId } = JSON.parse(sent.stdout) as { runId: string };
+    await until(() => processesMatching(marker).length > 0, "the run's command to start", 120);
+
+    const page = await openDesk(deskDir, workspace, model.url);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('button', { name: 'Inbox', exact: true }).click();
+    const entry = page.getByRole('region', { name: 'On the cluster' }).getByRole('listitem').filter({ hasText: `run ${runId.slice(0, 8)}` });
+    await entry.filter({ hasText: 'under way · sent with --detach' }).waitFor();
+    const stop = page.getByRole('button', { name: `Stop run ${runId.slice(0, 8)} on the cluster: append a mark to the ledger` });
+    expect(await axeViolations(page)).toEqual([]);
+    await stop.click();
+
+    await entry.filter({ hasText: `stopped · sent with --detach · run ${runId.slice(0, 8)}` }).waitFor({ timeout: 60_000 });
+    expect(await stop.count()).toBe(0);
+    expect(processesMatching(marker)).toEqual([]);
+    expect(eventsIn(workerDir, runId).flatMap((event) => (event.type === 'run.stopped' ? [event.reason] : []))).toEqual([expect.stringContaining('Stopped by the operator (Stop in the app)')]);
+    expect(await page.getByRole('alert').allTextContents()).toEqual([]);
   });
 });

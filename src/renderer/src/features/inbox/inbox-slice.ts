@@ -25,6 +25,10 @@ export interface InboxSlice {
   clusterRunEvents: RunEvent[];
   /** Why its events could not be read at the last try; null when they were. */
   clusterRunEventsProblem: string | null;
+  /** The runs on the cluster a stop was asked of here, until the cluster lists them as no longer under way. */
+  clusterRunsStopAsked: ReadonlySet<string>;
+  /** Asks whichever worker holds a run on the cluster to stop it (the cluster's emergency stop is not used). */
+  stopClusterRun(runId: string): Promise<void>;
   /** Shows the events of a run on the cluster, or hides them (null); they are read again with the cluster's runs. */
   showClusterRunEvents(runId: string | null): Promise<void>;
   /** The run ids listed while the operator had the Inbox view open. */
@@ -56,7 +60,10 @@ export function createInboxSlice({ set, get, client, attempt }: SliceContext): I
       .finally(() => {
         inFlight = null;
       }));
-  const listClusterRuns = latestOnly(() => client.commands['clusterRuns.list'](), (clusterRuns) => set({ clusterRuns, clusterRunsProblem: null }));
+  const listClusterRuns = latestOnly(
+    () => client.commands['clusterRuns.list'](),
+    (clusterRuns) => set((state) => ({ clusterRuns, clusterRunsProblem: null, clusterRunsStopAsked: new Set([...state.clusterRunsStopAsked].filter((runId) => clusterRuns.some((run) => run.runId === runId && run.state === 'under_way'))) })),
+  );
   /** The shown run's events its worker sent since the last read, added after those already shown (each once, by seq). */
   const readClusterRunEvents = async () => {
     for (let read = 0; read < EVENT_READS; read++) {
@@ -83,6 +90,13 @@ export function createInboxSlice({ set, get, client, attempt }: SliceContext): I
     shownClusterRun: null,
     clusterRunEvents: [],
     clusterRunEventsProblem: null,
+    clusterRunsStopAsked: new Set(),
+    stopClusterRun: (runId) =>
+      attempt(async () => {
+        await client.commands['clusterRuns.stop']({ runId });
+        set((state) => ({ clusterRunsStopAsked: new Set([...state.clusterRunsStopAsked, runId]) }));
+        await get().refreshClusterRuns();
+      }),
     showClusterRunEvents: async (runId) => {
       set({ shownClusterRun: runId, clusterRunEvents: [], clusterRunEventsProblem: null });
       await readShownEvents();

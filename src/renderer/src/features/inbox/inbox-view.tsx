@@ -66,6 +66,8 @@ function ClusterRunEvents({ run }: { run: ClusterRun }) {
 function ClusterRunEntry({ run }: { run: ClusterRun }) {
   const shown = useAppStore((state) => state.shownClusterRun === run.runId);
   const showClusterRunEvents = useAppStore((state) => state.showClusterRunEvents);
+  const stopAsked = useAppStore((state) => state.clusterRunsStopAsked.has(run.runId));
+  const stopClusterRun = useAppStore((state) => state.stopClusterRun);
   return (
     <li className="inbox-item">
       <h3>{run.goal}</h3>
@@ -76,6 +78,11 @@ function ClusterRunEntry({ run }: { run: ClusterRun }) {
       <button type="button" aria-expanded={shown} aria-label={`Events of run ${run.runId.slice(0, 8)}: ${run.goal}`} onClick={() => void showClusterRunEvents(shown ? null : run.runId)}>
         Events
       </button>
+      {run.state === 'under_way' && (
+        <button type="button" className="danger" disabled={stopAsked} aria-label={`Stop run ${run.runId.slice(0, 8)} on the cluster: ${run.goal}`} onClick={() => void stopClusterRun(run.runId)}>
+          {stopAsked ? 'Stop asked' : 'Stop'}
+        </button>
+      )}
       {shown && <ClusterRunEvents run={run} />}
     </li>
   );
