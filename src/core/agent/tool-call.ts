@@ -89,14 +89,19 @@ async function journalled(context: RunContext, call: CallRecord & { tool: ToolDe
   return result;
 }
 
-/** The call's start held where the run is held before it runs; when it cannot be, the call ends not run, and the run stops here. */
+/**
+ * The call's start held where the run is held before it runs. When it cannot be, the call ends not
+ * run, and the run stops here; so does a call whose run was stopped while it waited.
+ */
 async function held(context: RunContext, call: CallRecord): Promise<void> {
   try {
     await context.replicate(context.signal);
   } catch (error) {
-    const result = context.runs.finishToolCall({ runId: context.runId, id: call.callId }, toolResult('error', `It did not run: ${error instanceof Error ? error.message : String(error)}`), context.now().toISOString());
+    const stopped = context.signal.aborted;
+    const why = stopped ? 'the run was stopped before it started' : error instanceof Error ? error.message : String(error);
+    const result = context.runs.finishToolCall({ runId: context.runId, id: call.callId }, toolResult(stopped ? 'cancelled' : 'error', `It did not run: ${why}`), context.now().toISOString());
     context.events.append(context.runId, 'tool.completed', { stepId: call.step.id, tool: call.name, callId: call.callId, status: result.status, content: capObservation(result.content, 2000) });
-    context.stopRun(error);
+    if (!stopped) context.stopRun(error);
     throw error;
   }
 }

@@ -1,13 +1,12 @@
 import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
-import { raceAbort, sleep } from '../../shared/abort';
+import { sleep } from '../../shared/abort';
 import { canonicalJson } from '../../shared/canonical-json';
 import { ArchonError } from '../../shared/errors';
 import { parseJsonOrUndefined } from '../../shared/json';
 import { RunEventSchema, type RunEvent } from '../../shared/schemas/events';
-import { RunControlSchema, type RunControl } from '../../shared/schemas/run';
-import type { Log } from '../log';
-import { rowDigest, RunRowSchema, type RunRow } from '../store/run-rows';
+import { RunControlSchema } from '../../shared/schemas/run';
+import { RunRowSchema, type RunRow } from '../store/run-rows';
 import { sqlRunId, type RestateCluster } from './restate-cluster';
 import { RUN_LOG } from './service-names';
 import { isSignedBy, signed, verified } from './signed';
@@ -18,17 +17,13 @@ const STOP = `${RUN_LOG}/stop`;
 /** What the object keeps is signed by it too: read back through the admin API, whose state anyone there could change, each is checked. */
 const KEPT_EVENT = `${RUN_LOG}/event`;
 const KEPT_ROW = `${RUN_LOG}/row`;
-/** How long the cluster keeps a run's log after its drive ended: a desk follows a run while it goes and a while after, not for ever. */
+/** How long the cluster keeps a run's log after the last the run's worker sent: a desk follows a run while it goes and a while after, not for ever. */
 export const RUN_LOG_KEPT_MS = 14 * 24 * 3_600_000;
 /** The most events or rows one append carries, and about the most bytes: far below what Restate takes in one message. */
 const BATCH_ITEMS = 200;
 const BATCH_BYTES = 256 * 1024;
-/** How often a worker sends what its run wrote since, besides before each call. */
-const PUBLISH_EVERY_MS = 500;
 /** How long one append may take: a cluster that takes the connection and never answers does not hold a run's call for ever. */
 const APPEND_MS = 60_000;
-/** How long a worker's last send may take once its run ended: the run's end is not held up by a cluster out of reach. */
-const LAST_SEND_MS = 10_000;
 /** The most events a desk reads in one ask. */
 const READ_EVENTS = 500;
 /** How often, and how far apart, a worker reads a run's log again until it holds all the log's own count says. */
@@ -39,7 +34,7 @@ const CUT_READ_MS = 250;
 const HolderSchema = z.object({ dataDir: z.string().min(1).max(200), worker: z.string().min(1).max(200), attempt: z.string().min(1).max(100) });
 export type RunHolder = z.infer<typeof HolderSchema>;
 /** What the log holds: its last event's seq, how many rows, and the data dir they came from last (null: none yet). */
-const ManifestSchema = z.object({ lastSeq: z.int().nonnegative(), rows: z.int().nonnegative(), source: z.string().nullable() });
+const ManifestSchema = z.object({ lastSeq: z.int().nonnegative(), rows: z.int().nonnegative(), source: z.string().nullable().default(null) });
 type Manifest = z.infer<typeof ManifestSchema>;
 /** A stop a person asked from a desk: the run's holder stops it, at its next send or once it takes the run. */
 const StopAskedSchema = RunControlSchema.extend({ action: z.literal('stop') });
@@ -47,12 +42,14 @@ const TakenSchema = ManifestSchema.extend({ previous: HolderSchema.nullable(), s
 export type TakenRun = z.infer<typeof TakenSchema>;
 
 const RowChangeSchema = z.object({ key: z.string().min(1), row: RunRowSchema.nullable() });
-/** One batch of a send; `last` commits it with the batches staged before it, so the log never holds part of a send. */
-const AppendSchema = z.object({ holder: HolderSchema, events: z.array(RunEventSchema).max(BATCH_ITEMS), rows: z.array(RowChangeSchema).max(BATCH_ITEMS), last: z.boolean() });
-type Batch = Pick<z.infer<typeof AppendSchema>, 'events' | 'rows'>;
-type RowChange = z.infer<typeof RowChangeSchema>;
+/** One batch of a send: `first` drops what a send cut short left staged, `last` commits the batch with those staged since, so the log never holds part of a send. */
+const AppendSchema = z.object({ holder: HolderSchema, events: z.array(RunEventSchema).max(BATCH_ITEMS), rows: z.array(RowChangeSchema).max(BATCH_ITEMS), first: z.boolean(), last: z.boolean() });
+export type Batch = Pick<z.infer<typeof AppendSchema>, 'events' | 'rows'>;
+export type RowChange = z.infer<typeof RowChangeSchema>;
 
 const HOLDER = 'holder';
+/** When the last append came: the log is cleared only once none came for as long as it is kept. */
+const LAST_APPEND = 'lastAppend';
 /** How many batches of the send under way are staged (`p:0`, `p:1`, …). */
 const STAGED = 'staged';
 const stagedKey = (index: number) => `p:${index}`;
@@ -68,7 +65,7 @@ const rowKey = (key: string) => `r:${key}`;
 
 const withoutSignature = (value: Record<string, unknown>) => Object.fromEntries(Object.entries(value).filter(([field]) => field !== 'signature'));
 
-type StopAsked = z.infer<typeof StopAskedSchema>;
+export type StopAsked = z.infer<typeof StopAskedSchema>;
 
 async function stopAsked(ctx: restate.ObjectContext): Promise<StopAsked | null> {
   return StopAskedSchema.nullable().catch(null).parse(await ctx.get(STOP_ASKED));
@@ -148,11 +145,13 @@ export function runLogObject(secret: string) {
         return { previous, ...(await manifestOf(ctx)), stop: await stopAsked(ctx) };
       },
       append: async (ctx: restate.ObjectContext, input: unknown): Promise<StopAsked | null> => {
-        const { holder, events, rows, last } = verified(secret, APPEND, ctx.key, input, AppendSchema, "a run's log");
+        const { holder, events, rows, first, last } = verified(secret, APPEND, ctx.key, input, AppendSchema, "a run's log");
         const current = HolderSchema.nullable().catch(null).parse(await ctx.get(HOLDER));
         if (current?.attempt !== holder.attempt) {
           throw new restate.TerminalError(`Refused: run ${ctx.key} is held by ${current ? `worker ${current.worker}` : 'no worker'}, not by this attempt of worker ${holder.worker}, which must stop driving it.`, { errorCode: FENCED_STATUS });
         }
+        if (first) await dropStaged(ctx);
+        ctx.set(LAST_APPEND, await ctx.date.now());
         if (last) await commit(ctx, secret, { events, rows }, holder);
         else {
           const staged = await stagedCount(ctx);
@@ -167,11 +166,19 @@ export function runLogObject(secret: string) {
         return (await ctx.get(HOLDER)) !== null;
       },
       clear: restate.handlers.object.exclusive({ ingressPrivate: true }, async (ctx: restate.ObjectContext, _input: unknown): Promise<void> => {
-        ctx.clearAll();
+        const last = z.number().nullable().catch(null).parse(await ctx.get(LAST_APPEND));
+        const since = last === null ? RUN_LOG_KEPT_MS : (await ctx.date.now()) - last;
+        if (since < RUN_LOG_KEPT_MS) clearLater(ctx, RUN_LOG_KEPT_MS - since);
+        else ctx.clearAll();
       }),
     },
     options: { enableLazyState: true },
   });
+}
+
+/** Clears the run's log after `delayMs`, unless an append came since (see `clear`). */
+export function clearLater(ctx: restate.ObjectContext, delayMs: number = RUN_LOG_KEPT_MS): void {
+  ctx.genericSend({ service: RUN_LOG, method: 'clear', key: ctx.key, parameter: null, inputSerde: restate.serde.json, delay: delayMs });
 }
 
 /** Takes the hold on a run for `holder`: who held it before (null: nobody), and what the log holds. */
@@ -179,22 +186,14 @@ export function holdRun(cluster: RestateCluster, secret: string, runId: string, 
   return cluster.call(`${RUN_LOG}/${runId}/take`, signed(secret, TAKE, runId, { holder }), `${runId}/${holder.attempt}`, TakenSchema, signal);
 }
 
-/** Asks whoever holds the run, or takes it next, to stop it (a person's stop, from a desk): whether a worker holds it now. */
+/** Asks whoever holds the run, or takes it next, to stop it (a person's stop, from a desk): whether a worker has taken it up. */
 export function stopHeldRun(cluster: RestateCluster, secret: string, runId: string, by: string, signal: AbortSignal): Promise<boolean> {
   return cluster.call(`${RUN_LOG}/${runId}/stop`, signed(secret, STOP, runId, { stop: { action: 'stop', by } }), null, z.boolean(), signal);
 }
 
-/** Where a run's events and rows come from on the worker that drives it. */
-export interface RunSource {
-  events(afterSeq: number, limit: number): RunEvent[];
-  rows(): RunRow[];
-}
-
-export interface RunReplica {
-  /** Sends what the run wrote since the last send; resolves once the cluster holds it. */
-  sync(signal: AbortSignal): Promise<void>;
-  /** Stops, once it sent what is left (within a bound). */
-  close(): Promise<void>;
+/** One append to the run's log by its holder: a stop a person asked of the run, if one was. */
+export function appendRun(cluster: RestateCluster, secret: string, runId: string, holder: RunHolder, batch: Batch, place: { first: boolean; last: boolean }, signal: AbortSignal): Promise<StopAsked | null> {
+  return cluster.call(`${RUN_LOG}/${runId}/append`, signed(secret, APPEND, runId, { holder, ...batch, ...place }), null, StopAskedSchema.nullable(), AbortSignal.any([signal, AbortSignal.timeout(APPEND_MS)]));
 }
 
 /** The first of `items` that fit one append. */
@@ -209,96 +208,8 @@ function batchOf<T>(items: readonly T[]): T[] {
   return batch;
 }
 
-/** What the cluster tells the worker that holds a run, as it sends: another attempt took the run; a person asked it to stop. */
-export interface RunHolderEvents {
-  taken(error: ArchonError): void;
-  stopAsked(stop: RunControl): void;
-}
-
-/** What a replica has sent: the seq of the last event, and the digest of each row. */
-export interface SentSoFar {
-  sentThrough: number;
-  digests: Map<string, string>;
-}
-
-/**
- * Keeps a run's copy on the cluster, from the worker that holds it: what the run wrote is sent every
- * half second, and before each of its calls (`sync`), so the cluster holds all a call was made from
- * before it leaves. A refusal means another attempt took the run: `on.taken` stops this one; a stop a
- * person asked is told once (`on.stopAsked`).
- */
-export function replicateRun(cluster: RestateCluster, secret: string, runId: string, holder: RunHolder, source: RunSource, sent: SentSoFar, log: Log, on: RunHolderEvents): RunReplica {
-  let stopTold = false;
-  const append = async (batch: Batch, last: boolean, signal: AbortSignal) => {
-    const stop = await cluster.call(`${RUN_LOG}/${runId}/append`, signed(secret, APPEND, runId, { holder, ...batch, last }), null, StopAskedSchema.nullable(), AbortSignal.any([signal, AbortSignal.timeout(APPEND_MS)]));
-    if (stop && !stopTold) {
-      stopTold = true;
-      on.stopAsked(stop);
-    }
-  };
-  // One send is kept whole or not at all; with nothing new it still asks, so an idle run hears a stop, or that another attempt took it, within the tick.
-  const send = async (signal: AbortSignal) => {
-    const events = source.events(sent.sentThrough, Number.MAX_SAFE_INTEGER);
-    const changes = changedRows(source.rows(), sent.digests);
-    const batches: Batch[] = [...chunks(events).map((part) => ({ events: part, rows: [] })), ...chunks(changes.map((change) => change.change)).map((part) => ({ events: [], rows: part }))];
-    if (batches.length === 0) batches.push({ events: [], rows: [] });
-    for (const [index, batch] of batches.entries()) await append(batch, index === batches.length - 1, signal);
-    sent.sentThrough = events.at(-1)?.seq ?? sent.sentThrough;
-    for (const { change, digest } of changes) {
-      if (digest === null) sent.digests.delete(change.key);
-      else sent.digests.set(change.key, digest);
-    }
-  };
-  const closing = new AbortController();
-  // One send at a time; a sync asked for while one is under way waits for it, then sends what is left (shared by all who asked meanwhile).
-  let running: Promise<void> = Promise.resolve();
-  let queued: Promise<void> | null = null;
-  const sendNext = () => {
-    queued ??= running.catch(() => undefined).then(() => {
-      queued = null;
-      running = send(closing.signal);
-      return running;
-    });
-    return queued;
-  };
-  let warned = false;
-  const timer = setInterval(() => {
-    if (queued) return;
-    sendNext().catch((error: unknown) => {
-      if (isFenced(error)) {
-        clearInterval(timer);
-        on.taken(takenError(runId, error));
-        return;
-      }
-      if (closing.signal.aborted || warned) return;
-      warned = true;
-      log.warn({ runId, err: error }, "a run's log could not be sent to the cluster; desks following it see it once the cluster answers");
-    });
-  }, PUBLISH_EVERY_MS);
-  return {
-    async sync(signal) {
-      try {
-        await raceAbort(sendNext(), signal);
-      } catch (error) {
-        if (!isFenced(error)) throw error;
-        const taken = takenError(runId, error);
-        on.taken(taken);
-        throw taken;
-      }
-    },
-    async close() {
-      clearInterval(timer);
-      closing.abort();
-      await (queued ?? running).catch(() => undefined);
-      await send(AbortSignal.timeout(LAST_SEND_MS)).catch((error: unknown) => {
-        if (!isFenced(error)) log.warn({ runId, err: error }, "a run's last events could not be sent to the cluster");
-      });
-    },
-  };
-}
-
 /** `items` in parts that fit one append each. */
-function chunks<T>(items: readonly T[]): T[][] {
+export function inAppends<T>(items: readonly T[]): T[][] {
   const parts: T[][] = [];
   for (let at = 0; at < items.length; ) {
     const part = batchOf(items.slice(at));
@@ -309,23 +220,8 @@ function chunks<T>(items: readonly T[]): T[][] {
 }
 
 /** The cluster refused an append because another attempt holds the run now. */
-function isFenced(error: unknown): boolean {
+export function isFenced(error: unknown): boolean {
   return ArchonError.isInstance(error) && error.code === 'CLUSTER_REFUSED' && (error.details as { status?: unknown } | undefined)?.status === FENCED_STATUS;
-}
-
-function takenError(runId: string, cause: unknown): ArchonError {
-  return new ArchonError('RUN_LEASED', `Run ${runId} was taken up by another attempt on the cluster (this worker was cut off from it); this one stopped driving it.`, { cause });
-}
-
-/** The rows that changed since they were sent (null: gone), with their new digests. */
-function changedRows(rows: readonly RunRow[], digests: ReadonlyMap<string, string>): { change: RowChange; digest: string | null }[] {
-  const now = new Map(rows.map((row) => [row.key, row]));
-  const changed = rows.flatMap((row) => {
-    const digest = rowDigest(row);
-    return digests.get(row.key) === digest ? [] : [{ change: { key: row.key, row }, digest }];
-  });
-  const gone = [...digests.keys()].filter((key) => !now.has(key)).map((key) => ({ change: { key, row: null }, digest: null }));
-  return [...changed, ...gone];
 }
 
 const StateRowSchema = z.object({ key: z.string(), value_utf8: z.string() });
@@ -355,19 +251,17 @@ export async function readHeldRun(cluster: RestateCluster, secret: string, runId
   }
 }
 
-/** What a worker that took a run up from the cluster's log has, as sent: that log. */
-export function sentSoFar(held: { events: readonly RunEvent[]; rows: readonly RunRow[] }): SentSoFar {
-  return { sentThrough: held.events.at(-1)?.seq ?? 0, digests: new Map(held.rows.map((row) => [row.key, rowDigest(row)])) };
-}
-
 /**
- * What the log holds of a run that goes on from this data dir, where it came from last: its events
- * (the same as here), and its rows, each to be sent again from here, or removed if it is gone here.
+ * The keys of the rows the log holds of a run, read until there are as many as `taken` says: a run
+ * that goes on from the data dir they came from sends each again, or removes it if it is gone there.
  */
-export async function heldFromHere(cluster: RestateCluster, runId: string, taken: TakenRun, signal: AbortSignal): Promise<SentSoFar> {
-  if (taken.rows === 0) return { sentThrough: taken.lastSeq, digests: new Map() };
-  const keys = await cluster.query(`SELECT key FROM state WHERE service_name = '${RUN_LOG}' AND service_key = ${sqlRunId(runId)} AND key LIKE 'r:%'`, z.object({ key: z.string() }), signal);
-  return { sentThrough: taken.lastSeq, digests: new Map(keys.map((row) => [row.key.slice(2), ''])) };
+export async function heldRowKeys(cluster: RestateCluster, runId: string, taken: TakenRun, signal: AbortSignal): Promise<string[]> {
+  for (let read = 1; ; read++) {
+    const keys = taken.rows === 0 ? [] : await cluster.query(`SELECT key FROM state WHERE service_name = '${RUN_LOG}' AND service_key = ${sqlRunId(runId)} AND key LIKE 'r:%'`, z.object({ key: z.string() }), signal);
+    if (keys.length === taken.rows) return keys.map((row) => row.key.slice(2));
+    if (read >= CUT_READS) throw new ArchonError('CLUSTER_REFUSED', `The cluster's log of run ${runId} lists ${keys.length} of its ${taken.rows} rows; the run does not go on until it lists them all. Try again once the cluster answers whole.`);
+    await sleep(CUT_READ_MS, signal);
+  }
 }
 
 /** The events of a run the cluster's workers drive, after `afterSeq`, oldest first (at most a few hundred per ask). */

@@ -7,8 +7,8 @@ import { RunOrderSchema, ScheduleSchema, ScheduleStateSchema, SkippedFiringSchem
 import { checkCron, nextFiring } from '../schedule/cron';
 import { latchIn } from './cluster-stop';
 import { sqlRunId, type RestateCluster } from './restate-cluster';
-import { RUN_LOG_KEPT_MS } from './run-log';
-import { RUN_LOG, RUN_SERVICE, SCHEDULE_SERVICE } from './service-names';
+import { clearLater } from './run-log';
+import { RUN_SERVICE, SCHEDULE_SERVICE } from './service-names';
 import { isNewer, signed, SignedAtSchema, verified } from './signed';
 
 /** A run a worker drives: its order, and the schedule and firing that started it (nulls for a run sent with `--detach`). */
@@ -180,11 +180,6 @@ function scheduleObject(worker: RunWorker) {
   });
 }
 
-/** The run's log on the cluster, cleared a while after its drive ended (never while it goes: a worker may yet take the run up from it). */
-function clearLogLater(ctx: restate.ObjectContext): void {
-  ctx.genericSend({ service: RUN_LOG, method: 'clear', key: ctx.key, parameter: null, inputSerde: restate.serde.json, delay: RUN_LOG_KEPT_MS });
-}
-
 /**
  * Runs: one per key, the run id, driven once: in one journaled step, so a worker that dies leaves it
  * to another, which goes on with it; a drive sent again after the run ended gets how it ended.
@@ -202,15 +197,13 @@ function runObject(worker: RunWorker) {
           ctx.set<RunStatus>(ENDED, 'stopped');
           return 'stopped';
         }
+        // The run's log goes once no worker has sent to it for as long as it is kept (never while the run goes, however it ends).
+        clearLater(ctx);
         const status = await ctx.run('run', () => worker.driver.drive(ctx.key, { order, scheduleId, firedAt }, ctx.request().attemptCompletedSignal), { maxRetryAttempts: DRIVE_ATTEMPTS }).catch((error: unknown) => {
-          if (error instanceof restate.TerminalError) {
-            ctx.set(GIVEN_UP, error.message);
-            clearLogLater(ctx);
-          }
+          if (error instanceof restate.TerminalError) ctx.set(GIVEN_UP, error.message);
           throw error;
         });
         ctx.set(ENDED, status);
-        clearLogLater(ctx);
         return status;
       },
     },

@@ -49,14 +49,14 @@ export async function callModel(context: RunContext, request: ChatRequest, stepI
       context.signal,
     );
   }
-  // What the run did before this call (a repair asked, a verdict) is on disk, announced and held where the run is held before the call leaves.
-  context.events.flush();
-  await context.replicate(context.signal);
   const reservation = context.budget.reserve(estimate, server.price);
   if (context.budget.crossedWarning()) context.events.append(context.runId, 'budget.warning', { message: 'The run is at 80% of a budget cap, counting the call now starting.' });
   let startedAt = context.now().toISOString();
   const charges: Promise<void>[] = [];
   try {
+    // What the run did before this call (a repair asked, a verdict) is on disk, announced and held where the run is held before the call leaves.
+    context.events.flush();
+    await context.replicate(context.signal);
     const chat = () => context.model.chat(request, {
       signal: context.signal,
       onAttempt(attempt) {

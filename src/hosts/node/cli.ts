@@ -246,7 +246,7 @@ export function buildProgram(): Command {
   ).action(async (runId: string, options: DataDirOption & ClusterFlags) => {
     if (options.clusterSecretFile !== undefined) {
       const waiting = new AbortController();
-      const cancel = () => waiting.abort(new ArchonError('CANCELLED', 'Stopped waiting; the stop stays asked on the cluster.'));
+      const cancel = () => waiting.abort();
       process.once('SIGINT', cancel);
       try {
         exitCode = await (await import('./cluster-command')).stopClusterRunFromCli(runId, options, waiting.signal);

@@ -6,7 +6,7 @@ import type { ApprovalDecision } from '../../shared/schemas/approval';
 import type { RunEvent } from '../../shared/schemas/events';
 import type { RunOptions } from '../../shared/schemas/run';
 import { clusterRunStanding, RunOrderOptionsSchema, type ClusterRun, type RunOrder, type RunOrderApprove, type Schedule, type ScheduleState } from '../../shared/schemas/run-order';
-import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
+import { clusterSecret, RestateCluster, sqlRunId } from '../../core/restate/restate-cluster';
 import { answerClusterApproval, pendingClusterApprovals } from '../../core/restate/cluster-approvals';
 import { checkClusterForRun } from '../../core/restate/cluster-stop';
 import { readRunLog, stopHeldRun } from '../../core/restate/run-log';
@@ -166,35 +166,44 @@ const STOP_POLL_MS = 500;
 /**
  * `archon stop RUN_ID` with a cluster's secret: asks whoever holds that one run on the cluster (or
  * takes it up next) to stop it, then waits for its end. Exit as `archon stop`: 0 stopped, 1 not
- * running or not ended in time, 2 unknown to the cluster.
+ * running, not ended in time, or the cluster not answering (said), 2 unknown to the cluster.
  */
 export async function stopClusterRunFromCli(runId: string, flags: ClusterFlags, signal: AbortSignal): Promise<number> {
   const cluster = clusterOf(flags);
   const secret = secretOf(flags, resolve('.'));
-  const standing = async () => (await listClusterRuns(cluster, AbortSignal.any([signal, AbortSignal.timeout(COMMAND_TIMEOUT_MS)]), runId))[0];
-  const before = await standing();
-  if (!before) {
-    process.stderr.write(`archon: no run ${runId} on the Restate cluster at ${cluster.address.ingress} (archon cluster-runs lists those there are).
-`);
-    return 2;
-  }
-  if (before.state !== 'under_way') {
-    process.stderr.write(`archon: run ${runId} is not running on the cluster (${clusterRunStanding(before)}); there is nothing to stop.
-`);
+  sqlRunId(runId);
+  const bounded = () => AbortSignal.any([signal, AbortSignal.timeout(COMMAND_TIMEOUT_MS)]);
+  const standing = async () => (await listClusterRuns(cluster, bounded(), runId))[0];
+  let asked = false;
+  try {
+    const before = await standing();
+    if (!before) {
+      process.stderr.write(`archon: no run ${runId} on the Restate cluster at ${cluster.address.ingress} (archon cluster-runs lists those there are).\n`);
+      return 2;
+    }
+    if (before.state !== 'under_way') {
+      process.stderr.write(`archon: run ${runId} is not running on the cluster (${clusterRunStanding(before)}); there is nothing to stop.\n`);
+      return 1;
+    }
+    const taken = await stopHeldRun(cluster, secret, runId, 'the operator (archon stop)', bounded());
+    asked = true;
+    process.stdout.write(taken ? `Asked run ${runId} on the Restate cluster to stop; waiting for it to end…\n` : `Asked run ${runId} on the Restate cluster to stop: no worker has taken it up yet, it stops as one does; waiting…\n`);
+    for (let waited = 0; waited <= STOP_WAIT_MS; waited += STOP_POLL_MS) {
+      // A read that fails while the run winds down is read again: the stop is asked already.
+      const run = await standing().catch(() => undefined);
+      if (run && run.state !== 'under_way') {
+        process.stdout.write(`Run ${runId} ${clusterRunStanding(run)} on the cluster. The emergency stop was not used; other runs go on.\n`);
+        return run.status === 'stopped' ? 0 : 1;
+      }
+      await sleep(STOP_POLL_MS, signal);
+    }
+    process.stdout.write(`Run ${runId} has not ended yet; the stop stays asked of whichever worker holds it. \`archon cluster-runs\` shows when it ends.\n`);
+    return 1;
+  } catch (error) {
+    const what = signal.aborted ? 'Stopped waiting' : `The Restate cluster at ${cluster.address.ingress} did not answer: ${ArchonError.isInstance(error) ? error.message : String(error)}`;
+    process.stderr.write(`archon: ${what}; ${asked ? 'the stop stays asked on the cluster' : 'no stop was asked'}.\n`);
     return 1;
   }
-  const held = await stopHeldRun(cluster, secret, runId, 'the operator (archon stop)', AbortSignal.any([signal, AbortSignal.timeout(COMMAND_TIMEOUT_MS)]));
-  process.stdout.write(held ? `Asked run ${runId} on the Restate cluster to stop; waiting for it to end…\n` : `Asked run ${runId} on the Restate cluster to stop: no worker has taken it up yet, it stops as one does; waiting…\n`);
-  for (let waited = 0; waited <= STOP_WAIT_MS; waited += STOP_POLL_MS) {
-    const run = await standing();
-    if (run && run.state !== 'under_way') {
-      process.stdout.write(`Run ${runId} ${clusterRunStanding(run)} on the cluster. The emergency stop was not used; other runs go on.\n`);
-      return run.status === 'stopped' ? 0 : 1;
-    }
-    await sleep(STOP_POLL_MS, signal);
-  }
-  process.stdout.write(`Run ${runId} has not ended yet; the stop stays asked of whichever worker holds it. \`archon cluster-runs\` shows when it ends.\n`);
-  return 1;
 }
 
 /** How often `archon follow` asks the cluster what the run did since. */

@@ -4,7 +4,8 @@ import { insideFolder } from '../../core/authority/widening-changes';
 import { dataDirId } from '../../auditor/audit-key';
 import { ClusterApprovals, withdrawRunApprovals } from '../../core/restate/cluster-approvals';
 import { clusterLatch, clusterStopError } from '../../core/restate/cluster-stop';
-import { heldFromHere, holdRun, readHeldRun, replicateRun, sentSoFar, type SentSoFar, type TakenRun } from '../../core/restate/run-log';
+import { heldRowKeys, holdRun, readHeldRun, type TakenRun } from '../../core/restate/run-log';
+import { replicateRun, sentFromHere, sentSoFar, type SentSoFar } from '../../core/restate/run-replica';
 import type { RestateCluster } from '../../core/restate/restate-cluster';
 import type { RunOrderApprove } from '../../shared/schemas/run-order';
 import { launchRun, refuseRun } from '../../core/agent/run-launcher';
@@ -108,6 +109,8 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
         try {
           await replica.sync(within);
         } catch (error) {
+          // The run stopped while its call waited (a person's stop, a step's failure): no failure to hold it.
+          if (within.aborted) throw within.reason;
           const cut = ArchonError.isInstance(error) && error.code === 'RUN_LEASED' ? error : new ArchonError('RUN_LEASED', `Run ${runId} could not be held on the cluster (${error instanceof Error ? error.message : String(error)}); worker ${worker.id} stopped driving it, and the next attempt goes on with it.`, { cause: error });
           lost.abort(cut);
           throw cut;
@@ -133,10 +136,11 @@ export function workerRunDriver(runtime: ArchonRuntime, worker: WorkerRunsOption
  */
 function deskStop(runs: RunStore, runId: string): { ask(stop: RunControl): void; created(): void } {
   let asked: RunControl | null = null;
+  // Asked again with each send until the run ends: a lease taken after it was written clears a stop asked of an earlier process.
   const apply = () => {
-    if (asked === null || runs.getRun(runId) === null) return;
+    const status = runs.getRun(runId)?.summary.status;
+    if (asked === null || status === undefined || ENDED_RUN_STATUSES.has(status) || runs.controlRequest(runId) !== null) return;
     runs.requestControl(runId, asked);
-    asked = null;
     heartbeatLeasesNow();
   };
   return {
@@ -162,7 +166,7 @@ async function takeUp(runtime: ArchonRuntime, worker: WorkerRunsOptions, runId: 
     runtime.log.info({ runId, from: taken.previous?.worker ?? null, worker: worker.id }, "took a run up from the cluster's log of it, which came from another data dir");
     return sentSoFar(held);
   }
-  if (existing === null || taken.source === null || taken.source === dataDirId(runtime.dataDir)) return heldFromHere(worker.cluster, runId, taken, signal);
+  if (existing === null || taken.source === null || taken.source === dataDirId(runtime.dataDir)) return sentFromHere(taken, await heldRowKeys(worker.cluster, runId, taken, signal));
   throw new ArchonError(
     'RUN_LEASED',
     `Run ${runId} went on on another data dir after ${runtime.dataDir}'s record of it${taken.previous ? ` (worker ${taken.previous.worker} held it last)` : ''}; worker ${worker.id} does not go on from its older record, which could repeat what was done since. ` +

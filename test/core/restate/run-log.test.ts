@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { clusterSecret, RestateCluster } from '../../../src/core/restate/restate-cluster';
-import { holdRun, readHeldRun, replicateRun, stopHeldRun, type RunHolder, type RunSource } from '../../../src/core/restate/run-log';
+import { holdRun, readHeldRun, stopHeldRun, type RunHolder } from '../../../src/core/restate/run-log';
+import { replicateRun, type RunSource } from '../../../src/core/restate/run-replica';
 import { signed } from '../../../src/core/restate/signed';
 import pino from 'pino';
 import type { RunRow } from '../../../src/core/store/run-rows';
@@ -77,7 +78,7 @@ describe("a run as the cluster holds it while workers drive it", () => {
     const first = holder('w1');
     await holdRun(restateCluster, secret, runId, first, signal());
     const event: RunEvent = { type: 'run.completed', runId, seq: 1, ts: new Date().toISOString(), answer: 'kept' };
-    const append = (events: RunEvent[]) => restateCluster.call(`ArchonRunLog/${runId}/append`, signed(secret, 'ArchonRunLog/append', runId, { holder: first, events, rows: [], last: true }), null, z.unknown(), signal());
+    const append = (events: RunEvent[]) => restateCluster.call(`ArchonRunLog/${runId}/append`, signed(secret, 'ArchonRunLog/append', runId, { holder: first, events, rows: [], first: true, last: true }), null, z.unknown(), signal());
     await append([event]);
     await append([event]);
     expect(await failureOf(append([{ ...event, answer: 'another' }]))).toMatch(/^CLUSTER_REFUSED: .*has another event kept under seq 1/);
@@ -109,7 +110,7 @@ describe("a run as the cluster holds it while workers drive it", () => {
     expect((await readHeldRun(restateCluster, secret, runId, taken, signal())).events.map((event) => event.type === 'run.completed' && event.answer)).toEqual(['before']);
   });
 
-  it("tells the holder once of a stop a person asked, at its next send even with nothing new, and the next holder as it takes the run; a stop not signed, or a pause, is refused", async () => {
+  it("tells the holder of a stop a person asked with each send from then on, even with nothing new, and the next holder as it takes the run; a stop not signed, or a pause, is refused", async () => {
     const { server, cluster: restateCluster, secret } = await cluster();
     const runId = randomUUID();
     const first = holder('w1');
@@ -128,9 +129,35 @@ describe("a run as the cluster holds it while workers drive it", () => {
     expect(await stopHeldRun(restateCluster, secret, runId, 'the operator (archon stop)', signal())).toBe(true);
     await replica.sync(signal());
     await replica.sync(signal());
-    expect(told).toEqual(['the operator (archon stop)']);
+    expect(told.slice(-2)).toEqual(['the operator (archon stop)', 'the operator (archon stop)']);
     await replica.close();
     expect((await holdRun(restateCluster, secret, runId, holder('w2'), signal())).stop).toEqual({ action: 'stop', by: 'the operator (archon stop)' });
+  });
+
+  it('keeps a send of several batches whole: nothing of it before its last, nothing of one cut short, whether the same attempt sends again or another takes the run', async () => {
+    const { cluster: restateCluster, secret } = await cluster();
+    const runId = randomUUID();
+    const first = holder('w1');
+    await holdRun(restateCluster, secret, runId, first, signal());
+    const row = (id: string) => ({ key: `steps/${runId}/${id}`, row: { table: 'steps' as const, key: `steps/${runId}/${id}`, place: 0, values: { run_id: runId, id, status: 'completed' } } });
+    const append = (from: RunHolder, rows: ReturnType<typeof row>[], place: { first: boolean; last: boolean }) =>
+      restateCluster.call(`ArchonRunLog/${runId}/append`, signed(secret, 'ArchonRunLog/append', runId, { holder: from, events: [], rows, ...place }), null, z.unknown(), signal());
+    const heldRows = async (by: RunHolder) => {
+      const taken = await holdRun(restateCluster, secret, runId, by, signal());
+      return (await readHeldRun(restateCluster, secret, runId, taken, signal())).rows.map((kept) => kept.values.id);
+    };
+    // A send cut short after its first batch, then a new send by the same attempt: only the new one is kept.
+    await append(first, [row('cut-short')], { first: true, last: false });
+    await append(first, [row('a')], { first: true, last: false });
+    await append(first, [row('b')], { first: false, last: true });
+    const second = holder('w2');
+    expect(await heldRows(second)).toEqual(['a', 'b']);
+    // A send cut short when another attempt took the run: the taker finds none of it, and the rest of it is refused.
+    await append(second, [row('c')], { first: true, last: false });
+    const third = holder('w3');
+    expect(await heldRows(third)).toEqual(['a', 'b']);
+    expect(await failureOf(append(second, [row('d')], { first: false, last: true }))).toMatch(/^CLUSTER_REFUSED: .*\(409\)/);
+    expect(await heldRows(holder('w4'))).toEqual(['a', 'b']);
   });
 
   it('refuses a hold or an append not signed for the run, and a copy changed behind Archon through the admin API', async () => {

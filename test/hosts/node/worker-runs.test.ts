@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { childProcessLauncher } from '../../../src/core/process/child-process-launcher';
 import { clusterSecret, RestateCluster } from '../../../src/core/restate/restate-cluster';
+import { stopHeldRun } from '../../../src/core/restate/run-log';
 import type { ArchonRuntime } from '../../../src/core/runtime';
 import { foldersHiddenFromTools } from '../../../src/core/tools/hidden-folders';
 import { workerRunDriver } from '../../../src/hosts/node/worker-runs';
@@ -58,5 +59,11 @@ describe('where a worker goes on with a run the cluster holds', () => {
     );
     expect(ArchonError.isInstance(refused) && refused.code).toBe('RUN_LEASED');
     expect((refused as Error).message).toMatch(new RegExp(`^Run ${runId} went on on another data dir after ${first.dataDir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}'s record of it \\(worker w2 held it last\\); worker w1 does not go on from its older record`));
+
+    // A stop asked before any worker takes a run: the worker that takes it stops it, naming who asked.
+    const stoppedId = randomUUID();
+    await stopHeldRun(cluster, secret, stoppedId, 'the operator (archon stop)', AbortSignal.timeout(30_000));
+    expect(await driverOn(second, 'w2').drive(stoppedId, order, AbortSignal.timeout(60_000))).toBe('stopped');
+    expect(second.store.runs.events(stoppedId).flatMap((event) => (event.type === 'run.stopped' ? [event.reason] : []))).toEqual([expect.stringContaining('Stopped by the operator (archon stop)')]);
   });
 });

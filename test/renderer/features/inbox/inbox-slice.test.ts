@@ -56,3 +56,41 @@ describe('the Inbox slice: the events of a run on the cluster', () => {
     expect(slice().clusterRunEventsProblem).toBeNull();
   });
 });
+
+describe('the Inbox slice: a stop of a run on the cluster', () => {
+  /** The slice over a client whose stops answer as `stop` does, and whose list of the cluster's runs is `runs`. */
+  function sliceStopping(stop: () => Promise<{ held: boolean }>, runs: () => unknown[]) {
+    let state: Record<string, unknown> = {};
+    const errors: unknown[] = [];
+    const context = {
+      set: (patch: unknown) => (state = { ...state, ...(typeof patch === 'function' ? (patch as (current: typeof state) => object)(state) : (patch as object)) }),
+      get: () => state,
+      client: { commands: { 'clusterRuns.stop': stop, 'clusterRuns.list': () => Promise.resolve(runs()), 'clusterRuns.events': () => Promise.resolve([]) } },
+      attempt: (action: () => Promise<void>) => action().catch((error: unknown) => void errors.push(error)),
+    } as unknown as SliceContext;
+    state = { ...createInboxSlice(context) };
+    return { slice: () => state as unknown as ReturnType<typeof createInboxSlice>, errors };
+  }
+  const underWay = { runId: RUN_ID, goal: 'wait', scheduleId: null, firedAt: null, state: 'under_way', status: null, problem: null };
+
+  it('is shown as asked from the press on, while the run is under way, and no longer once the cluster lists it ended', async () => {
+    let answer = () => {};
+    let listed: unknown[] = [underWay];
+    const { slice } = sliceStopping(() => new Promise((resolve) => (answer = () => resolve({ held: true }))), () => listed);
+    const stopping = slice().stopClusterRun(RUN_ID);
+    expect(slice().clusterRunsStopAsked.has(RUN_ID)).toBe(true);
+    answer();
+    await stopping;
+    expect(slice().clusterRunsStopAsked.has(RUN_ID)).toBe(true);
+    listed = [{ ...underWay, state: 'ended', status: 'stopped' }];
+    await slice().refreshClusterRuns();
+    expect(slice().clusterRunsStopAsked.has(RUN_ID)).toBe(false);
+  });
+
+  it('a stop the cluster refused is not shown as asked, and its error is raised', async () => {
+    const { slice, errors } = sliceStopping(() => Promise.reject(new Error('No Restate server answers.')), () => [underWay]);
+    await slice().stopClusterRun(RUN_ID);
+    expect(slice().clusterRunsStopAsked.has(RUN_ID)).toBe(false);
+    expect(errors).toEqual([new Error('No Restate server answers.')]);
+  });
+});

@@ -91,12 +91,20 @@ export function createInboxSlice({ set, get, client, attempt }: SliceContext): I
     clusterRunEvents: [],
     clusterRunEventsProblem: null,
     clusterRunsStopAsked: new Set(),
-    stopClusterRun: (runId) =>
-      attempt(async () => {
-        await client.commands['clusterRuns.stop']({ runId });
-        set((state) => ({ clusterRunsStopAsked: new Set([...state.clusterRunsStopAsked, runId]) }));
+    // Marked asked at once, so a second press sends nothing while the first is out; unmarked if it fails.
+    stopClusterRun: async (runId) => {
+      const marked = (asked: boolean) => (state: { clusterRunsStopAsked: ReadonlySet<string> }) => ({ clusterRunsStopAsked: new Set([...state.clusterRunsStopAsked].filter((id) => id !== runId).concat(asked ? [runId] : [])) });
+      set(marked(true));
+      await attempt(async () => {
+        try {
+          await client.commands['clusterRuns.stop']({ runId });
+        } catch (error) {
+          set(marked(false));
+          throw error;
+        }
         await get().refreshClusterRuns();
-      }),
+      });
+    },
     showClusterRunEvents: async (runId) => {
       set({ shownClusterRun: runId, clusterRunEvents: [], clusterRunEventsProblem: null });
       await readShownEvents();

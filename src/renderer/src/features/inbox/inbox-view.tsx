@@ -79,7 +79,16 @@ function ClusterRunEntry({ run }: { run: ClusterRun }) {
         Events
       </button>
       {run.state === 'under_way' && (
-        <button type="button" className="danger" disabled={stopAsked} aria-label={`Stop run ${run.runId.slice(0, 8)} on the cluster: ${run.goal}`} onClick={() => void stopClusterRun(run.runId)}>
+        // Kept focusable once asked (aria-disabled): focus stays where the keyboard left it.
+        <button
+          type="button"
+          className="danger"
+          aria-disabled={stopAsked}
+          aria-label={`${stopAsked ? 'Stop asked of' : 'Stop'} run ${run.runId.slice(0, 8)} on the cluster: ${run.goal}`}
+          onClick={() => {
+            if (!stopAsked) void stopClusterRun(run.runId);
+          }}
+        >
           {stopAsked ? 'Stop asked' : 'Stop'}
         </button>
       )}
