@@ -142,4 +142,23 @@ describe("a run held beyond this machine (a cluster's worker drives it)", () => 
     expect(result.status).not.toBe('completed');
     expect(existsSync(join(engine.workspace, 'a.txt'))).toBe(false);
   });
+  it('a call whose run is stopped while it waits for its hand-over does not leave, and ends recorded as not run, not as possibly happened', async () => {
+    const stopping = new AbortController();
+    let engine: Awaited<ReturnType<typeof startEngine>> | null = null;
+    const replicate = (signal: AbortSignal) => {
+      const runs = engine?.runtime.store.runs;
+      const runId = runs?.listRuns(1)[0]?.id;
+      if (!runs || !runId || !runs.rows.read(runId).some((row) => row.table === 'tool_calls')) return Promise.resolve();
+      // The hand-over of the write hangs until the run is stopped (an operator's stop while the cluster is slow to answer).
+      setImmediate(() => stopping.abort());
+      return new Promise<void>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    };
+    engine = await startEngine(oneStep([write('a')]), { replicate });
+    const result = await engine.run('write a', {}, stopping.signal);
+    expect(result.status).toBe('stopped');
+    expect(existsSync(join(engine.workspace, 'a.txt'))).toBe(false);
+    const calls = engine.runtime.store.runs.rows.read(result.runId).filter((row) => row.table === 'tool_calls');
+    expect(calls).toHaveLength(1);
+    expect(engine.runtime.store.runs.toolCall(String(calls[0]?.values.id))?.result).toMatchObject({ status: 'cancelled', content: 'It did not run: the run was stopped before it started' });
+  });
 });
