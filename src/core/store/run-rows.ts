@@ -104,8 +104,9 @@ export class RunRows {
         const here = [...runs].find((id) => this.db.prepare('SELECT 1 FROM runs WHERE id = ?').get(id) !== undefined);
         if (here !== undefined) throw new ArchonError('CONFIG_INVALID', `Run ${here} is already on this data dir; it was not taken in again over its own record.`);
         for (const table of TABLES) {
+          const known = new Set((this.db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[]).map((column) => column.name));
           const ofTable = rows.filter((row) => row.table === table);
-          for (const row of ofTable.sort((a, b) => a.place - b.place)) this.insert(table, runs, row);
+          for (const row of ofTable.sort((a, b) => a.place - b.place)) this.insert(table, known, runs, row);
         }
         const insert = this.db.prepare('INSERT INTO events (run_id, seq, type, ts, body_json) VALUES (?, ?, ?, ?, ?)');
         for (const event of events) insert.run(runId, event.seq, event.type, event.ts, JSON.stringify(event));
@@ -113,8 +114,8 @@ export class RunRows {
     );
   }
 
-  private insert(table: RunTable, runs: ReadonlySet<string>, row: RunRow): void {
-    const known = new Set((this.db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[]).map((column) => column.name));
+  /** One row into `table`, whose columns are `known`: only those this Archon carries, of a run sent with it. */
+  private insert(table: RunTable, known: ReadonlySet<string>, runs: ReadonlySet<string>, row: RunRow): void {
     const columns = Object.keys(row.values);
     const unknown = columns.find((column) => !known.has(column) || !carried(table, column));
     if (unknown !== undefined) throw new ArchonError('CONFIG_INVALID', `A run's ${table} came with a column ${unknown} this Archon does not carry: update Archon on this worker to the version that began the run.`);

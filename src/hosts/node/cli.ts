@@ -4,6 +4,7 @@ import { ArchonError } from '../../shared/errors';
 import type { Auditor } from '../../auditor/auditor';
 import type { ArchonRuntime } from '../../core/runtime';
 import { addDreamFlags, addMcpListFlags, addRestateFlags, addRunFlags, addRunSettingFlags, addScheduleFlags, httpUrl, shortName, type DreamFlags, type McpListFlags, type RunFlags } from './command-flags';
+import { untilInterrupted } from './interrupt';
 import { addMemoryListFlags, addMemoryOutputFlags, type MemoryListFlags } from './memory-command';
 import type { ServeFlags } from './serve-command';
 import type { UndoFlags } from './undo-command';
@@ -245,14 +246,8 @@ export function buildProgram(): Command {
       .option(...dataDirOption),
   ).action(async (runId: string, options: DataDirOption & ClusterFlags) => {
     if (options.clusterSecretFile !== undefined) {
-      const waiting = new AbortController();
-      const cancel = () => waiting.abort();
-      process.once('SIGINT', cancel);
-      try {
-        exitCode = await (await import('./cluster-command')).stopClusterRunFromCli(runId, options, waiting.signal);
-      } finally {
-        process.off('SIGINT', cancel);
-      }
+      const { stopClusterRunFromCli } = await import('./cluster-command');
+      exitCode = await untilInterrupted((signal) => stopClusterRunFromCli(runId, options, signal));
       return;
     }
     if (options.restateIngress !== undefined || options.restateAdmin !== undefined) throw new ArchonError('CONFIG_INVALID', 'A run on the Restate cluster is stopped with --cluster-secret-file too, the secret its workers check the stop against.');
@@ -372,14 +367,8 @@ export function buildProgram(): Command {
       .argument('<run-id>', 'the run\'s whole id, as archon cluster-runs lists it')
       .option('--json', 'one JSON event per line on stdout'),
   ).action(async (runId: string, flags: ClusterFlags & { json?: boolean }) => {
-    const following = new AbortController();
-    const stop = () => following.abort();
-    process.once('SIGINT', stop);
-    try {
-      exitCode = await (await import('./cluster-command')).followFromCli(runId, flags, following.signal);
-    } finally {
-      process.off('SIGINT', stop);
-    }
+    const { followFromCli } = await import('./cluster-command');
+    exitCode = await untilInterrupted((signal) => followFromCli(runId, flags, signal));
   });
   addRestateFlags(program.command('approvals').description('what scheduled runs ask you, waiting on the Restate cluster (answer with archon approve)').option('--json', 'one JSON object per line')).action(
     async (flags: ClusterFlags & { json?: boolean }) => {

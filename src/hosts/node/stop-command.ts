@@ -4,6 +4,7 @@ import type { EstopState } from '../../shared/schemas/estop';
 import { latchClusterStop, resetClusterStop } from '../../core/restate/cluster-stop';
 import { clusterSecret, RestateCluster } from '../../core/restate/restate-cluster';
 import { RESTATE_DEFAULTS } from './command-flags';
+import { untilInterrupted } from './interrupt';
 import type { ClusterFlags } from './cluster-command';
 import { requestRunControl, waitForRunEnd } from '../../core/agent/run-control';
 import type { ArchonRuntime } from '../../core/runtime';
@@ -25,20 +26,13 @@ export async function controlRunFromCli(runtime: ArchonRuntime, idOrPrefix: stri
     return error.code === 'NOT_FOUND' ? STOP_EXIT.unknown : STOP_EXIT.notRunning;
   }
   process.stdout.write(`Asked run ${runId} to ${action}; waiting for it to end…\n`);
-  const controller = new AbortController();
-  const cancel = () => controller.abort(new ArchonError('CANCELLED', `Stopped waiting; the ${action} request stays in place.`));
-  process.once('SIGINT', cancel);
-  try {
-    const status = await waitForRunEnd(runtime.store.runs, runId, controller.signal);
-    if (status === null) {
-      process.stdout.write(`Run ${runId} has not ended yet; the ${action} request stays in place. \`archon runs\` shows when it does.\n`);
-      return STOP_EXIT.notRunning;
-    }
-    process.stdout.write(`Run ${runId} ended ${status}. The emergency stop was not used; other runs go on.\n`);
-    return status === ENDS_AS[action] ? STOP_EXIT.stopped : STOP_EXIT.notRunning;
-  } finally {
-    process.off('SIGINT', cancel);
+  const status = await untilInterrupted((signal) => waitForRunEnd(runtime.store.runs, runId, signal), new ArchonError('CANCELLED', `Stopped waiting; the ${action} request stays in place.`));
+  if (status === null) {
+    process.stdout.write(`Run ${runId} has not ended yet; the ${action} request stays in place. \`archon runs\` shows when it does.\n`);
+    return STOP_EXIT.notRunning;
   }
+  process.stdout.write(`Run ${runId} ended ${status}. The emergency stop was not used; other runs go on.\n`);
+  return status === ENDS_AS[action] ? STOP_EXIT.stopped : STOP_EXIT.notRunning;
 }
 
 /** How long `archon estop` waits for the cluster (the stop here is latched already). */

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { clusterSecret, RestateCluster } from '../../../src/core/restate/restate-cluster';
@@ -7,6 +7,7 @@ import { replicateRun, type RunSource } from '../../../src/core/restate/run-repl
 import { signed } from '../../../src/core/restate/signed';
 import pino from 'pino';
 import type { RunRow } from '../../../src/core/store/run-rows';
+import { KEPT_PREVIOUS_BYTES } from '../../../src/shared/schemas/file-effect';
 import { ArchonError } from '../../../src/shared/errors';
 import type { RunEvent } from '../../../src/shared/schemas/events';
 import { useRestate } from '../../support/restate';
@@ -158,6 +159,25 @@ describe("a run as the cluster holds it while workers drive it", () => {
     expect(await heldRows(third)).toEqual(['a', 'b']);
     expect(await failureOf(append(second, [row('d')], { first: false, last: true }))).toMatch(/^CLUSTER_REFUSED: .*\(409\)/);
     expect(await heldRows(holder('w4'))).toEqual(['a', 'b']);
+  });
+
+  it("holds a row as large as the largest Archon keeps (a write's previous content, 1 MB, for undo), in an append of its own, and gives it back whole", async () => {
+    const { cluster: restateCluster, secret } = await cluster();
+    const runId = randomUUID();
+    const first = holder('w1');
+    await holdRun(restateCluster, secret, runId, first, signal());
+    const previous = randomBytes(KEPT_PREVIOUS_BYTES).toString('base64');
+    const record = recordOf(runId);
+    record.row('a', 'completed');
+    const large: RunRow = { table: 'file_effects', key: `file_effects/${runId}/1`, place: 1, values: { run_id: runId, call_id: 'c1', path: 'big.bin', existed: 1, previous: { base64: previous }, previous_sha256: null, new_sha256: 'x', undone_at: null, previous_withheld: null } };
+    const source: RunSource = { events: record.source.events, rows: () => [...record.source.rows(), large] };
+    const replica = replicateRun(restateCluster, secret, runId, first, source, nothingSent(), pino({ level: 'silent' }), { taken: () => undefined, stopAsked: () => undefined });
+    await replica.sync(signal());
+    await replica.close();
+    const taken = await holdRun(restateCluster, secret, runId, holder('w2'), signal());
+    const held = await readHeldRun(restateCluster, secret, runId, taken, signal());
+    expect(held.rows.find((row) => row.table === 'file_effects')).toEqual(large);
+    expect(held.rows).toHaveLength(2);
   });
 
   it('refuses a hold or an append not signed for the run, and a copy changed behind Archon through the admin API', async () => {
